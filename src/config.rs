@@ -1,0 +1,42 @@
+//! Settings shared by the binary's commands, read from flags and `HAICO_*` variables.
+
+use std::net::SocketAddr;
+
+use clap::Args;
+
+use crate::store::{DEFAULT_DATABASE_URL, PoolConfig};
+
+/// Where the data lives.
+#[derive(Debug, Clone, Args)]
+pub struct DatabaseArgs {
+    /// Database URL: `sqlite:PATH` (or a bare file path) or `postgres://user@host/db`.
+    #[arg(long, env = "HAICO_DATABASE_URL", default_value = DEFAULT_DATABASE_URL)]
+    pub database_url: String,
+    /// Largest number of database connections (PostgreSQL pool, or SQLite readers).
+    #[arg(long, env = "HAICO_DB_MAX_CONNECTIONS", default_value_t = 16)]
+    pub db_max_connections: u32,
+}
+
+impl DatabaseArgs {
+    /// The pool settings these flags describe.
+    pub fn pool_config(&self) -> PoolConfig {
+        PoolConfig {
+            max_connections: self.db_max_connections,
+            ..PoolConfig::default()
+        }
+    }
+}
+
+/// How the HTTP server listens.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Address and port to listen on.
+    #[arg(long, env = "HAICO_BIND", default_value = "127.0.0.1:8080")]
+    pub bind: SocketAddr,
+    /// Largest accepted request body, in bytes.
+    #[arg(long, env = "HAICO_MAX_BODY_BYTES", default_value_t = crate::http::DEFAULT_MAX_BODY_BYTES)]
+    pub max_body_bytes: usize,
+    /// Database settings.
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+}

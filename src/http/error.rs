@@ -1,0 +1,99 @@
+//! The HTTP layer's one error type: a status code and a `{"error": "…"}` body.
+
+use axum::{
+    extract::rejection::{JsonRejection, PathRejection},
+    http::StatusCode,
+    response::{IntoResponse, Response},
+};
+use serde_json::json;
+
+use crate::{store::StoreError, thread_id::InvalidThreadId};
+
+/// Everything a handler can fail with. Caller mistakes map to 4xx; only the database failing
+/// is a 5xx, and its details go to the log, not the client.
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    /// The request is malformed or breaks a rule; the text says how.
+    #[error("{0}")]
+    BadRequest(String),
+    /// The body is JSON of the wrong shape.
+    #[error("{0}")]
+    Unprocessable(String),
+    /// The thing named in the path does not exist.
+    #[error("{0}")]
+    NotFound(String),
+    /// The request conflicts with the current state (an id that exists already).
+    #[error("{0}")]
+    Conflict(String),
+    /// The body is larger than the server accepts.
+    #[error("{0}")]
+    TooLarge(String),
+    /// The body is not declared as JSON.
+    #[error("{0}")]
+    UnsupportedMediaType(String),
+    /// The database failed.
+    #[error("storage error")]
+    Store(#[from] StoreError),
+}
+
+impl ApiError {
+    /// The status code the error answers with.
+    pub fn status_code(&self) -> StatusCode {
+        match self {
+            ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::Store(_) => StatusCode::SERVICE_UNAVAILABLE,
+        }
+    }
+
+    /// "thread `x` not found".
+    pub fn thread_not_found(id: &str) -> Self {
+        ApiError::NotFound(format!("thread `{id}` not found"))
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = self.status_code();
+        let message = match &self {
+            ApiError::Store(err) => {
+                tracing::error!(target: "haico::http", error = %err, "request failed in storage");
+                "the database is unavailable; try again shortly".to_string()
+            }
+            other => other.to_string(),
+        };
+        (status, axum::Json(json!({ "error": message }))).into_response()
+    }
+}
+
+impl From<JsonRejection> for ApiError {
+    fn from(rejection: JsonRejection) -> Self {
+        let text = rejection.body_text();
+        match rejection.status() {
+            StatusCode::PAYLOAD_TOO_LARGE => ApiError::TooLarge(
+                "request body is too large; see HAICO_MAX_BODY_BYTES".to_string(),
+            ),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE => ApiError::UnsupportedMediaType(
+                "send a JSON body with `Content-Type: application/json`".to_string(),
+            ),
+            StatusCode::UNPROCESSABLE_ENTITY => ApiError::Unprocessable(text),
+            _ => ApiError::BadRequest(text),
+        }
+    }
+}
+
+impl From<PathRejection> for ApiError {
+    fn from(rejection: PathRejection) -> Self {
+        ApiError::BadRequest(rejection.body_text())
+    }
+}
+
+impl From<InvalidThreadId> for ApiError {
+    fn from(err: InvalidThreadId) -> Self {
+        ApiError::BadRequest(err.to_string())
+    }
+}

@@ -1,0 +1,160 @@
+//! Threads and their workspace snapshot: `/api/threads…`.
+
+use axum::{
+    Router,
+    body::Bytes,
+    extract::State,
+    http::StatusCode,
+    routing::get,
+};
+use serde::Deserialize;
+
+use super::{
+    AppState,
+    error::ApiError,
+    extract::{Json, Path},
+};
+use crate::{
+    ThreadId,
+    store::{StoreError, Thread, Workspace},
+    tools::ToolError,
+};
+
+/// The longest thread title.
+const MAX_TITLE_CHARS: usize = 200;
+
+pub(super) fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/threads", get(list_threads).post(create_thread))
+        .route(
+            "/api/threads/{thread_id}",
+            get(get_thread).patch(rename_thread).delete(delete_thread),
+        )
+        .route("/api/threads/{thread_id}/workspace", get(workspace))
+}
+
+/// Body of `POST /api/threads`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateThread {
+    id: Option<String>,
+    title: Option<String>,
+}
+
+/// Body of `PATCH /api/threads/{thread_id}`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RenameThread {
+    title: String,
+}
+
+async fn create_thread(
+    State(state): State<AppState>,
+    body: Bytes,
+) -> Result<(StatusCode, Json<Thread>), ApiError> {
+    // The body is optional: an empty one means "a new thread with defaults".
+    let body: CreateThread = if body.iter().all(u8::is_ascii_whitespace) {
+        CreateThread::default()
+    } else {
+        serde_json::from_slice(&body)
+            .map_err(|err| ApiError::BadRequest(format!("invalid JSON body: {err}")))?
+    };
+    let id = match body.id.as_deref() {
+        Some(raw) => ThreadId::parse(raw)?,
+        None => ThreadId::generate(),
+    };
+    let title = match body.title.as_deref() {
+        Some(title) => checked_title(title)?,
+        None => "New thread".to_string(),
+    };
+    let mut repo = state.db().begin_write().await?;
+    let thread = match repo.create_thread(id.as_str(), &title).await {
+        Ok(thread) => thread,
+        Err(StoreError::AlreadyExists(_)) => {
+            repo.rollback().await?;
+            return Err(ApiError::Conflict(format!("thread `{id}` already exists")));
+        }
+        Err(err) => return Err(err.into()),
+    };
+    repo.commit().await?;
+    Ok((StatusCode::CREATED, Json(thread)))
+}
+
+async fn list_threads(State(state): State<AppState>) -> Result<Json<Vec<Thread>>, ApiError> {
+    let mut repo = state.db().begin_read().await?;
+    let threads = repo.list_threads().await?;
+    repo.rollback().await?;
+    Ok(Json(threads))
+}
+
+async fn get_thread(
+    State(state): State<AppState>,
+    Path(thread_id): Path<String>,
+) -> Result<Json<Thread>, ApiError> {
+    let id = ThreadId::parse(&thread_id)?;
+    let mut repo = state.db().begin_read().await?;
+    let thread = repo.get_thread(id.as_str()).await?;
+    repo.rollback().await?;
+    thread
+        .map(Json)
+        .ok_or_else(|| ApiError::thread_not_found(id.as_str()))
+}
+
+async fn rename_thread(
+    State(state): State<AppState>,
+    Path(thread_id): Path<String>,
+    Json(body): Json<RenameThread>,
+) -> Result<Json<Thread>, ApiError> {
+    let id = ThreadId::parse(&thread_id)?;
+    let title = checked_title(&body.title)?;
+    let mut repo = state.db().begin_write().await?;
+    match repo.rename_thread(id.as_str(), &title).await? {
+        Some(thread) => {
+            repo.commit().await?;
+            Ok(Json(thread))
+        }
+        None => {
+            repo.rollback().await?;
+            Err(ApiError::thread_not_found(id.as_str()))
+        }
+    }
+}
+
+async fn delete_thread(
+    State(state): State<AppState>,
+    Path(thread_id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let id = ThreadId::parse(&thread_id)?;
+    let mut repo = state.db().begin_write().await?;
+    if repo.delete_thread(id.as_str()).await? {
+        repo.commit().await?;
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        repo.rollback().await?;
+        Err(ApiError::thread_not_found(id.as_str()))
+    }
+}
+
+async fn workspace(
+    State(state): State<AppState>,
+    Path(thread_id): Path<String>,
+) -> Result<Json<Workspace>, ApiError> {
+    let id = ThreadId::parse(&thread_id)?;
+    let mut repo = state.db().begin_read().await?;
+    if repo.get_thread(id.as_str()).await?.is_none() {
+        repo.rollback().await?;
+        return Err(ApiError::thread_not_found(id.as_str()));
+    }
+    let snapshot = repo.workspace(id.as_str()).await?;
+    repo.rollback().await?;
+    Ok(Json(snapshot))
+}
+
+fn checked_title(title: &str) -> Result<String, ApiError> {
+    crate::tools::checks::require_text(title, "title", MAX_TITLE_CHARS)
+        .map(str::to_string)
+        .map_err(|err| match err {
+            ToolError::InvalidArguments(message) => ApiError::BadRequest(message),
+            other => ApiError::BadRequest(other.to_string()),
+        })
+}

@@ -1,0 +1,50 @@
+//! The `haico` binary: configuration, database, server. Wiring only.
+
+use anyhow::Context;
+use clap::Parser;
+use haico::{
+    cli::{Cli, Command},
+    config::ServeArgs,
+    http::{self, AppState, HttpConfig},
+    store::Database,
+    tools::tool_specs,
+};
+use tracing_subscriber::EnvFilter;
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match Cli::parse().command {
+        Command::Serve(args) => serve(args).await,
+        Command::Tools => {
+            let json = serde_json::to_string_pretty(&tool_specs())
+                .context("encoding the tool list")?;
+            println!("{json}");
+            Ok(())
+        }
+    }
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let db = Database::connect(&args.database.database_url, &args.database.pool_config())
+        .await
+        .context("opening the database (HAICO_DATABASE_URL)")?;
+    let listener = tokio::net::TcpListener::bind(args.bind)
+        .await
+        .with_context(|| format!("binding {} (HAICO_BIND)", args.bind))?;
+    let addr = listener.local_addr().context("reading the bound address")?;
+    tracing::info!(%addr, backend = ?db.backend(), "haico is listening");
+    let config = HttpConfig {
+        max_body_bytes: args.max_body_bytes,
+    };
+    http::serve(listener, AppState::new(db.clone()), &config, http::shutdown_signal())
+        .await
+        .context("serving HTTP")?;
+    db.close().await;
+    Ok(())
+}

@@ -1,0 +1,96 @@
+//! The working document: one row per thread, written by upsert.
+
+use super::{
+    Context, Document, StoreError,
+    repository::{now, with_conn, WorkspaceRepository},
+};
+use crate::panels::Panel;
+
+/// The document's size after a write, in Unicode code points, and its new version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DocumentWrite {
+    /// Characters (code points) in the body after the write.
+    pub chars: i64,
+    /// The version after the write.
+    pub version: i64,
+}
+
+impl WorkspaceRepository {
+    /// The document, if one exists.
+    pub async fn get_document(&mut self, thread_id: &str) -> Result<Option<Document>, StoreError> {
+        with_conn!(self, conn => {
+            sqlx::query_as("SELECT title, content, version FROM documents WHERE thread_id = $1")
+                .bind(thread_id)
+                .fetch_optional(conn)
+                .await
+        })
+        .context("reading the document")
+    }
+
+    /// The document's version, without reading its body.
+    pub async fn document_version(&mut self, thread_id: &str) -> Result<Option<i64>, StoreError> {
+        let row: Option<(i64,)> = with_conn!(self, conn => {
+            sqlx::query_as("SELECT version FROM documents WHERE thread_id = $1")
+                .bind(thread_id)
+                .fetch_optional(conn)
+                .await
+        })
+        .context("reading the document version")?;
+        Ok(row.map(|(v,)| v))
+    }
+
+    /// Replaces the body; the title changes only when one is given.
+    pub async fn upsert_document(
+        &mut self,
+        thread_id: &str,
+        content: &str,
+        title: Option<&str>,
+    ) -> Result<DocumentWrite, StoreError> {
+        let at = now();
+        let (chars, version): (i64, i64) = with_conn!(self, conn => {
+            sqlx::query_as(
+                "INSERT INTO documents (thread_id, title, content, version, updated_at) \
+                 VALUES ($1, COALESCE($2, ''), $3, 1, $4) \
+                 ON CONFLICT (thread_id) DO UPDATE SET content = excluded.content, \
+                 title = COALESCE($2, documents.title), version = documents.version + 1, \
+                 updated_at = excluded.updated_at \
+                 RETURNING CAST(length(content) AS BIGINT), version",
+            )
+            .bind(thread_id)
+            .bind(title)
+            .bind(content)
+            .bind(at)
+            .fetch_one(conn)
+            .await
+        })
+        .context("writing the document")?;
+        self.mark(Panel::Document);
+        Ok(DocumentWrite { chars, version })
+    }
+
+    /// Appends to the body, creating the document when there is none.
+    pub async fn append_document(
+        &mut self,
+        thread_id: &str,
+        text: &str,
+    ) -> Result<DocumentWrite, StoreError> {
+        let at = now();
+        let (chars, version): (i64, i64) = with_conn!(self, conn => {
+            sqlx::query_as(
+                "INSERT INTO documents (thread_id, title, content, version, updated_at) \
+                 VALUES ($1, '', $2, 1, $3) \
+                 ON CONFLICT (thread_id) DO UPDATE SET content = documents.content || excluded.content, \
+                 version = documents.version + 1, updated_at = excluded.updated_at \
+                 RETURNING CAST(length(content) AS BIGINT), version",
+            )
+            .bind(thread_id)
+            .bind(text)
+            .bind(at)
+            .fetch_one(conn)
+            .await
+        })
+        .context("appending to the document")?;
+        self.mark(Panel::Document);
+        Ok(DocumentWrite { chars, version })
+    }
+}

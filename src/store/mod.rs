@@ -1,0 +1,229 @@
+//! Storage: one repository API over SQLite and PostgreSQL.
+//!
+//! [`Database`] owns the pools and hands out [`WorkspaceRepository`] values, each bound to one
+//! transaction. SQLite gets a single writer connection (so writes queue in-process instead of
+//! spinning on the file lock) plus a few readers; PostgreSQL gets one pool. Migrations run when
+//! the database is opened.
+
+mod artifacts;
+mod documents;
+mod error;
+mod models;
+mod objectives;
+mod preferences;
+mod repository;
+mod threads;
+mod todos;
+
+use std::{str::FromStr, time::Duration};
+
+use sqlx::{
+    postgres::{PgConnectOptions, PgPoolOptions},
+    sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous},
+    PgPool, SqlitePool,
+};
+
+pub use error::StoreError;
+pub(crate) use error::Context;
+pub use models::{
+    Artifact, ArtifactSummary, Document, Preference, PreferenceKind, Thread, Todo, Workspace,
+};
+pub use preferences::{NewPreference, PreferencePatch, WriteOutcome};
+pub use repository::{Backend, WorkspaceRepository};
+pub use todos::{NewTodo, RemovedRange};
+
+/// The default database: a SQLite file in the working directory.
+pub const DEFAULT_DATABASE_URL: &str = "sqlite:haico.db";
+
+/// How long a SQLite connection waits for another process's write lock before giving up.
+const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Pool sizes and time-outs; the defaults suit one server on a small machine.
+#[derive(Debug, Clone)]
+pub struct PoolConfig {
+    /// PostgreSQL connections, or SQLite reader connections.
+    pub max_connections: u32,
+    /// How long a caller waits for a free connection.
+    pub acquire_timeout: Duration,
+}
+
+impl Default for PoolConfig {
+    fn default() -> Self {
+        Self {
+            max_connections: 16,
+            acquire_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// An open database with its migrations applied.
+#[derive(Debug, Clone)]
+pub enum Database {
+    /// An embedded SQLite file.
+    Sqlite {
+        /// The one connection every write transaction goes through.
+        writer: SqlitePool,
+        /// Read-only connections for snapshots and lists.
+        reader: SqlitePool,
+    },
+    /// A PostgreSQL server.
+    Postgres(PgPool),
+}
+
+impl Database {
+    /// Opens the database `url` names and runs the migrations. `sqlite:PATH` (or a bare path)
+    /// selects SQLite, creating the file if needed; `postgres://…` selects PostgreSQL.
+    pub async fn connect(url: &str, config: &PoolConfig) -> Result<Self, StoreError> {
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Self::connect_postgres(url, config).await
+        } else {
+            Self::connect_sqlite(url, config).await
+        }
+    }
+
+    async fn connect_sqlite(url: &str, config: &PoolConfig) -> Result<Self, StoreError> {
+        let url = if url.starts_with("sqlite:") {
+            url.to_string()
+        } else if url.contains("://") {
+            return Err(StoreError::UnsupportedUrl(url.to_string()));
+        } else {
+            format!("sqlite:{url}")
+        };
+        let options = SqliteConnectOptions::from_str(&url)
+            .map_err(|_| StoreError::UnsupportedUrl(url.clone()))?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(SQLITE_BUSY_TIMEOUT)
+            .foreign_keys(true)
+            .pragma("temp_store", "memory")
+            .pragma("cache_size", "-32000");
+        let writer = SqlitePoolOptions::new()
+            .max_connections(1)
+            .min_connections(1)
+            .acquire_timeout(config.acquire_timeout)
+            .connect_with(options.clone())
+            .await
+            .context("opening the SQLite database")?;
+        sqlx::migrate!("./migrations/sqlite").run(&writer).await?;
+        let reader = SqlitePoolOptions::new()
+            .max_connections(config.max_connections.clamp(1, 8))
+            .acquire_timeout(config.acquire_timeout)
+            .connect_with(options.read_only(true))
+            .await
+            .context("opening SQLite reader connections")?;
+        Ok(Self::Sqlite { writer, reader })
+    }
+
+    async fn connect_postgres(url: &str, config: &PoolConfig) -> Result<Self, StoreError> {
+        let options = PgConnectOptions::from_str(url)
+            .map_err(|_| StoreError::UnsupportedUrl(redact(url)))?;
+        let pool = PgPoolOptions::new()
+            .max_connections(config.max_connections.max(1))
+            .acquire_timeout(config.acquire_timeout)
+            .connect_with(options)
+            .await
+            .context("connecting to PostgreSQL")?;
+        sqlx::migrate!("./migrations/postgres").run(&pool).await?;
+        Ok(Self::Postgres(pool))
+    }
+
+    /// Which engine this is.
+    pub fn backend(&self) -> Backend {
+        match self {
+            Database::Sqlite { .. } => Backend::Sqlite,
+            Database::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// Starts a transaction that may write. On SQLite it takes the write lock up front
+    /// (`BEGIN IMMEDIATE`), so a transaction that reads and then writes can never fail to
+    /// upgrade its lock because another process wrote in between.
+    pub async fn begin_write(&self) -> Result<WorkspaceRepository, StoreError> {
+        match self {
+            Database::Sqlite { writer, .. } => {
+                let tx = writer
+                    .begin_with("BEGIN IMMEDIATE")
+                    .await
+                    .context("starting a write transaction")?;
+                Ok(WorkspaceRepository::sqlite(tx))
+            }
+            Database::Postgres(pool) => {
+                let tx = pool.begin().await.context("starting a write transaction")?;
+                Ok(WorkspaceRepository::postgres(tx))
+            }
+        }
+    }
+
+    /// Starts a read-only transaction that sees one consistent snapshot.
+    pub async fn begin_read(&self) -> Result<WorkspaceRepository, StoreError> {
+        match self {
+            Database::Sqlite { reader, .. } => {
+                let tx = reader.begin().await.context("starting a read transaction")?;
+                Ok(WorkspaceRepository::sqlite(tx))
+            }
+            Database::Postgres(pool) => {
+                let tx = pool
+                    .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                    .await
+                    .context("starting a read transaction")?;
+                Ok(WorkspaceRepository::postgres(tx))
+            }
+        }
+    }
+
+    /// Checks that the database answers, for `/healthz`.
+    pub async fn ping(&self) -> Result<(), StoreError> {
+        let result = match self {
+            Database::Sqlite { reader, .. } => {
+                sqlx::query("SELECT 1").execute(reader).await.map(|_| ())
+            }
+            Database::Postgres(pool) => sqlx::query("SELECT 1").execute(pool).await.map(|_| ()),
+        };
+        result.context("pinging the database")
+    }
+
+    /// Closes every connection, letting in-flight transactions finish first.
+    pub async fn close(&self) {
+        match self {
+            Database::Sqlite { writer, reader } => {
+                reader.close().await;
+                writer.close().await;
+            }
+            Database::Postgres(pool) => pool.close().await,
+        }
+    }
+}
+
+/// Hides a password in a URL before it reaches an error message or a log.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.find('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            let userinfo = &url[scheme_end + 3..at];
+            match userinfo.find(':') {
+                Some(colon) => format!(
+                    "{}{}:***{}",
+                    &url[..scheme_end + 3],
+                    &userinfo[..colon],
+                    &url[at..]
+                ),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redact;
+
+    #[test]
+    fn redacts_passwords_only() {
+        assert_eq!(
+            redact("postgres://u:secret@h:5432/db"),
+            "postgres://u:***@h:5432/db"
+        );
+        assert_eq!(redact("postgres://u@h/db"), "postgres://u@h/db");
+    }
+}

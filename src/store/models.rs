@@ -1,0 +1,129 @@
+//! Rows of the workspace as the rest of the program sees them. The HTTP API and the workspace
+//! snapshot serialize these shapes directly.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A conversation and its workspace.
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+pub struct Thread {
+    /// The thread id (`[A-Za-z0-9_-]{1,64}`).
+    pub id: String,
+    /// A human title for thread lists.
+    pub title: String,
+    /// How many agent turns the thread has had; 0 before the first.
+    pub turn_index: i64,
+    /// When the thread was made.
+    pub created_at: DateTime<Utc>,
+    /// When the thread or its workspace last changed through a thread-level write.
+    pub updated_at: DateTime<Utc>,
+}
+
+/// The co-edited working document of a thread.
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+pub struct Document {
+    /// Title shown above the document.
+    pub title: String,
+    /// Markdown body.
+    pub content: String,
+    /// Bumped on every write, so editors can detect that someone else wrote meanwhile.
+    pub version: i64,
+}
+
+/// One step of the plan.
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+pub struct Todo {
+    /// Stable id, for the user path.
+    pub id: i64,
+    /// The step's text.
+    pub text: String,
+    /// Outline depth, 0 for a top-level step.
+    pub depth: i64,
+    /// Whether the step is ticked off.
+    pub done: bool,
+}
+
+/// Whether a preference must be honoured or only weighed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PreferenceKind {
+    /// A constraint the solution must satisfy.
+    Hard,
+    /// A wish to weigh against others.
+    Soft,
+}
+
+impl PreferenceKind {
+    /// The stored spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PreferenceKind::Hard => "hard",
+            PreferenceKind::Soft => "soft",
+        }
+    }
+
+    /// Reads the stored spelling; anything unknown is treated as soft, the weaker reading.
+    pub fn from_stored(raw: &str) -> Self {
+        if raw == "hard" {
+            PreferenceKind::Hard
+        } else {
+            PreferenceKind::Soft
+        }
+    }
+}
+
+/// A user constraint.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Preference {
+    /// Stable id, for the user path.
+    pub id: i64,
+    /// The constraint in a few words.
+    pub title: String,
+    /// Optional detail.
+    pub subtitle: Option<String>,
+    /// Hard or soft.
+    pub kind: PreferenceKind,
+    /// Whether only the user may change or remove it.
+    pub locked: bool,
+}
+
+/// An artifact's metadata, as listed in indexes and the workspace snapshot.
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+pub struct ArtifactSummary {
+    /// Artifact id, unique across threads.
+    pub id: i64,
+    /// Type tag, e.g. `bar_chart`.
+    pub artifact_type: String,
+    /// Optional title.
+    pub title: Option<String>,
+    /// The turn that made it.
+    pub turn_index: i64,
+    /// When it was stored.
+    pub created_at: DateTime<Utc>,
+}
+
+/// An artifact with its payload.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Artifact {
+    /// Metadata.
+    #[serde(flatten)]
+    pub summary: ArtifactSummary,
+    /// The typed content.
+    pub payload: Value,
+}
+
+/// Everything a thread's panels show, in display order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Workspace {
+    /// The one-line objective, if set.
+    pub objective: Option<String>,
+    /// The document, if one exists.
+    pub document: Option<Document>,
+    /// The plan, in order.
+    pub todos: Vec<Todo>,
+    /// The preferences, in order.
+    pub preferences: Vec<Preference>,
+    /// Artifact index, newest first.
+    pub artifacts: Vec<ArtifactSummary>,
+}

@@ -1,0 +1,220 @@
+//! Preferences: the user's hard and soft constraints, ordered by when they were recorded.
+//!
+//! The agent path passes `respect_lock = true`, which puts `locked = FALSE` into the SQL write
+//! itself: a user who locks a preference while an agent call is in flight wins, because the
+//! database re-checks the condition on the row it is about to change.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::{
+    Context, Preference, PreferenceKind, StoreError,
+    repository::{now, with_conn, Tx, WorkspaceRepository},
+};
+use crate::panels::Panel;
+
+/// A preference to record.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NewPreference {
+    /// The constraint in a few words.
+    pub title: String,
+    /// Optional detail.
+    pub subtitle: Option<String>,
+    /// Hard or soft.
+    pub kind: PreferenceKind,
+}
+
+/// A partial edit; `None` leaves a field as it is. `subtitle: Some(None)` clears the subtitle.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PreferencePatch {
+    /// New title.
+    pub title: Option<String>,
+    /// New subtitle, or `Some(None)` to clear it.
+    pub subtitle: Option<Option<String>>,
+    /// New kind.
+    pub kind: Option<PreferenceKind>,
+    /// Lock or unlock; only the user path sets this.
+    pub locked: Option<bool>,
+}
+
+/// What a lock-respecting write did to its target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteOutcome {
+    /// The row was changed or removed.
+    Applied,
+    /// The row is locked; nothing was written.
+    Locked,
+    /// There is no such row (any more).
+    Missing,
+}
+
+#[derive(sqlx::FromRow)]
+struct PreferenceRow {
+    id: i64,
+    title: String,
+    subtitle: Option<String>,
+    kind: String,
+    locked: bool,
+    #[allow(dead_code)]
+    created_at: DateTime<Utc>,
+}
+
+impl From<PreferenceRow> for Preference {
+    fn from(row: PreferenceRow) -> Self {
+        Preference {
+            id: row.id,
+            title: row.title,
+            subtitle: row.subtitle,
+            kind: PreferenceKind::from_stored(&row.kind),
+            locked: row.locked,
+        }
+    }
+}
+
+const COLUMNS: &str = "id, title, subtitle, kind, locked, created_at";
+
+impl WorkspaceRepository {
+    /// The preferences, in the order they were recorded (the order 1-based indices refer to).
+    pub async fn list_preferences(&mut self, thread_id: &str) -> Result<Vec<Preference>, StoreError> {
+        let sql = format!("SELECT {COLUMNS} FROM preferences WHERE thread_id = $1 ORDER BY id");
+        let rows: Vec<PreferenceRow> = with_conn!(self, conn => {
+            sqlx::query_as(&sql).bind(thread_id).fetch_all(conn).await
+        })
+        .context("listing preferences")?;
+        Ok(rows.into_iter().map(Preference::from).collect())
+    }
+
+    /// One preference by id.
+    pub async fn get_preference(
+        &mut self,
+        thread_id: &str,
+        id: i64,
+    ) -> Result<Option<Preference>, StoreError> {
+        let sql = format!("SELECT {COLUMNS} FROM preferences WHERE thread_id = $1 AND id = $2");
+        let row: Option<PreferenceRow> = with_conn!(self, conn => {
+            sqlx::query_as(&sql).bind(thread_id).bind(id).fetch_optional(conn).await
+        })
+        .context("reading a preference")?;
+        Ok(row.map(Preference::from))
+    }
+
+    /// Records preferences, unlocked, in order; returns them with their ids.
+    pub async fn add_preferences(
+        &mut self,
+        thread_id: &str,
+        items: &[NewPreference],
+    ) -> Result<Vec<Preference>, StoreError> {
+        let at = now();
+        let mut added = Vec::with_capacity(items.len());
+        for item in items {
+            let sql = format!(
+                "INSERT INTO preferences (thread_id, title, subtitle, kind, locked, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, FALSE, $5, $5) RETURNING {COLUMNS}"
+            );
+            let row: PreferenceRow = with_conn!(self, conn => {
+                sqlx::query_as(&sql)
+                    .bind(thread_id)
+                    .bind(&item.title)
+                    .bind(item.subtitle.as_deref())
+                    .bind(item.kind.as_str())
+                    .bind(at)
+                    .fetch_one(conn)
+                    .await
+            })
+            .context("recording a preference")?;
+            added.push(Preference::from(row));
+        }
+        if !added.is_empty() {
+            self.mark(Panel::Preferences);
+        }
+        Ok(added)
+    }
+
+    /// Edits one preference. With `respect_lock` a locked row is left alone and reported as
+    /// [`WriteOutcome::Locked`]; the lock check is part of the `UPDATE` itself.
+    pub async fn update_preference(
+        &mut self,
+        thread_id: &str,
+        id: i64,
+        patch: &PreferencePatch,
+        respect_lock: bool,
+    ) -> Result<(WriteOutcome, Option<Preference>), StoreError> {
+        let at = now();
+        let lock_condition = if respect_lock { " AND locked = FALSE" } else { "" };
+        let sql = format!(
+            "UPDATE preferences SET title = COALESCE($3, title), \
+             subtitle = CASE WHEN $4 THEN $5 ELSE subtitle END, \
+             kind = COALESCE($6, kind), locked = COALESCE($7, locked), updated_at = $8 \
+             WHERE thread_id = $1 AND id = $2{lock_condition} RETURNING {COLUMNS}"
+        );
+        let set_subtitle = patch.subtitle.is_some();
+        let subtitle = patch.subtitle.clone().flatten();
+        let row: Option<PreferenceRow> = with_conn!(self, conn => {
+            sqlx::query_as(&sql)
+                .bind(thread_id)
+                .bind(id)
+                .bind(patch.title.as_deref())
+                .bind(set_subtitle)
+                .bind(subtitle.as_deref())
+                .bind(patch.kind.map(PreferenceKind::as_str))
+                .bind(patch.locked)
+                .bind(at)
+                .fetch_optional(conn)
+                .await
+        })
+        .context("updating a preference")?;
+        match row {
+            Some(row) => {
+                self.mark(Panel::Preferences);
+                Ok((WriteOutcome::Applied, Some(Preference::from(row))))
+            }
+            None => Ok((self.why_untouched(thread_id, id).await?, None)),
+        }
+    }
+
+    /// Deletes one preference, with the same lock rule as [`Self::update_preference`].
+    pub async fn delete_preference(
+        &mut self,
+        thread_id: &str,
+        id: i64,
+        respect_lock: bool,
+    ) -> Result<WriteOutcome, StoreError> {
+        let lock_condition = if respect_lock { " AND locked = FALSE" } else { "" };
+        let sql = format!("DELETE FROM preferences WHERE thread_id = $1 AND id = $2{lock_condition}");
+        let result = with_conn!(self, conn => {
+            sqlx::query(&sql).bind(thread_id).bind(id).execute(conn).await.map(|r| r.rows_affected())
+        })
+        .context("removing a preference")?;
+        if result > 0 {
+            self.mark(Panel::Preferences);
+            Ok(WriteOutcome::Applied)
+        } else {
+            self.why_untouched(thread_id, id).await
+        }
+    }
+
+    /// After a write matched no row: was the row locked, or gone?
+    async fn why_untouched(&mut self, thread_id: &str, id: i64) -> Result<WriteOutcome, StoreError> {
+        let row: Option<(bool,)> = match &mut self.tx {
+            Tx::Sqlite(tx) => {
+                sqlx::query_as("SELECT locked FROM preferences WHERE thread_id = $1 AND id = $2")
+                    .bind(thread_id)
+                    .bind(id)
+                    .fetch_optional(&mut **tx)
+                    .await
+            }
+            Tx::Postgres(tx) => {
+                sqlx::query_as("SELECT locked FROM preferences WHERE thread_id = $1 AND id = $2")
+                    .bind(thread_id)
+                    .bind(id)
+                    .fetch_optional(&mut **tx)
+                    .await
+            }
+        }
+        .context("checking a preference's lock")?;
+        Ok(match row {
+            Some((true,)) => WriteOutcome::Locked,
+            _ => WriteOutcome::Missing,
+        })
+    }
+}

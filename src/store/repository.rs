@@ -1,0 +1,109 @@
+//! [`WorkspaceRepository`]: the workspace's queries, bound to one open transaction.
+//!
+//! Each domain adds its queries in its own file (`todos.rs`, `preferences.rs`, …) as an
+//! `impl WorkspaceRepository` block. Queries written once run on both engines (both accept
+//! `$N` placeholders); where the SQL must differ, the method matches on the engine.
+
+use sqlx::{Postgres, Sqlite, Transaction};
+
+use super::{Context, StoreError};
+use crate::panels::{Panel, PanelSet};
+
+/// Which database engine a repository talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// Embedded SQLite.
+    Sqlite,
+    /// PostgreSQL.
+    Postgres,
+}
+
+pub(crate) enum Tx {
+    Sqlite(Transaction<'static, Sqlite>),
+    Postgres(Transaction<'static, Postgres>),
+}
+
+/// The workspace's queries inside one transaction. The tool runtime opens one per call and
+/// commits or rolls it back; tool bodies only call its methods. It records which panels its
+/// writes touched, so the caller can announce exactly those.
+pub struct WorkspaceRepository {
+    pub(crate) tx: Tx,
+    changed: PanelSet,
+}
+
+/// Runs `$body` with `$conn` bound to the transaction's connection, whichever engine it is.
+/// The body is compiled once per engine, so generic sqlx calls work unchanged.
+macro_rules! with_conn {
+    ($repo:expr, $conn:ident => $body:expr) => {
+        match &mut $repo.tx {
+            $crate::store::repository::Tx::Sqlite(tx) => {
+                let $conn = &mut **tx;
+                $body
+            }
+            $crate::store::repository::Tx::Postgres(tx) => {
+                let $conn = &mut **tx;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_conn;
+
+impl WorkspaceRepository {
+    pub(crate) fn sqlite(tx: Transaction<'static, Sqlite>) -> Self {
+        Self {
+            tx: Tx::Sqlite(tx),
+            changed: PanelSet::default(),
+        }
+    }
+
+    pub(crate) fn postgres(tx: Transaction<'static, Postgres>) -> Self {
+        Self {
+            tx: Tx::Postgres(tx),
+            changed: PanelSet::default(),
+        }
+    }
+
+    /// Which engine this transaction runs on.
+    pub fn backend(&self) -> Backend {
+        match self.tx {
+            Tx::Sqlite(_) => Backend::Sqlite,
+            Tx::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// The panels written so far in this transaction.
+    pub fn changed(&self) -> PanelSet {
+        self.changed
+    }
+
+    /// Records that a write touched `panel`.
+    pub(crate) fn mark(&mut self, panel: Panel) {
+        self.changed.insert(panel);
+    }
+
+    /// Makes every write of this transaction durable and returns the panels it touched.
+    pub async fn commit(self) -> Result<PanelSet, StoreError> {
+        let changed = self.changed;
+        match self.tx {
+            Tx::Sqlite(tx) => tx.commit().await,
+            Tx::Postgres(tx) => tx.commit().await,
+        }
+        .context("committing")?;
+        Ok(changed)
+    }
+
+    /// Discards every write of this transaction.
+    pub async fn rollback(self) -> Result<(), StoreError> {
+        match self.tx {
+            Tx::Sqlite(tx) => tx.rollback().await,
+            Tx::Postgres(tx) => tx.rollback().await,
+        }
+        .context("rolling back")
+    }
+}
+
+/// The current time, the one clock every row's timestamps come from.
+pub(crate) fn now() -> chrono::DateTime<chrono::Utc> {
+    chrono::Utc::now()
+}

@@ -1,0 +1,117 @@
+//! Thread rows: create, read, rename, delete, and the per-call lock.
+
+use super::{
+    Context, StoreError, Thread, Workspace,
+    repository::{now, with_conn, Tx, WorkspaceRepository},
+};
+
+const THREAD_COLUMNS: &str = "id, title, turn_index, created_at, updated_at";
+
+impl WorkspaceRepository {
+    /// Creates a thread; an existing id is [`StoreError::AlreadyExists`].
+    pub async fn create_thread(&mut self, id: &str, title: &str) -> Result<Thread, StoreError> {
+        let at = now();
+        let row: Option<Thread> = with_conn!(self, conn => {
+            sqlx::query_as(
+                "INSERT INTO threads (id, title, turn_index, created_at, updated_at) \
+                 VALUES ($1, $2, 0, $3, $3) ON CONFLICT (id) DO NOTHING \
+                 RETURNING id, title, turn_index, created_at, updated_at",
+            )
+            .bind(id)
+            .bind(title)
+            .bind(at)
+            .fetch_optional(conn)
+            .await
+        })
+        .context("creating a thread")?;
+        row.ok_or_else(|| StoreError::AlreadyExists(format!("thread {id:?}")))
+    }
+
+    /// Reads one thread.
+    pub async fn get_thread(&mut self, id: &str) -> Result<Option<Thread>, StoreError> {
+        let sql = format!("SELECT {THREAD_COLUMNS} FROM threads WHERE id = $1");
+        with_conn!(self, conn => sqlx::query_as(&sql).bind(id).fetch_optional(conn).await)
+            .context("reading a thread")
+    }
+
+    /// Lists threads, most recently active first.
+    pub async fn list_threads(&mut self) -> Result<Vec<Thread>, StoreError> {
+        let sql = format!("SELECT {THREAD_COLUMNS} FROM threads ORDER BY updated_at DESC, id");
+        with_conn!(self, conn => sqlx::query_as(&sql).fetch_all(conn).await)
+            .context("listing threads")
+    }
+
+    /// Renames a thread; `None` when it does not exist.
+    pub async fn rename_thread(
+        &mut self,
+        id: &str,
+        title: &str,
+    ) -> Result<Option<Thread>, StoreError> {
+        let at = now();
+        let sql = format!(
+            "UPDATE threads SET title = $2, updated_at = $3 WHERE id = $1 RETURNING {THREAD_COLUMNS}"
+        );
+        with_conn!(self, conn => {
+            sqlx::query_as(&sql).bind(id).bind(title).bind(at).fetch_optional(conn).await
+        })
+        .context("renaming a thread")
+    }
+
+    /// Deletes a thread and, through the foreign keys, its whole workspace.
+    pub async fn delete_thread(&mut self, id: &str) -> Result<bool, StoreError> {
+        let result = with_conn!(self, conn => {
+            sqlx::query("DELETE FROM threads WHERE id = $1").bind(id).execute(conn).await.map(|r| r.rows_affected())
+        })
+        .context("deleting a thread")?;
+        Ok(result > 0)
+    }
+
+    /// Locks the thread for the rest of the transaction and returns its current turn index, or
+    /// `None` when the thread does not exist. On PostgreSQL this is a row lock, so two calls on
+    /// one thread run one after the other; on SQLite the transaction already holds the
+    /// database's write lock.
+    pub async fn lock_thread(&mut self, id: &str) -> Result<Option<i64>, StoreError> {
+        let row: Option<(i64,)> = match &mut self.tx {
+            Tx::Sqlite(tx) => {
+                sqlx::query_as("SELECT turn_index FROM threads WHERE id = $1")
+                    .bind(id)
+                    .fetch_optional(&mut **tx)
+                    .await
+            }
+            Tx::Postgres(tx) => {
+                sqlx::query_as("SELECT turn_index FROM threads WHERE id = $1 FOR UPDATE")
+                    .bind(id)
+                    .fetch_optional(&mut **tx)
+                    .await
+            }
+        }
+        .context("locking a thread")?;
+        Ok(row.map(|(turn,)| turn))
+    }
+
+    /// Marks the thread as active now, so thread lists sort by recent work.
+    pub async fn touch_thread(&mut self, id: &str) -> Result<(), StoreError> {
+        let at = now();
+        with_conn!(self, conn => {
+            sqlx::query("UPDATE threads SET updated_at = $2 WHERE id = $1")
+                .bind(id)
+                .bind(at)
+                .execute(conn)
+                .await
+                .map(|r| r.rows_affected())
+        })
+        .context("touching a thread")?;
+        Ok(())
+    }
+
+    /// Everything the thread's panels show, read in this transaction's snapshot.
+    pub async fn workspace(&mut self, thread_id: &str) -> Result<Workspace, StoreError> {
+        Ok(Workspace {
+            objective: self.get_objective(thread_id).await?,
+            document: self.get_document(thread_id).await?,
+            todos: self.list_todos(thread_id).await?,
+            preferences: self.list_preferences(thread_id).await?,
+            artifacts: self.list_artifacts(thread_id, None, i64::MAX).await?,
+        })
+    }
+}

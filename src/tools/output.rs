@@ -1,0 +1,95 @@
+//! What a tool body hands back to the runtime: a summary for the model, optionally an artifact
+//! to persist, or a typed error that becomes a failure envelope.
+
+use serde_json::Value;
+
+use crate::store::StoreError;
+
+/// A new artifact a tool body wants stored; the runtime persists it in the call's own
+/// transaction and tags it with the thread's current turn, so bodies never touch artifact rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewArtifact {
+    /// Stable type tag clients dispatch on, e.g. `line_chart`.
+    pub artifact_type: String,
+    /// The artifact's typed content, stored as JSON.
+    pub payload: Value,
+    /// Optional human-readable title for artifact indexes.
+    pub title: Option<String>,
+}
+
+/// The successful result of a tool body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    /// The text the model reads in the envelope's `summary`.
+    pub summary: String,
+    /// An artifact to persist with this call, if the tool made one.
+    pub artifact: Option<NewArtifact>,
+}
+
+impl ToolOutput {
+    /// A plain summary with no artifact.
+    pub fn summary(summary: impl Into<String>) -> Self {
+        Self {
+            summary: summary.into(),
+            artifact: None,
+        }
+    }
+
+    /// A summary plus an artifact for the runtime to store.
+    pub fn with_artifact(summary: impl Into<String>, artifact: NewArtifact) -> Self {
+        Self {
+            summary: summary.into(),
+            artifact: Some(artifact),
+        }
+    }
+}
+
+impl From<String> for ToolOutput {
+    fn from(summary: String) -> Self {
+        Self::summary(summary)
+    }
+}
+
+impl From<&str> for ToolOutput {
+    fn from(summary: &str) -> Self {
+        Self::summary(summary)
+    }
+}
+
+/// Why a tool call failed. Every variant becomes a failure envelope whose text the model can act
+/// on; none of them crashes a turn.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolError {
+    /// The arguments do not fit the tool's schema or its rules; the text says what to fix.
+    #[error("invalid arguments: {0}")]
+    InvalidArguments(String),
+    /// Something the call refers to (an artifact, a step) does not exist in this thread.
+    #[error("{0}")]
+    NotFound(String),
+    /// The storage layer failed; the call's transaction is rolled back.
+    #[error("storage error: {0}")]
+    Store(#[from] StoreError),
+}
+
+impl ToolError {
+    /// Shorthand for an argument error with a message aimed at the model.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::InvalidArguments(message.into())
+    }
+}
+
+/// What every tool body returns.
+pub type ToolResult = Result<ToolOutput, ToolError>;
+
+/// Lets a tool body return `Result<String, ToolError>`, `Result<&str, _>` or a full
+/// [`ToolResult`]; the generated glue converts all of them the same way.
+pub trait IntoToolResult {
+    /// Converts the body's return value into the runtime's result type.
+    fn into_tool_result(self) -> ToolResult;
+}
+
+impl<T: Into<ToolOutput>> IntoToolResult for Result<T, ToolError> {
+    fn into_tool_result(self) -> ToolResult {
+        self.map(Into::into)
+    }
+}

@@ -1,0 +1,15 @@
+// `name` is required.
+use haico::store::WorkspaceRepository;
+use haico::tools::{ToolResult, workspace_tool, workspace_tools};
+
+struct DemoTools;
+
+#[workspace_tools]
+impl DemoTools {
+    #[workspace_tool(description = "List the notes")]
+    async fn list(&self, _repo: &mut WorkspaceRepository) -> ToolResult {
+        Ok("listed".into())
+    }
+}
+
+fn main() {}

@@ -1,0 +1,15 @@
+// A bare `#[workspace_tool]` has neither a name nor a description.
+use haico::store::WorkspaceRepository;
+use haico::tools::{ToolResult, workspace_tool, workspace_tools};
+
+struct DemoTools;
+
+#[workspace_tools]
+impl DemoTools {
+    #[workspace_tool]
+    async fn list(&self, _repo: &mut WorkspaceRepository) -> ToolResult {
+        Ok("listed".into())
+    }
+}
+
+fn main() {}

@@ -1,0 +1,15 @@
+// Only `name` and `description` are accepted.
+use haico::store::WorkspaceRepository;
+use haico::tools::{ToolResult, workspace_tool, workspace_tools};
+
+struct DemoTools;
+
+#[workspace_tools]
+impl DemoTools {
+    #[workspace_tool(name = "list", description = "List the notes", hidden = true)]
+    async fn list(&self, _repo: &mut WorkspaceRepository) -> ToolResult {
+        Ok("listed".into())
+    }
+}
+
+fn main() {}

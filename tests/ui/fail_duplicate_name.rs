@@ -1,0 +1,20 @@
+// Tool names are unique within a collection.
+use haico::store::WorkspaceRepository;
+use haico::tools::{ToolError, ToolResult, workspace_tool, workspace_tools};
+
+struct DemoTools;
+
+#[workspace_tools]
+impl DemoTools {
+    #[workspace_tool(name = "list", description = "List the notes")]
+    async fn list(&self, _repo: &mut WorkspaceRepository) -> ToolResult {
+        Ok("listed".into())
+    }
+
+    #[workspace_tool(name = "list", description = "List the notes, newest first")]
+    async fn list_newest(&self, _repo: &mut WorkspaceRepository) -> Result<String, ToolError> {
+        Ok("listed".to_string())
+    }
+}
+
+fn main() {}

@@ -1,0 +1,15 @@
+// Tool names are `[a-z0-9_]`, as LLM providers require.
+use haico::store::WorkspaceRepository;
+use haico::tools::{ToolResult, workspace_tool, workspace_tools};
+
+struct DemoTools;
+
+#[workspace_tools]
+impl DemoTools {
+    #[workspace_tool(name = "List-Notes", description = "List the notes")]
+    async fn list(&self, _repo: &mut WorkspaceRepository) -> ToolResult {
+        Ok("listed".into())
+    }
+}
+
+fn main() {}

@@ -1,0 +1,15 @@
+// Tool methods need a `&self` receiver.
+use haico::store::WorkspaceRepository;
+use haico::tools::{ToolResult, workspace_tool, workspace_tools};
+
+struct DemoTools;
+
+#[workspace_tools]
+impl DemoTools {
+    #[workspace_tool(name = "list", description = "List the notes")]
+    async fn list(_repo: &mut WorkspaceRepository) -> ToolResult {
+        Ok("listed".into())
+    }
+}
+
+fn main() {}

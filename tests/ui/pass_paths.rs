@@ -1,0 +1,24 @@
+// The attributes also work when named by path, next to other methods and attributes.
+use haico::store::WorkspaceRepository;
+use haico::tools::{ToolCollection, ToolResult};
+
+pub struct PathTools;
+
+#[haico::tools::workspace_tools]
+impl PathTools {
+    /// Says hello.
+    #[haico::tools::workspace_tool(name = "hello", description = "Say hello.")]
+    pub async fn hello(&self, _repo: &mut WorkspaceRepository) -> ToolResult {
+        Ok("hello".into())
+    }
+
+    const GREETING: &str = "hi";
+}
+
+fn main() {
+    let _ = PathTools;
+    assert_eq!(PathTools::GREETING, "hi");
+    let entries = PathTools::entries();
+    assert_eq!(entries.len(), 1);
+    assert_eq!((entries[0].spec)().name, "hello");
+}
