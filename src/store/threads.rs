@@ -89,6 +89,24 @@ impl WorkspaceRepository {
         Ok(row.map(|(turn,)| turn))
     }
 
+    /// Starts a new turn on the thread and returns its index (1 for the first turn), or `None`
+    /// when the thread does not exist. Artifacts made from now on are tagged with it.
+    pub async fn begin_turn(&mut self, id: &str) -> Result<Option<i64>, StoreError> {
+        let at = now();
+        let row: Option<(i64,)> = with_conn!(self, conn => {
+            sqlx::query_as(
+                "UPDATE threads SET turn_index = turn_index + 1, updated_at = $2 WHERE id = $1 \
+                 RETURNING turn_index",
+            )
+            .bind(id)
+            .bind(at)
+            .fetch_optional(conn)
+            .await
+        })
+        .context("starting a turn")?;
+        Ok(row.map(|(turn,)| turn))
+    }
+
     /// Marks the thread as active now, so thread lists sort by recent work.
     pub async fn touch_thread(&mut self, id: &str) -> Result<(), StoreError> {
         let at = now();
