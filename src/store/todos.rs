@@ -287,7 +287,7 @@ impl WorkspaceRepository {
     ) -> Result<u64, StoreError> {
         let mut ordered = ranges.to_vec();
         // Last range first, so the positions of earlier ranges stay valid while gaps close.
-        ordered.sort_by(|a, b| b.start.cmp(&a.start));
+        ordered.sort_by_key(|range| std::cmp::Reverse(range.start));
         let mut removed = 0;
         for range in ordered {
             let result = with_conn!(self, conn => {

@@ -220,7 +220,12 @@ impl TodoTools {
         let targets = resolve_indices(args.updates.iter().map(|u| u.index), len);
         let mut rewritten = Vec::new();
         for (update, text) in args.updates.iter().zip(&texts) {
-            let Ok(position) = usize::try_from(update.index - 1) else {
+            // `checked_sub`: an index of i64::MIN must be reported, not overflow.
+            let Some(position) = update
+                .index
+                .checked_sub(1)
+                .and_then(|i| usize::try_from(i).ok())
+            else {
                 continue;
             };
             if targets.positions.contains(&position)

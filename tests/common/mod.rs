@@ -87,13 +87,13 @@ impl TestDb {
     /// Closes the pools and drops the test's schema.
     pub async fn cleanup(self) {
         self.db.close().await;
-        if let Some(schema) = &self.schema {
-            if let Ok(admin) = sqlx::PgPool::connect(&postgres_url()).await {
-                let _ = sqlx::query(&format!("DROP SCHEMA {schema} CASCADE"))
-                    .execute(&admin)
-                    .await;
-                admin.close().await;
-            }
+        if let Some(schema) = &self.schema
+            && let Ok(admin) = sqlx::PgPool::connect(&postgres_url()).await
+        {
+            let _ = sqlx::query(&format!("DROP SCHEMA {schema} CASCADE"))
+                .execute(&admin)
+                .await;
+            admin.close().await;
         }
     }
 }
