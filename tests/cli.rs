@@ -1,0 +1,121 @@
+//! The `haico` binary: the tool list, bad flags, and a clean shutdown on SIGTERM.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::{
+    io::{BufRead, BufReader},
+    net::TcpListener,
+    process::{Command, Stdio},
+    time::{Duration, Instant},
+};
+
+fn haico() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_haico"));
+    cmd.env_remove("HAICO_DATABASE_URL")
+        .env_remove("HAICO_BIND")
+        .env("RUST_LOG", "info");
+    cmd
+}
+
+#[test]
+fn tools_prints_the_fifteen_tool_specs_as_json() {
+    let out = haico().arg("tools").output().unwrap();
+    assert!(out.status.success());
+    let specs: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let specs = specs.as_array().unwrap();
+    assert_eq!(specs.len(), 15);
+    let expected = serde_json::to_value(haico::tools::tool_specs()).unwrap();
+    assert_eq!(serde_json::Value::Array(specs.clone()), expected);
+}
+
+#[test]
+fn bad_flags_are_reported_without_starting() {
+    let out = haico()
+        .args(["serve", "--bind", "not-an-address"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--bind"), "{err}");
+
+    let out = haico().arg("frobnicate").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn an_unsupported_database_url_is_a_clear_error() {
+    let out = haico()
+        .args(["serve", "--bind", "127.0.0.1:0", "--database-url", "mysql://x@y/z"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unsupported database URL"), "{err}");
+}
+
+#[test]
+fn serve_answers_and_shuts_down_cleanly_on_sigterm() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let db = dir.path().join("cli.db");
+    let mut child = haico()
+        .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
+        .env("HAICO_DATABASE_URL", format!("sqlite:{}", db.display()))
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut listening = false;
+    while Instant::now() < deadline {
+        match lines.next() {
+            Some(Ok(line)) if line.contains("listening") => {
+                listening = true;
+                break;
+            }
+            Some(Ok(_)) => {}
+            _ => break,
+        }
+    }
+    assert!(listening, "server did not report listening");
+
+    let body = std::thread::spawn(move || {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async move {
+            reqwest::get(format!("http://127.0.0.1:{port}/healthz"))
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap()
+        })
+    })
+    .join()
+    .unwrap();
+    assert!(body.contains("ok"), "{body}");
+    assert!(db.exists(), "the SQLite file was created");
+
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "exit status after SIGTERM: {status}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "server did not stop after SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    assert!(
+        rest.iter().any(|l| l.contains("shutting down")),
+        "{rest:?}"
+    );
+}
