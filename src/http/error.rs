@@ -1,7 +1,7 @@
 //! The HTTP layer's one error type: a status code and a `{"error": "…"}` body.
 
 use axum::{
-    extract::rejection::{JsonRejection, PathRejection},
+    extract::rejection::{BytesRejection, JsonRejection, PathRejection},
     http::StatusCode,
     response::{IntoResponse, Response},
 };
@@ -31,6 +31,9 @@ pub enum ApiError {
     /// The body is not declared as JSON.
     #[error("{0}")]
     UnsupportedMediaType(String),
+    /// The path exists but does not answer this method.
+    #[error("{0}")]
+    MethodNotAllowed(String),
     /// The database failed.
     #[error("storage error")]
     Store(#[from] StoreError),
@@ -46,8 +49,14 @@ impl ApiError {
             ApiError::Conflict(_) => StatusCode::CONFLICT,
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Store(_) => StatusCode::SERVICE_UNAVAILABLE,
         }
+    }
+
+    /// The body is over the configured limit.
+    pub fn too_large() -> Self {
+        ApiError::TooLarge("request body is too large; see HAICO_MAX_BODY_BYTES".to_string())
     }
 
     /// "thread `x` not found".
@@ -74,14 +83,22 @@ impl From<JsonRejection> for ApiError {
     fn from(rejection: JsonRejection) -> Self {
         let text = rejection.body_text();
         match rejection.status() {
-            StatusCode::PAYLOAD_TOO_LARGE => ApiError::TooLarge(
-                "request body is too large; see HAICO_MAX_BODY_BYTES".to_string(),
-            ),
+            StatusCode::PAYLOAD_TOO_LARGE => ApiError::too_large(),
             StatusCode::UNSUPPORTED_MEDIA_TYPE => ApiError::UnsupportedMediaType(
                 "send a JSON body with `Content-Type: application/json`".to_string(),
             ),
             StatusCode::UNPROCESSABLE_ENTITY => ApiError::Unprocessable(text),
             _ => ApiError::BadRequest(text),
+        }
+    }
+}
+
+/// A raw body that could not be read: over the size limit, or the connection failed.
+impl From<BytesRejection> for ApiError {
+    fn from(rejection: BytesRejection) -> Self {
+        match rejection.status() {
+            StatusCode::PAYLOAD_TOO_LARGE => ApiError::too_large(),
+            _ => ApiError::BadRequest(rejection.body_text()),
         }
     }
 }

@@ -80,6 +80,9 @@ pub fn app(state: AppState, config: &HttpConfig) -> Router {
         .merge(tools::router())
         .merge(preferences::router())
         .fallback(|| async { ApiError::NotFound("no such route".to_string()) })
+        .method_not_allowed_fallback(|| async {
+            ApiError::MethodNotAllowed("this route does not accept that method".to_string())
+        })
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
         .layer(TraceLayer::new_for_http())
         .with_state(state)

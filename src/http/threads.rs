@@ -3,7 +3,7 @@
 use axum::{
     Router,
     body::Bytes,
-    extract::State,
+    extract::{State, rejection::BytesRejection},
     http::StatusCode,
     routing::get,
 };
@@ -50,9 +50,10 @@ struct RenameThread {
 
 async fn create_thread(
     State(state): State<AppState>,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<Thread>), ApiError> {
     // The body is optional: an empty one means "a new thread with defaults".
+    let body = body?;
     let body: CreateThread = if body.iter().all(u8::is_ascii_whitespace) {
         CreateThread::default()
     } else {

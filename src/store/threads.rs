@@ -68,8 +68,9 @@ impl WorkspaceRepository {
 
     /// Locks the thread for the rest of the transaction and returns its current turn index, or
     /// `None` when the thread does not exist. On PostgreSQL this is a row lock, so two calls on
-    /// one thread run one after the other; on SQLite the transaction already holds the
-    /// database's write lock.
+    /// one thread run one after the other; it is the `NO KEY` kind, so user-path inserts into
+    /// the thread's tables (whose foreign-key checks take a key-share lock) do not wait behind
+    /// an agent call. On SQLite the transaction already holds the database's write lock.
     pub async fn lock_thread(&mut self, id: &str) -> Result<Option<i64>, StoreError> {
         let row: Option<(i64,)> = match &mut self.tx {
             Tx::Sqlite(tx) => {
@@ -79,7 +80,7 @@ impl WorkspaceRepository {
                     .await
             }
             Tx::Postgres(tx) => {
-                sqlx::query_as("SELECT turn_index FROM threads WHERE id = $1 FOR UPDATE")
+                sqlx::query_as("SELECT turn_index FROM threads WHERE id = $1 FOR NO KEY UPDATE")
                     .bind(id)
                     .fetch_optional(&mut **tx)
                     .await

@@ -32,7 +32,12 @@ impl Reply {
     /// Asserts the status and that the body is `{"error": "<non-empty text>"}`; returns the text.
     #[track_caller]
     pub fn error(&self, status: u16) -> String {
-        assert_eq!(self.status.as_u16(), status, "unexpected status; body: {}", self.body);
+        assert_eq!(
+            self.status.as_u16(),
+            status,
+            "unexpected status; body: {}",
+            self.body
+        );
         self.error_any()
     }
 
@@ -70,7 +75,12 @@ impl Reply {
     /// Asserts the status; returns the body.
     #[track_caller]
     pub fn expect(self, status: u16) -> Value {
-        assert_eq!(self.status.as_u16(), status, "unexpected status; body: {}", self.body);
+        assert_eq!(
+            self.status.as_u16(),
+            status,
+            "unexpected status; body: {}",
+            self.body
+        );
         self.body
     }
 }
@@ -180,9 +190,12 @@ impl TestServer {
 
     /// Creates a thread with the given id; asserts 201 and returns its JSON.
     pub async fn create_thread(&self, id: &str) -> Value {
-        self.post("/api/threads", &serde_json::json!({"id": id, "title": format!("thread {id}")}))
-            .await
-            .expect(201)
+        self.post(
+            "/api/threads",
+            &serde_json::json!({"id": id, "title": format!("thread {id}")}),
+        )
+        .await
+        .expect(201)
     }
 
     /// Calls a tool on the agent path; asserts 200 and returns the envelope object.
@@ -195,7 +208,11 @@ impl TestServer {
     /// Calls a tool that must succeed; returns the summary.
     pub async fn tool_ok(&self, thread: &str, tool: &str, args: Value) -> String {
         let env = self.tool(thread, tool, args.clone()).await;
-        assert_eq!(env["success"], Value::Bool(true), "{tool}({args}) failed: {env}");
+        assert_eq!(
+            env["success"],
+            Value::Bool(true),
+            "{tool}({args}) failed: {env}"
+        );
         env["summary"].as_str().expect("summary").to_string()
     }
 
