@@ -17,7 +17,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the HTTP server (REST API and tools endpoint).
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Print the LLM-facing tool list (names, descriptions, JSON Schemas) as JSON.
     Tools,
 }

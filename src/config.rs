@@ -4,7 +4,10 @@ use std::net::SocketAddr;
 
 use clap::Args;
 
-use crate::store::{DEFAULT_DATABASE_URL, PoolConfig};
+use crate::{
+    agent::providers::LlmArgs,
+    store::{DEFAULT_DATABASE_URL, PoolConfig},
+};
 
 /// Where the data lives.
 #[derive(Debug, Clone, Args)]
@@ -36,7 +39,14 @@ pub struct ServeArgs {
     /// Largest accepted request body, in bytes.
     #[arg(long, env = "HAICO_MAX_BODY_BYTES", default_value_t = crate::http::DEFAULT_MAX_BODY_BYTES)]
     pub max_body_bytes: usize,
+    /// Tool calls one agent turn may make before it stops and says so.
+    #[arg(long, env = "HAICO_MAX_STEPS", default_value_t = 25,
+          value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub max_steps: u64,
     /// Database settings.
     #[command(flatten)]
     pub database: DatabaseArgs,
+    /// Language model settings.
+    #[command(flatten)]
+    pub llm: LlmArgs,
 }

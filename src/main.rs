@@ -3,6 +3,7 @@
 use anyhow::Context;
 use clap::Parser;
 use haico::{
+    agent::{AgentConfig, providers::build_model},
     cli::{Cli, Command},
     config::ServeArgs,
     http::{self, AppState, HttpConfig},
@@ -20,10 +21,10 @@ async fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     match Cli::parse().command {
-        Command::Serve(args) => serve(args).await,
+        Command::Serve(args) => serve(*args).await,
         Command::Tools => {
-            let json = serde_json::to_string_pretty(&tool_specs())
-                .context("encoding the tool list")?;
+            let json =
+                serde_json::to_string_pretty(&tool_specs()).context("encoding the tool list")?;
             println!("{json}");
             Ok(())
         }
@@ -39,10 +40,28 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .with_context(|| format!("binding {} (HAICO_BIND)", args.bind))?;
     let addr = listener.local_addr().context("reading the bound address")?;
     tracing::info!(%addr, backend = ?db.backend(), "haico is listening");
+    let model = build_model(&args.llm.config()).context("configuring the language model")?;
+    let agent_config = AgentConfig {
+        max_steps: usize::try_from(args.max_steps).unwrap_or(25),
+        ..AgentConfig::default()
+    };
+    let state = AppState::with_model(db.clone(), model, agent_config);
+    tracing::info!(model = %state.agent().describe_model(), "agent ready");
+    let interrupted = state
+        .agent()
+        .recover()
+        .await
+        .context("recovering interrupted turns")?;
+    if interrupted > 0 {
+        tracing::warn!(
+            interrupted,
+            "marked turns interrupted by the last shutdown as failed"
+        );
+    }
     let config = HttpConfig {
         max_body_bytes: args.max_body_bytes,
     };
-    http::serve(listener, AppState::new(db.clone()), &config, http::shutdown_signal())
+    http::serve(listener, state, &config, http::shutdown_signal())
         .await
         .context("serving HTTP")?;
     db.close().await;

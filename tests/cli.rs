@@ -44,7 +44,13 @@ fn bad_flags_are_reported_without_starting() {
 #[test]
 fn an_unsupported_database_url_is_a_clear_error() {
     let out = haico()
-        .args(["serve", "--bind", "127.0.0.1:0", "--database-url", "mysql://x@y/z"])
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--database-url",
+            "mysql://x@y/z",
+        ])
         .output()
         .unwrap();
     assert!(!out.status.success());
@@ -110,12 +116,12 @@ fn serve_answers_and_shuts_down_cleanly_on_sigterm() {
             assert!(status.success(), "exit status after SIGTERM: {status}");
             break;
         }
-        assert!(Instant::now() < deadline, "server did not stop after SIGTERM");
+        assert!(
+            Instant::now() < deadline,
+            "server did not stop after SIGTERM"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
-    assert!(
-        rest.iter().any(|l| l.contains("shutting down")),
-        "{rest:?}"
-    );
+    assert!(rest.iter().any(|l| l.contains("shutting down")), "{rest:?}");
 }

@@ -3,22 +3,35 @@
 //! [`app`] builds the router from one module per resource; [`serve`] runs it until a shutdown
 //! signal. Every error body is `{"error": "…"}` (see [`ApiError`]).
 
+mod artifacts;
+mod chat;
+mod document;
 mod error;
+mod events;
 mod extract;
 mod health;
+mod objective;
 mod preferences;
 mod threads;
+mod todos;
 mod tools;
 
 use std::{future::Future, sync::Arc};
 
 use axum::{Router, extract::DefaultBodyLimit};
 use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
 use tower_http::trace::TraceLayer;
 
 pub use error::ApiError;
 
-use crate::{store::Database, tools::ToolRuntime};
+use crate::{
+    ThreadId,
+    agent::{Agent, AgentConfig, model::ChatModel, providers::UnconfiguredModel},
+    events::{EventSource, InProcessBus, LiveEvent, SharedBus, workspace_event},
+    store::{Database, WorkspaceRepository},
+    tools::ToolRuntime,
+};
 
 /// Default request body limit: room for a multi-megabyte document in one request.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
@@ -33,17 +46,38 @@ pub struct AppState {
 struct Shared {
     db: Database,
     runtime: ToolRuntime,
+    agent: Arc<Agent>,
+    closing: CancellationToken,
 }
 
 impl AppState {
-    /// State over an open database.
+    /// State over an open database, with no language model configured: everything works but
+    /// chat turns, which end with an error saying how to configure a model.
     pub fn new(db: Database) -> Self {
+        Self::with_model(
+            db,
+            Arc::new(UnconfiguredModel::new("no provider is set")),
+            AgentConfig::default(),
+        )
+    }
+
+    /// State over an open database whose agent thinks with `model`.
+    pub fn with_model(db: Database, model: Arc<dyn ChatModel>, config: AgentConfig) -> Self {
+        let runtime = ToolRuntime::with_bus(db.clone(), Arc::new(InProcessBus::new()));
+        let agent = Arc::new(Agent::new(runtime.clone(), model, config));
         Self {
             inner: Arc::new(Shared {
-                runtime: ToolRuntime::new(db.clone()),
+                runtime,
+                agent,
                 db,
+                closing: CancellationToken::new(),
             }),
         }
+    }
+
+    /// The agent that runs chat turns.
+    pub fn agent(&self) -> &Arc<Agent> {
+        &self.inner.agent
     }
 
     /// The database.
@@ -54,6 +88,49 @@ impl AppState {
     /// The tool runtime.
     pub fn runtime(&self) -> &ToolRuntime {
         &self.inner.runtime
+    }
+
+    /// Cancelled when the server starts shutting down: long-lived responses (event streams)
+    /// end on it, so a graceful shutdown does not wait for them forever.
+    pub fn closing(&self) -> &CancellationToken {
+        &self.inner.closing
+    }
+
+    /// The bus live events are published on.
+    pub fn bus(&self) -> &SharedBus {
+        self.inner.runtime.bus()
+    }
+
+    /// Commits a user-path write and announces the panels it changed (`source: "user"`) on the
+    /// thread's events stream. Every user-path handler that changes a panel ends with this
+    /// instead of `repo.commit()`.
+    pub async fn commit_user_change(
+        &self,
+        repo: WorkspaceRepository,
+        thread_id: &ThreadId,
+    ) -> Result<(), ApiError> {
+        let mut repo = repo;
+        let changed = repo.changed();
+        let events = if changed.is_empty() {
+            Vec::new()
+        } else {
+            repo.append_events(
+                thread_id.as_str(),
+                &[workspace_event(changed, EventSource::User)],
+            )
+            .await?
+        };
+        repo.commit().await?;
+        if !events.is_empty() {
+            self.bus().publish(
+                thread_id.as_str(),
+                events
+                    .into_iter()
+                    .map(|e| Arc::new(LiveEvent::from(e)))
+                    .collect(),
+            );
+        }
+        Ok(())
     }
 }
 
@@ -78,7 +155,13 @@ pub fn app(state: AppState, config: &HttpConfig) -> Router {
         .merge(health::router())
         .merge(threads::router())
         .merge(tools::router())
+        .merge(events::router())
+        .merge(chat::router())
         .merge(preferences::router())
+        .merge(objective::router())
+        .merge(document::router())
+        .merge(todos::router())
+        .merge(artifacts::router())
         .fallback(|| async { ApiError::NotFound("no such route".to_string()) })
         .method_not_allowed_fallback(|| async {
             ApiError::MethodNotAllowed("this route does not accept that method".to_string())
@@ -95,8 +178,12 @@ pub async fn serve(
     config: &HttpConfig,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
+    let closing = state.closing().clone();
     axum::serve(listener, app(state, config))
-        .with_graceful_shutdown(shutdown)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            closing.cancel();
+        })
         .await
 }
 

@@ -118,7 +118,7 @@ async fn create_preference(
             preference = locked;
         }
     }
-    repo.commit().await?;
+    state.commit_user_change(repo, &id).await?;
     Ok((StatusCode::CREATED, Json(preference)))
 }
 
@@ -128,7 +128,10 @@ async fn update_preference(
     Json(body): Json<UpdatePreference>,
 ) -> Result<Json<Preference>, ApiError> {
     let id = ThreadId::parse(&thread_id)?;
-    if body.title.is_none() && body.subtitle.is_none() && body.kind.is_none() && body.locked.is_none()
+    if body.title.is_none()
+        && body.subtitle.is_none()
+        && body.kind.is_none()
+        && body.locked.is_none()
     {
         return Err(ApiError::BadRequest(
             "nothing to change: send title, subtitle, kind or locked".to_string(),
@@ -159,7 +162,7 @@ async fn update_preference(
         .await?
     {
         (WriteOutcome::Applied, Some(preference)) => {
-            repo.commit().await?;
+            state.commit_user_change(repo, &id).await?;
             Ok(Json(preference))
         }
         _ => {
@@ -181,7 +184,7 @@ async fn delete_preference(
         .await?
     {
         WriteOutcome::Applied => {
-            repo.commit().await?;
+            state.commit_user_change(repo, &id).await?;
             Ok(StatusCode::NO_CONTENT)
         }
         _ => {

@@ -19,9 +19,10 @@ use crate::{
 };
 
 pub(super) fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/tools", get(list_tools))
-        .route("/api/threads/{thread_id}/tools/{tool_name}", post(call_tool))
+    Router::new().route("/api/tools", get(list_tools)).route(
+        "/api/threads/{thread_id}/tools/{tool_name}",
+        post(call_tool),
+    )
 }
 
 async fn list_tools() -> Json<Vec<&'static ToolSpec>> {

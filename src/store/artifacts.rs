@@ -4,7 +4,7 @@ use serde_json::Value;
 
 use super::{
     Artifact, ArtifactSummary, Context, StoreError,
-    repository::{now, with_conn, WorkspaceRepository},
+    repository::{WorkspaceRepository, now, with_conn},
 };
 use crate::panels::Panel;
 

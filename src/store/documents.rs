@@ -2,7 +2,7 @@
 
 use super::{
     Context, Document, StoreError,
-    repository::{now, with_conn, WorkspaceRepository},
+    repository::{WorkspaceRepository, now, with_conn},
 };
 use crate::panels::Panel;
 
@@ -92,5 +92,85 @@ impl WorkspaceRepository {
         .context("appending to the document")?;
         self.mark(Panel::Document);
         Ok(DocumentWrite { chars, version })
+    }
+}
+
+impl WorkspaceRepository {
+    /// The user path's write: replaces the body (and the title when one is given) and returns
+    /// the document as stored. With `expected_version` the write happens only when the stored
+    /// version (0 when there is no document) equals it; the condition is part of the SQL
+    /// statement itself, so it holds under concurrent writers. `None` means the version was
+    /// stale and nothing was written.
+    pub async fn put_document(
+        &mut self,
+        thread_id: &str,
+        content: &str,
+        title: Option<&str>,
+        expected_version: Option<i64>,
+    ) -> Result<Option<Document>, StoreError> {
+        let at = now();
+        let row: Option<(String, i64)> = match expected_version {
+            // Unconditional: the same upsert as the tools.
+            None => with_conn!(self, conn => {
+                sqlx::query_as(
+                    "INSERT INTO documents (thread_id, title, content, version, updated_at) \
+                     VALUES ($1, COALESCE($2, ''), $3, 1, $4) \
+                     ON CONFLICT (thread_id) DO UPDATE SET content = excluded.content, \
+                     title = COALESCE($2, documents.title), version = documents.version + 1, \
+                     updated_at = excluded.updated_at \
+                     RETURNING title, version",
+                )
+                .bind(thread_id)
+                .bind(title)
+                .bind(content)
+                .bind(at)
+                .fetch_optional(conn)
+                .await
+            }),
+            // "There is no document yet": insert, or update only a row still at version 0.
+            Some(0) => with_conn!(self, conn => {
+                sqlx::query_as(
+                    "INSERT INTO documents (thread_id, title, content, version, updated_at) \
+                     VALUES ($1, COALESCE($2, ''), $3, 1, $4) \
+                     ON CONFLICT (thread_id) DO UPDATE SET content = excluded.content, \
+                     title = COALESCE($2, documents.title), version = documents.version + 1, \
+                     updated_at = excluded.updated_at \
+                     WHERE documents.version = 0 \
+                     RETURNING title, version",
+                )
+                .bind(thread_id)
+                .bind(title)
+                .bind(content)
+                .bind(at)
+                .fetch_optional(conn)
+                .await
+            }),
+            // An existing document at exactly this version.
+            Some(expected) => with_conn!(self, conn => {
+                sqlx::query_as(
+                    "UPDATE documents SET content = $3, title = COALESCE($2, title), \
+                     version = version + 1, updated_at = $4 \
+                     WHERE thread_id = $1 AND version = $5 \
+                     RETURNING title, version",
+                )
+                .bind(thread_id)
+                .bind(title)
+                .bind(content)
+                .bind(at)
+                .bind(expected)
+                .fetch_optional(conn)
+                .await
+            }),
+        }
+        .context("writing the document")?;
+        let Some((title, version)) = row else {
+            return Ok(None);
+        };
+        self.mark(Panel::Document);
+        Ok(Some(Document {
+            title,
+            content: content.to_string(),
+            version,
+        }))
     }
 }

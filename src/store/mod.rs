@@ -6,8 +6,10 @@
 //! the database is opened.
 
 mod artifacts;
+mod conversation;
 mod documents;
 mod error;
+mod events;
 mod models;
 mod objectives;
 mod preferences;
@@ -18,25 +20,30 @@ mod todos;
 use std::{str::FromStr, time::Duration};
 
 use sqlx::{
+    PgPool, SqlitePool,
     postgres::{PgConnectOptions, PgPoolOptions},
     sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous},
-    PgPool, SqlitePool,
 };
 
-pub use error::StoreError;
 pub(crate) use error::Context;
+pub use conversation::{MessageRecord, NewStep, StepRecord, TurnRecord, TurnStatus};
+pub use error::StoreError;
+pub use events::{NewEvent, StoredEvent};
 pub use models::{
     Artifact, ArtifactSummary, Document, Preference, PreferenceKind, Thread, Todo, Workspace,
 };
 pub use preferences::{NewPreference, PreferencePatch, WriteOutcome};
 pub use repository::{Backend, WorkspaceRepository};
-pub use todos::{NewTodo, RemovedRange};
+pub use todos::{NewTodo, RemovedRange, TodoPlace};
 
 /// The default database: a SQLite file in the working directory.
 pub const DEFAULT_DATABASE_URL: &str = "sqlite:haico.db";
 
 /// How long a SQLite connection waits for another process's write lock before giving up.
 const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A pooled PostgreSQL connection idle at least this long is pinged before it is handed out.
+const PG_PING_AFTER_IDLE: Duration = Duration::from_secs(1);
 
 /// Pool sizes and time-outs; the defaults suit one server on a small machine.
 #[derive(Debug, Clone)]
@@ -98,7 +105,10 @@ impl Database {
             .foreign_keys(true)
             .pragma("temp_store", "memory")
             .pragma("cache_size", "-32000");
+        // SQLite connections are in-process and cannot go stale, so the pools skip sqlx's
+        // ping before every acquire (one thread round trip less per call).
         let writer = SqlitePoolOptions::new()
+            .test_before_acquire(false)
             .max_connections(1)
             .min_connections(1)
             .acquire_timeout(config.acquire_timeout)
@@ -107,6 +117,7 @@ impl Database {
             .context("opening the SQLite database")?;
         sqlx::migrate!("./migrations/sqlite").run(&writer).await?;
         let reader = SqlitePoolOptions::new()
+            .test_before_acquire(false)
             .max_connections(config.max_connections.clamp(1, 8))
             .acquire_timeout(config.acquire_timeout)
             .connect_with(options.read_only(true))
@@ -116,9 +127,20 @@ impl Database {
     }
 
     async fn connect_postgres(url: &str, config: &PoolConfig) -> Result<Self, StoreError> {
-        let options = PgConnectOptions::from_str(url)
-            .map_err(|_| StoreError::UnsupportedUrl(redact(url)))?;
+        let options =
+            PgConnectOptions::from_str(url).map_err(|_| StoreError::UnsupportedUrl(redact(url)))?;
+        // sqlx pings a connection before every acquire by default: one extra round trip per
+        // call. Only connections that sat idle (the server may have dropped them) get pinged.
         let pool = PgPoolOptions::new()
+            .test_before_acquire(false)
+            .before_acquire(|conn, meta| {
+                Box::pin(async move {
+                    if meta.idle_for >= PG_PING_AFTER_IDLE {
+                        sqlx::Connection::ping(conn).await?;
+                    }
+                    Ok(true)
+                })
+            })
             .max_connections(config.max_connections.max(1))
             .acquire_timeout(config.acquire_timeout)
             .connect_with(options)
@@ -159,7 +181,10 @@ impl Database {
     pub async fn begin_read(&self) -> Result<WorkspaceRepository, StoreError> {
         match self {
             Database::Sqlite { reader, .. } => {
-                let tx = reader.begin().await.context("starting a read transaction")?;
+                let tx = reader
+                    .begin()
+                    .await
+                    .context("starting a read transaction")?;
                 Ok(WorkspaceRepository::sqlite(tx))
             }
             Database::Postgres(pool) => {

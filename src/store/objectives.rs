@@ -2,7 +2,7 @@
 
 use super::{
     Context, StoreError,
-    repository::{now, with_conn, WorkspaceRepository},
+    repository::{WorkspaceRepository, now, with_conn},
 };
 use crate::panels::Panel;
 
@@ -20,7 +20,11 @@ impl WorkspaceRepository {
     }
 
     /// Sets or replaces the objective.
-    pub async fn set_objective(&mut self, thread_id: &str, objective: &str) -> Result<(), StoreError> {
+    pub async fn set_objective(
+        &mut self,
+        thread_id: &str,
+        objective: &str,
+    ) -> Result<(), StoreError> {
         let at = now();
         with_conn!(self, conn => {
             sqlx::query(

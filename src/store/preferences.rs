@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::{
     Context, Preference, PreferenceKind, StoreError,
-    repository::{now, with_conn, Tx, WorkspaceRepository},
+    repository::{Tx, WorkspaceRepository, now, with_conn},
 };
 use crate::panels::Panel;
 
@@ -75,7 +75,10 @@ const COLUMNS: &str = "id, title, subtitle, kind, locked, created_at";
 
 impl WorkspaceRepository {
     /// The preferences, in the order they were recorded (the order 1-based indices refer to).
-    pub async fn list_preferences(&mut self, thread_id: &str) -> Result<Vec<Preference>, StoreError> {
+    pub async fn list_preferences(
+        &mut self,
+        thread_id: &str,
+    ) -> Result<Vec<Preference>, StoreError> {
         let sql = format!("SELECT {COLUMNS} FROM preferences WHERE thread_id = $1 ORDER BY id");
         let rows: Vec<PreferenceRow> = with_conn!(self, conn => {
             sqlx::query_as(&sql).bind(thread_id).fetch_all(conn).await
@@ -140,7 +143,11 @@ impl WorkspaceRepository {
         respect_lock: bool,
     ) -> Result<(WriteOutcome, Option<Preference>), StoreError> {
         let at = now();
-        let lock_condition = if respect_lock { " AND locked = FALSE" } else { "" };
+        let lock_condition = if respect_lock {
+            " AND locked = FALSE"
+        } else {
+            ""
+        };
         let sql = format!(
             "UPDATE preferences SET title = COALESCE($3, title), \
              subtitle = CASE WHEN $4 THEN $5 ELSE subtitle END, \
@@ -179,8 +186,13 @@ impl WorkspaceRepository {
         id: i64,
         respect_lock: bool,
     ) -> Result<WriteOutcome, StoreError> {
-        let lock_condition = if respect_lock { " AND locked = FALSE" } else { "" };
-        let sql = format!("DELETE FROM preferences WHERE thread_id = $1 AND id = $2{lock_condition}");
+        let lock_condition = if respect_lock {
+            " AND locked = FALSE"
+        } else {
+            ""
+        };
+        let sql =
+            format!("DELETE FROM preferences WHERE thread_id = $1 AND id = $2{lock_condition}");
         let result = with_conn!(self, conn => {
             sqlx::query(&sql).bind(thread_id).bind(id).execute(conn).await.map(|r| r.rows_affected())
         })
@@ -194,7 +206,11 @@ impl WorkspaceRepository {
     }
 
     /// After a write matched no row: was the row locked, or gone?
-    async fn why_untouched(&mut self, thread_id: &str, id: i64) -> Result<WriteOutcome, StoreError> {
+    async fn why_untouched(
+        &mut self,
+        thread_id: &str,
+        id: i64,
+    ) -> Result<WriteOutcome, StoreError> {
         let row: Option<(bool,)> = match &mut self.tx {
             Tx::Sqlite(tx) => {
                 sqlx::query_as("SELECT locked FROM preferences WHERE thread_id = $1 AND id = $2")

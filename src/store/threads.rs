@@ -2,7 +2,7 @@
 
 use super::{
     Context, StoreError, Thread, Workspace,
-    repository::{now, with_conn, Tx, WorkspaceRepository},
+    repository::{Tx, WorkspaceRepository, now, with_conn},
 };
 
 const THREAD_COLUMNS: &str = "id, title, turn_index, created_at, updated_at";

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::{
     Context, StoreError, Todo,
-    repository::{now, with_conn, Tx, WorkspaceRepository},
+    repository::{Tx, WorkspaceRepository, now, with_conn},
 };
 use crate::panels::Panel;
 
@@ -181,7 +181,12 @@ impl WorkspaceRepository {
     }
 
     /// Adds `delta` to the position of every step at or after `from`.
-    async fn shift_todos(&mut self, thread_id: &str, from: i64, delta: i64) -> Result<(), StoreError> {
+    async fn shift_todos(
+        &mut self,
+        thread_id: &str,
+        from: i64,
+        delta: i64,
+    ) -> Result<(), StoreError> {
         with_conn!(self, conn => {
             sqlx::query(
                 "UPDATE todos SET position = position + $3 WHERE thread_id = $1 AND position >= $2",
@@ -310,5 +315,86 @@ impl WorkspaceRepository {
             self.mark(Panel::Plan);
         }
         Ok(removed)
+    }
+}
+
+/// Where a step is in the plan: its stable id, 0-based position and depth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
+pub struct TodoPlace {
+    /// Stable id.
+    pub id: i64,
+    /// 0-based position in the plan.
+    pub position: i64,
+    /// Outline depth.
+    pub depth: i64,
+}
+
+impl WorkspaceRepository {
+    /// Position and depth of the step with stable id `id` in this thread's plan.
+    pub async fn todo_place(
+        &mut self,
+        thread_id: &str,
+        id: i64,
+    ) -> Result<Option<TodoPlace>, StoreError> {
+        with_conn!(self, conn => {
+            sqlx::query_as(
+                "SELECT id, position, depth FROM todos WHERE thread_id = $1 AND id = $2",
+            )
+            .bind(thread_id)
+            .bind(id)
+            .fetch_optional(conn)
+            .await
+        })
+        .context("locating a step")
+    }
+
+    /// Inserts one step at `position` (moving later steps down) and returns it with its new id.
+    /// The caller holds the thread lock and checks that the outline stays valid.
+    pub async fn insert_todo(
+        &mut self,
+        thread_id: &str,
+        position: i64,
+        text: &str,
+        depth: i64,
+    ) -> Result<Todo, StoreError> {
+        self.shift_todos(thread_id, position, 1).await?;
+        let at = now();
+        let todo: Todo = with_conn!(self, conn => {
+            sqlx::query_as(
+                "INSERT INTO todos (thread_id, position, text, depth, done, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, FALSE, $5, $5) RETURNING id, text, depth, done",
+            )
+            .bind(thread_id)
+            .bind(position)
+            .bind(text)
+            .bind(depth)
+            .bind(at)
+            .fetch_one(conn)
+            .await
+        })
+        .context("inserting a step")?;
+        self.mark(Panel::Plan);
+        Ok(todo)
+    }
+
+    /// Deletes the step with stable id `id` and its sub-steps (the following deeper steps),
+    /// closing the gap; returns how many steps went, or `None` when there is no such step.
+    pub async fn remove_todo_subtree(
+        &mut self,
+        thread_id: &str,
+        id: i64,
+    ) -> Result<Option<u64>, StoreError> {
+        let Some(place) = self.todo_place(thread_id, id).await? else {
+            return Ok(None);
+        };
+        let end = self
+            .subtree_end(thread_id, place.position, place.depth)
+            .await?;
+        let range = RemovedRange {
+            start: place.position,
+            end,
+        };
+        let removed = self.remove_todo_ranges(thread_id, &[range]).await?;
+        Ok(Some(removed))
     }
 }

@@ -191,7 +191,9 @@ pub fn validate_chart(args: ChartGeneratorArgs) -> Result<ChartPayload, ToolErro
     let y_axis_title = trimmed_optional(args.y_axis_title, "y_axis_title", MAX_TEXT_CHARS)?;
     let data = args.data;
     if data.labels.is_empty() {
-        return Err(ToolError::invalid("`data.labels` is empty: give at least one label"));
+        return Err(ToolError::invalid(
+            "`data.labels` is empty: give at least one label",
+        ));
     }
     if data.labels.len() > MAX_LABELS {
         return Err(ToolError::invalid(format!(
@@ -203,7 +205,9 @@ pub fn validate_chart(args: ChartGeneratorArgs) -> Result<ChartPayload, ToolErro
         check_length(label, &format!("data.labels[{i}]"), MAX_TEXT_CHARS)?;
     }
     if data.series.is_empty() {
-        return Err(ToolError::invalid("`data.series` is empty: give at least one series"));
+        return Err(ToolError::invalid(
+            "`data.series` is empty: give at least one series",
+        ));
     }
     if data.series.len() > MAX_SERIES {
         return Err(ToolError::invalid(format!(
@@ -212,7 +216,11 @@ pub fn validate_chart(args: ChartGeneratorArgs) -> Result<ChartPayload, ToolErro
         )));
     }
     for (i, series) in data.series.iter().enumerate() {
-        require_text(&series.name, &format!("data.series[{i}].name"), MAX_TEXT_CHARS)?;
+        require_text(
+            &series.name,
+            &format!("data.series[{i}].name"),
+            MAX_TEXT_CHARS,
+        )?;
         if series.values.len() != data.labels.len() {
             return Err(ToolError::invalid(format!(
                 "`data.series[{i}].values` has {} values but there are {} labels: give exactly one \
@@ -329,10 +337,25 @@ mod tests {
 
     #[test]
     fn css_colours() {
-        for ok in ["#fff", "#1f77b4", "#1f77b4cc", "teal", "rgb(1, 2, 3)", "hsl(120deg 50% 50%)"] {
+        for ok in [
+            "#fff",
+            "#1f77b4",
+            "#1f77b4cc",
+            "teal",
+            "rgb(1, 2, 3)",
+            "hsl(120deg 50% 50%)",
+        ] {
             assert!(is_css_color(ok), "{ok}");
         }
-        for bad in ["", "#ggg", "#12345", "red;}", "url(x)", "rgb(1,2,3", "<script>"] {
+        for bad in [
+            "",
+            "#ggg",
+            "#12345",
+            "red;}",
+            "url(x)",
+            "rgb(1,2,3",
+            "<script>",
+        ] {
             assert!(!is_css_color(bad), "{bad}");
         }
     }

@@ -85,7 +85,9 @@ impl DocumentTools {
         args: AppendToDocumentArgs,
     ) -> ToolResult {
         if args.text.is_empty() {
-            return Err(ToolError::invalid("`text` is empty: pass the text to append"));
+            return Err(ToolError::invalid(
+                "`text` is empty: pass the text to append",
+            ));
         }
         check_length(&args.text, "text", MAX_DOCUMENT_CHARS)?;
         let written = repo

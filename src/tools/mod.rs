@@ -21,11 +21,13 @@ pub mod objective;
 pub mod preferences;
 pub mod todos;
 
-pub use collection::{AnyCollection, BoundTool, InvokeFn, ToolCollection, ToolEntry, ToolFuture, Toolset};
+pub use collection::{
+    AnyCollection, BoundTool, InvokeFn, ToolCollection, ToolEntry, ToolFuture, Toolset,
+};
 pub use envelope::Envelope;
 pub use haico_macros::{workspace_tool, workspace_tools};
 pub use output::{IntoToolResult, NewArtifact, ToolError, ToolOutput, ToolResult};
-pub use runtime::{FailureKind, StoredArtifact, ToolCall, ToolRuntime};
+pub use runtime::{FailureKind, StepContext, StoredArtifact, ToolCall, ToolRuntime};
 pub use spec::{ACTION_AND_REASONING, ToolSpec};
 
 use crate::ThreadId;

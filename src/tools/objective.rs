@@ -42,9 +42,14 @@ impl ObjectiveTools {
         args: SetObjectiveArgs,
     ) -> ToolResult {
         // One line: runs of whitespace, line breaks included, become single spaces.
-        let line = args.objective.split_whitespace().collect::<Vec<_>>().join(" ");
+        let line = args
+            .objective
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
         let objective = require_text(&line, "objective", MAX_OBJECTIVE_CHARS)?;
-        repo.set_objective(self.thread_id.as_str(), objective).await?;
+        repo.set_objective(self.thread_id.as_str(), objective)
+            .await?;
         Ok(format!("objective set: {objective}").into())
     }
 }

@@ -9,12 +9,17 @@ use serde::Deserialize;
 
 use super::{
     ToolError, ToolResult,
-    checks::{check_length, describe_out_of_range, plural, require_batch, require_text, resolve_indices},
+    checks::{
+        check_length, describe_out_of_range, plural, require_batch, require_text, resolve_indices,
+    },
     workspace_tool, workspace_tools,
 };
 use crate::{
     ThreadId,
-    store::{NewPreference, Preference, PreferenceKind, PreferencePatch, WorkspaceRepository, WriteOutcome},
+    store::{
+        NewPreference, Preference, PreferenceKind, PreferencePatch, WorkspaceRepository,
+        WriteOutcome,
+    },
 };
 
 /// The longest preference title, in characters.
@@ -109,7 +114,8 @@ impl PreferenceTools {
         let mut items = Vec::with_capacity(args.items.len());
         for (i, item) in args.items.iter().enumerate() {
             let title = require_text(&item.title, &format!("items[{i}].title"), MAX_TITLE_CHARS)?;
-            let subtitle = optional_subtitle(item.subtitle.as_deref(), &format!("items[{i}].subtitle"))?;
+            let subtitle =
+                optional_subtitle(item.subtitle.as_deref(), &format!("items[{i}].subtitle"))?;
             items.push(NewPreference {
                 title: title.to_string(),
                 subtitle,
@@ -149,12 +155,16 @@ impl PreferenceTools {
             }
             let title = match &update.title {
                 Some(title) => Some(
-                    require_text(title, &format!("updates[{i}].title"), MAX_TITLE_CHARS)?.to_string(),
+                    require_text(title, &format!("updates[{i}].title"), MAX_TITLE_CHARS)?
+                        .to_string(),
                 ),
                 None => None,
             };
             let subtitle = match &update.subtitle {
-                Some(sub) => Some(optional_subtitle(Some(sub), &format!("updates[{i}].subtitle"))?),
+                Some(sub) => Some(optional_subtitle(
+                    Some(sub),
+                    &format!("updates[{i}].subtitle"),
+                )?),
                 None => None,
             };
             patches.push(PreferencePatch {
@@ -173,10 +183,14 @@ impl PreferenceTools {
             let Some(target) = target_of(&current, update.index) else {
                 continue;
             };
-            let (outcome, _) = repo.update_preference(thread, target.id, patch, true).await?;
+            let (outcome, _) = repo
+                .update_preference(thread, target.id, patch, true)
+                .await?;
             report.record(update.index, target, outcome);
         }
-        Ok(report.finish("updated", "changed", &targets.out_of_range, current.len()).into())
+        Ok(report
+            .finish("updated", "changed", &targets.out_of_range, current.len())
+            .into())
     }
 
     #[workspace_tool(
@@ -203,7 +217,9 @@ impl PreferenceTools {
             let outcome = repo.delete_preference(thread, target.id, true).await?;
             report.record(index, target, outcome);
         }
-        Ok(report.finish("removed", "removed", &targets.out_of_range, current.len()).into())
+        Ok(report
+            .finish("removed", "removed", &targets.out_of_range, current.len())
+            .into())
     }
 
     #[workspace_tool(
@@ -297,7 +313,12 @@ impl Report {
             ));
         }
         if !out_of_range.is_empty() {
-            parts.push(describe_out_of_range(out_of_range, len, "the list has", "preference"));
+            parts.push(describe_out_of_range(
+                out_of_range,
+                len,
+                "the list has",
+                "preference",
+            ));
         }
         parts.join("; ")
     }

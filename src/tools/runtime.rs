@@ -21,8 +21,12 @@ use super::{
     spec::ACTION_AND_REASONING,
 };
 use crate::{
+    events::{
+        EventSource, InProcessBus, LiveEvent, SharedBus, artifact_event, step_event,
+        workspace_event,
+    },
     panels::PanelSet,
-    store::{Database, StoreError, WorkspaceRepository},
+    store::{Database, NewStep, StoreError, StoredEvent, WorkspaceRepository},
 };
 
 /// Why a call failed, for callers that map failures onto something else (HTTP status codes,
@@ -82,16 +86,22 @@ pub struct ToolCall {
     pub duration: Duration,
 }
 
-/// Runs tool calls against one database.
+/// Runs tool calls against one database and announces their changes on an event bus.
 #[derive(Debug, Clone)]
 pub struct ToolRuntime {
     db: Database,
+    bus: SharedBus,
 }
 
 impl ToolRuntime {
-    /// A runtime over `db`.
+    /// A runtime over `db` with a bus of its own (enough when nobody else subscribes).
     pub fn new(db: Database) -> Self {
-        Self { db }
+        Self::with_bus(db, std::sync::Arc::new(InProcessBus::new()))
+    }
+
+    /// A runtime over `db` that publishes on `bus`, shared with the HTTP layer's subscribers.
+    pub fn with_bus(db: Database, bus: SharedBus) -> Self {
+        Self { db, bus }
     }
 
     /// The database calls run against.
@@ -99,8 +109,61 @@ impl ToolRuntime {
         &self.db
     }
 
-    /// Calls the tool `name` of `tools` with the model's raw JSON `args`.
+    /// The bus calls publish on.
+    pub fn bus(&self) -> &SharedBus {
+        &self.bus
+    }
+
+    /// Calls the tool `name` of `tools` with the model's raw JSON `args`, outside any turn.
     pub async fn call(&self, tools: &Toolset, name: &str, args: Value) -> ToolCall {
+        self.call_with(tools, name, args, None).await
+    }
+
+    /// Calls a tool as step `step` of an agent turn: besides the call itself, the step is
+    /// recorded (in the call's transaction when it succeeds, in one of its own when it fails)
+    /// and announced with a `step` event before the call's `artifact` and `workspace` events.
+    pub async fn call_in_turn(
+        &self,
+        tools: &Toolset,
+        name: &str,
+        args: Value,
+        step: StepContext,
+    ) -> ToolCall {
+        self.call_with(tools, name, args, Some(step)).await
+    }
+
+    /// Records a call that could not even be attempted (the model's arguments were not JSON,
+    /// say) as a failed step of a turn, so the model and the trace both see why.
+    pub async fn reject_in_turn(
+        &self,
+        tools: &Toolset,
+        name: &str,
+        arguments: Value,
+        error: String,
+        step: StepContext,
+    ) -> ToolCall {
+        let mut call = ToolCall {
+            tool: name.to_string(),
+            arguments,
+            action_and_reasoning: None,
+            envelope: Envelope::failure(error),
+            changed: PanelSet::default(),
+            artifact: None,
+            failure: Some(FailureKind::InvalidArguments),
+            turn_index: Some(step.turn_index),
+            duration: Duration::ZERO,
+        };
+        self.record_failed_step(tools, &mut call, step).await;
+        call
+    }
+
+    async fn call_with(
+        &self,
+        tools: &Toolset,
+        name: &str,
+        args: Value,
+        step: Option<StepContext>,
+    ) -> ToolCall {
         let started = Instant::now();
         let mut call = ToolCall {
             tool: name.to_string(),
@@ -113,16 +176,22 @@ impl ToolRuntime {
             turn_index: None,
             duration: Duration::ZERO,
         };
-        match self.run(tools, name, args, &mut call).await {
+        let outcome = self.run(tools, name, args, &mut call, step, started).await;
+        call.duration = started.elapsed();
+        match outcome {
             Ok(envelope) => call.envelope = envelope,
             Err((kind, message)) => {
                 call.failure = Some(kind);
                 call.changed = PanelSet::default();
                 call.artifact = None;
                 call.envelope = Envelope::failure(message);
+                if let Some(step) = step
+                    && kind != FailureKind::UnknownThread
+                {
+                    self.record_failed_step(tools, &mut call, step).await;
+                }
             }
         }
-        call.duration = started.elapsed();
         tracing::info!(
             target: "haico::tools",
             thread = %tools.thread_id(),
@@ -135,12 +204,33 @@ impl ToolRuntime {
         call
     }
 
+    /// Writes a failed step and its event in a transaction of its own (the call's own was
+    /// rolled back). A storage failure here is logged: the model still gets its envelope.
+    async fn record_failed_step(&self, tools: &Toolset, call: &mut ToolCall, step: StepContext) {
+        let thread_id = tools.thread_id().as_str();
+        let result: Result<Vec<StoredEvent>, StoreError> = async {
+            let mut repo = self.db.begin_write().await?;
+            let events = record_step(&mut repo, thread_id, call, step).await?;
+            repo.commit().await?;
+            Ok(events)
+        }
+        .await;
+        match result {
+            Ok(events) => publish(&self.bus, thread_id, events),
+            Err(err) => {
+                tracing::error!(target: "haico::tools", error = %err, "could not record a failed step");
+            }
+        }
+    }
+
     async fn run(
         &self,
         tools: &Toolset,
         name: &str,
         args: Value,
         call: &mut ToolCall,
+        step: Option<StepContext>,
+        started: Instant,
     ) -> Result<Envelope, (FailureKind, String)> {
         let tool = tools.get(name).ok_or_else(|| {
             let names: Vec<&str> = tools.iter().map(BoundTool::name).collect();
@@ -198,11 +288,16 @@ impl ToolRuntime {
                 ));
             }
         };
-        match self.finish(&mut repo, thread_id, turn_index, output).await {
-            Ok((envelope, artifact)) => {
+        match self
+            .finish(
+                &mut repo, thread_id, turn_index, output, call, step, started,
+            )
+            .await
+        {
+            Ok((envelope, events)) => {
                 let changed = repo.commit().await.map_err(storage_failure)?;
                 call.changed = changed;
-                call.artifact = artifact;
+                publish(&self.bus, thread_id, events);
                 Ok(envelope)
             }
             Err(err) => {
@@ -212,16 +307,21 @@ impl ToolRuntime {
         }
     }
 
-    /// Stores the body's artifact and marks the thread active, still inside the transaction.
+    /// Stores the body's artifact, records the step (in a turn), logs the events announcing
+    /// the change and marks the thread active, all still inside the call's transaction.
+    /// Returns the envelope and the events to publish once committed.
+    #[allow(clippy::too_many_arguments)]
     async fn finish(
         &self,
         repo: &mut WorkspaceRepository,
         thread_id: &str,
         turn_index: i64,
         output: ToolOutput,
-    ) -> Result<(Envelope, Option<StoredArtifact>), StoreError> {
+        call: &mut ToolCall,
+        step: Option<StepContext>,
+        started: Instant,
+    ) -> Result<(Envelope, Vec<StoredEvent>), StoreError> {
         let mut envelope = Envelope::ok(output.summary);
-        let mut stored = None;
         if let Some(artifact) = output.artifact {
             let id = repo
                 .add_artifact(
@@ -238,7 +338,7 @@ impl ToolRuntime {
                 "payload": artifact.payload,
             }));
             envelope.artifact_id = Some(id);
-            stored = Some(StoredArtifact {
+            call.artifact = Some(StoredArtifact {
                 artifact_id: id,
                 artifact_type: artifact.artifact_type,
                 title: artifact.title,
@@ -246,10 +346,72 @@ impl ToolRuntime {
                 turn_index,
             });
         }
-        if !repo.changed().is_empty() {
+        let changed = repo.changed();
+        let mut events = Vec::new();
+        if let Some(step) = step {
+            call.envelope = envelope.clone();
+            call.duration = started.elapsed();
+            events.extend(record_step(repo, thread_id, call, step).await?);
+        }
+        if !changed.is_empty() {
+            let mut new = Vec::with_capacity(2);
+            if let Some(artifact) = &call.artifact {
+                new.push(artifact_event(artifact));
+            }
+            new.push(workspace_event(changed, EventSource::Agent));
+            events.extend(repo.append_events(thread_id, &new).await?);
             repo.touch_thread(thread_id).await?;
         }
-        Ok((envelope, stored))
+        Ok((envelope, events))
+    }
+}
+
+/// The position of a tool call in an agent turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepContext {
+    /// The turn.
+    pub turn_index: i64,
+    /// The call's position in the turn, from 1.
+    pub step_index: i64,
+}
+
+/// Stores a step row and appends its `step` event, in `repo`'s transaction.
+async fn record_step(
+    repo: &mut WorkspaceRepository,
+    thread_id: &str,
+    call: &ToolCall,
+    step: StepContext,
+) -> Result<Vec<StoredEvent>, StoreError> {
+    let result = call.envelope.to_value();
+    let duration_ms = call.duration.as_secs_f64() * 1000.0;
+    repo.add_step(
+        thread_id,
+        NewStep {
+            turn_index: step.turn_index,
+            step_index: step.step_index,
+            tool: &call.tool,
+            arguments: &call.arguments,
+            action_and_reasoning: call.action_and_reasoning.as_deref(),
+            result: &result,
+            success: call.envelope.success,
+            duration_ms,
+        },
+    )
+    .await?;
+    let event = step_event(call, &result, step.turn_index, duration_ms);
+    repo.append_events(thread_id, &[event]).await
+}
+
+/// Hands committed events to the bus.
+pub(crate) fn publish(bus: &SharedBus, thread_id: &str, events: Vec<StoredEvent>) {
+    if !events.is_empty() {
+        bus.publish(
+            thread_id,
+            events
+                .into_iter()
+                .map(|e| std::sync::Arc::new(LiveEvent::from(e)))
+                .collect(),
+        );
     }
 }
 

@@ -60,7 +60,12 @@ fn unwrap_doc_lines(value: &mut Value) {
                     Value::String(text) if key == "description" => {
                         *text = text
                             .split("\n\n")
-                            .map(|para| para.split('\n').map(str::trim).collect::<Vec<_>>().join(" "))
+                            .map(|para| {
+                                para.split('\n')
+                                    .map(str::trim)
+                                    .collect::<Vec<_>>()
+                                    .join(" ")
+                            })
                             .collect::<Vec<_>>()
                             .join("\n\n");
                     }

@@ -138,7 +138,11 @@ impl TodoTools {
                     )));
                 };
                 let end = repo.subtree_end(thread, index - 1, parent.depth).await?;
-                (end, parent.depth + 1, format!("under step {index} \"{}\"", parent.text))
+                (
+                    end,
+                    parent.depth + 1,
+                    format!("under step {index} \"{}\"", parent.text),
+                )
             }
         };
         let deepest = steps.iter().map(|s| s.depth).max().unwrap_or(0) + base;
@@ -229,7 +233,9 @@ impl TodoTools {
                 continue;
             };
             if targets.positions.contains(&position)
-                && repo.set_todo_text_at(thread, as_i64(position), text).await?
+                && repo
+                    .set_todo_text_at(thread, as_i64(position), text)
+                    .await?
             {
                 rewritten.push(update.index.to_string());
             }
@@ -350,7 +356,12 @@ fn finish(mut parts: Vec<String>, out_of_range: &[i64], len: usize, nothing: &st
         parts.push(nothing.to_string());
     }
     if !out_of_range.is_empty() {
-        parts.push(describe_out_of_range(out_of_range, len, "the plan has", "step"));
+        parts.push(describe_out_of_range(
+            out_of_range,
+            len,
+            "the plan has",
+            "step",
+        ));
     }
     parts.join("; ")
 }

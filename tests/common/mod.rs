@@ -169,7 +169,10 @@ impl Harness {
         assert!(!env.success, "{tool}({args}) should have failed: {env:?}");
         assert!(env.summary.is_none() && env.artifact.is_none() && env.artifact_id.is_none());
         let after = self.state().await;
-        assert_eq!(before, after, "{tool}({args}) failed but changed the database");
+        assert_eq!(
+            before, after,
+            "{tool}({args}) failed but changed the database"
+        );
         env.error.expect("failure carries an error")
     }
 
@@ -177,7 +180,11 @@ impl Harness {
     pub async fn state(&self) -> State {
         let mut repo = self.db().begin_read().await.unwrap();
         let workspace = repo.workspace(self.thread.as_str()).await.unwrap();
-        let thread = repo.get_thread(self.thread.as_str()).await.unwrap().unwrap();
+        let thread = repo
+            .get_thread(self.thread.as_str())
+            .await
+            .unwrap()
+            .unwrap();
         repo.rollback().await.unwrap();
         State { workspace, thread }
     }
@@ -217,4 +224,6 @@ macro_rules! backend_tests {
     };
 }
 
+pub mod mock_llm;
 pub mod server;
+pub mod sse;

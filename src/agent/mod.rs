@@ -1,0 +1,12 @@
+//! The agent: the ReAct loop ([`turn`]) that turns a user message into tool calls and an
+//! answer, the system prompt rebuilt from the workspace before every call ([`prompt`]), the
+//! history it sends ([`history`]), the provider-neutral model interface ([`model`]) and the
+//! LLM providers that implement it ([`providers`]).
+
+pub mod history;
+pub mod model;
+pub mod prompt;
+pub mod providers;
+pub mod turn;
+
+pub use turn::{Agent, AgentConfig, StartError, StartedTurn};

@@ -1,0 +1,165 @@
+//! Which model to use, read from `HAICO_LLM_*` variables and matching flags.
+//!
+//! The provider is the one named by `HAICO_LLM_PROVIDER`; without it, haico picks `replay` when
+//! a replay file is given, `openai` when a base URL or an OpenAI key is present, `anthropic`
+//! when only an Anthropic key is, and otherwise runs without a model.
+
+use std::{fmt, path::PathBuf, str::FromStr, time::Duration};
+
+use clap::Args;
+
+use crate::agent::model::ProviderError;
+
+/// The supported providers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProviderKind {
+    /// Any OpenAI-compatible Chat Completions endpoint.
+    Openai,
+    /// Anthropic's Messages API.
+    Anthropic,
+    /// A scripted conversation from a JSON file.
+    Replay,
+}
+
+impl FromStr for ProviderKind {
+    type Err = ProviderError;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "openai" => Ok(Self::Openai),
+            "anthropic" => Ok(Self::Anthropic),
+            "replay" => Ok(Self::Replay),
+            _ => Err(ProviderError::UnknownProvider(name.to_string())),
+        }
+    }
+}
+
+impl fmt::Display for ProviderKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Openai => "openai",
+            Self::Anthropic => "anthropic",
+            Self::Replay => "replay",
+        })
+    }
+}
+
+/// Everything needed to build a model; [`super::build_model`] turns it into one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProviderConfig {
+    /// `None`: no provider configured; calls fail with [`ProviderError::NotConfigured`].
+    pub kind: Option<ProviderKind>,
+    /// The endpoint; each provider has its public API as default.
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api_key: Option<String>,
+    /// Budget of one attempt (connect, response head, first event), and the longest silence
+    /// tolerated between two chunks of an answer.
+    pub timeout: Duration,
+    /// Retries of transient failures before an answer starts.
+    pub max_retries: u32,
+    /// First retry back-off; it doubles per retry (a 429's `Retry-After` takes precedence).
+    pub retry_backoff: Duration,
+    /// The script the `replay` provider plays.
+    pub replay_script: Option<PathBuf>,
+}
+
+/// Default of `HAICO_LLM_TIMEOUT_SECS`.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
+/// Default of `HAICO_LLM_MAX_RETRIES`.
+pub const DEFAULT_MAX_RETRIES: u32 = 3;
+/// Default first back-off.
+pub const DEFAULT_RETRY_BACKOFF: Duration = Duration::from_millis(500);
+
+impl Default for ProviderConfig {
+    fn default() -> Self {
+        Self {
+            kind: None,
+            base_url: None,
+            model: None,
+            api_key: None,
+            timeout: Duration::from_secs(DEFAULT_TIMEOUT_SECS),
+            max_retries: DEFAULT_MAX_RETRIES,
+            retry_backoff: DEFAULT_RETRY_BACKOFF,
+            replay_script: None,
+        }
+    }
+}
+
+/// The LLM flags, each also read from its environment variable.
+#[derive(Debug, Clone, Args)]
+pub struct LlmArgs {
+    /// LLM provider: openai (any OpenAI-compatible server), anthropic or replay.
+    #[arg(long, env = "HAICO_LLM_PROVIDER", value_parser = ProviderKind::from_str)]
+    pub llm_provider: Option<ProviderKind>,
+    /// Endpoint of the provider, e.g. http://localhost:11434/v1 for Ollama.
+    #[arg(long, env = "HAICO_LLM_BASE_URL")]
+    pub llm_base_url: Option<String>,
+    /// Model name, e.g. gpt-4o-mini, llama3.1, claude-sonnet-4-5.
+    #[arg(long, env = "HAICO_LLM_MODEL")]
+    pub llm_model: Option<String>,
+    /// API key (falls back to OPENAI_API_KEY or ANTHROPIC_API_KEY by provider).
+    #[arg(long, env = "HAICO_LLM_API_KEY", hide_env_values = true)]
+    pub llm_api_key: Option<String>,
+    /// OpenAI key, used when HAICO_LLM_API_KEY is not set.
+    #[arg(long, env = "OPENAI_API_KEY", hide_env_values = true, hide = true)]
+    pub openai_api_key: Option<String>,
+    /// Anthropic key, used when HAICO_LLM_API_KEY is not set.
+    #[arg(long, env = "ANTHROPIC_API_KEY", hide_env_values = true, hide = true)]
+    pub anthropic_api_key: Option<String>,
+    /// Seconds to wait for a model to start answering, and between chunks of its answer.
+    #[arg(long, env = "HAICO_LLM_TIMEOUT_SECS", default_value_t = DEFAULT_TIMEOUT_SECS,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub llm_timeout_secs: u64,
+    /// Retries of transient provider failures (timeouts, 429, 5xx) before an answer starts.
+    #[arg(long, env = "HAICO_LLM_MAX_RETRIES", default_value_t = DEFAULT_MAX_RETRIES)]
+    pub llm_max_retries: u32,
+    /// JSON script played by the replay provider.
+    #[arg(long, env = "HAICO_LLM_REPLAY_FILE")]
+    pub llm_replay_file: Option<PathBuf>,
+}
+
+/// An empty variable counts as unset.
+fn present(value: &Option<String>) -> Option<String> {
+    value
+        .as_deref()
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .map(str::to_string)
+}
+
+impl LlmArgs {
+    /// The configuration these flags describe.
+    pub fn config(&self) -> ProviderConfig {
+        let base_url = present(&self.llm_base_url);
+        let own_key = present(&self.llm_api_key);
+        let openai_key = present(&self.openai_api_key);
+        let anthropic_key = present(&self.anthropic_api_key);
+        let kind = self.llm_provider.or_else(|| {
+            if self.llm_replay_file.is_some() {
+                Some(ProviderKind::Replay)
+            } else if base_url.is_some() || own_key.is_some() || openai_key.is_some() {
+                Some(ProviderKind::Openai)
+            } else if anthropic_key.is_some() {
+                Some(ProviderKind::Anthropic)
+            } else {
+                None
+            }
+        });
+        let api_key = own_key.or(match kind {
+            Some(ProviderKind::Openai) => openai_key,
+            Some(ProviderKind::Anthropic) => anthropic_key,
+            _ => None,
+        });
+        ProviderConfig {
+            kind,
+            base_url,
+            model: present(&self.llm_model),
+            api_key,
+            timeout: Duration::from_secs(self.llm_timeout_secs),
+            max_retries: self.llm_max_retries,
+            retry_backoff: DEFAULT_RETRY_BACKOFF,
+            replay_script: self.llm_replay_file.clone(),
+        }
+    }
+}

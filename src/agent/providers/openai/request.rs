@@ -1,0 +1,210 @@
+//! The request body of `POST /chat/completions`, named as in OpenAI's API reference, and its
+//! construction from a [`ModelRequest`].
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::agent::model::{ChatMessage, ModelRequest, ToolCallRequest, ToolDefinition};
+
+/// `CreateChatCompletionRequest`, streaming.
+#[derive(Debug, Serialize)]
+pub struct ChatCompletionRequest {
+    pub model: String,
+    pub messages: Vec<ChatCompletionMessage>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ChatCompletionTool>,
+    /// `max_tokens` rather than `max_completion_tokens`: every OpenAI-compatible server
+    /// understands it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
+    pub stream: bool,
+    pub stream_options: StreamOptions,
+}
+
+/// `stream_options`: asks for a final chunk carrying the token usage.
+#[derive(Debug, Serialize)]
+pub struct StreamOptions {
+    pub include_usage: bool,
+}
+
+/// `ChatCompletionRequestMessage`, tagged by `role`.
+#[derive(Debug, Serialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum ChatCompletionMessage {
+    System {
+        content: String,
+    },
+    User {
+        content: String,
+    },
+    Assistant {
+        /// `null` when the message only calls tools.
+        content: Option<String>,
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ChatCompletionMessageToolCall>,
+    },
+    Tool {
+        tool_call_id: String,
+        content: String,
+    },
+}
+
+/// The only tool type Chat Completions has.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolType {
+    Function,
+}
+
+/// `ChatCompletionTool`.
+#[derive(Debug, Serialize)]
+pub struct ChatCompletionTool {
+    #[serde(rename = "type")]
+    pub kind: ToolType,
+    pub function: FunctionDefinition,
+}
+
+/// `FunctionDefinition`.
+#[derive(Debug, Serialize)]
+pub struct FunctionDefinition {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+/// `ChatCompletionMessageToolCall`: a call of an earlier assistant message.
+#[derive(Debug, Serialize)]
+pub struct ChatCompletionMessageToolCall {
+    pub id: String,
+    #[serde(rename = "type")]
+    pub kind: ToolType,
+    pub function: FunctionCall,
+}
+
+/// `function` of a tool call; `arguments` is the model's raw text, sent back unchanged.
+#[derive(Debug, Serialize)]
+pub struct FunctionCall {
+    pub name: String,
+    pub arguments: String,
+}
+
+impl ChatCompletionRequest {
+    /// The streaming request for `model`.
+    pub fn new(model: &str, request: &ModelRequest) -> Self {
+        let system = (!request.system.is_empty()).then(|| ChatCompletionMessage::System {
+            content: request.system.clone(),
+        });
+        Self {
+            model: model.to_string(),
+            messages: system
+                .into_iter()
+                .chain(request.messages.iter().map(ChatCompletionMessage::from))
+                .collect(),
+            tools: request.tools.iter().map(ChatCompletionTool::from).collect(),
+            max_tokens: request.max_tokens,
+            stream: true,
+            stream_options: StreamOptions {
+                include_usage: true,
+            },
+        }
+    }
+}
+
+impl From<&ChatMessage> for ChatCompletionMessage {
+    fn from(message: &ChatMessage) -> Self {
+        match message {
+            ChatMessage::User { content } => Self::User {
+                content: content.clone(),
+            },
+            ChatMessage::Assistant {
+                content,
+                tool_calls,
+            } => Self::Assistant {
+                content: (!content.is_empty() || tool_calls.is_empty()).then(|| content.clone()),
+                tool_calls: tool_calls
+                    .iter()
+                    .map(ChatCompletionMessageToolCall::from)
+                    .collect(),
+            },
+            ChatMessage::Tool {
+                call_id, content, ..
+            } => Self::Tool {
+                tool_call_id: call_id.clone(),
+                content: content.clone(),
+            },
+        }
+    }
+}
+
+impl From<&ToolCallRequest> for ChatCompletionMessageToolCall {
+    fn from(call: &ToolCallRequest) -> Self {
+        Self {
+            id: call.id.clone(),
+            kind: ToolType::Function,
+            function: FunctionCall {
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            },
+        }
+    }
+}
+
+impl From<&ToolDefinition> for ChatCompletionTool {
+    fn from(tool: &ToolDefinition) -> Self {
+        Self {
+            kind: ToolType::Function,
+            function: FunctionDefinition {
+                name: tool.name.clone(),
+                description: tool.description.clone(),
+                parameters: tool.parameters.clone(),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_conversation_becomes_chat_completion_messages() {
+        let request = ModelRequest {
+            system: "be brief".into(),
+            messages: vec![
+                ChatMessage::user("plan my trip"),
+                ChatMessage::assistant(
+                    "",
+                    vec![ToolCallRequest {
+                        id: "call_1".into(),
+                        name: "add_todos".into(),
+                        arguments: "{\"steps\": [".into(),
+                    }],
+                ),
+                ChatMessage::tool("call_1", "add_todos", "{\"success\":false}"),
+            ],
+            tools: vec![],
+            max_tokens: None,
+        };
+        let body = serde_json::to_value(ChatCompletionRequest::new("m", &request)).unwrap();
+        assert_eq!(
+            body,
+            json!({
+                "model": "m",
+                "messages": [
+                    {"role": "system", "content": "be brief"},
+                    {"role": "user", "content": "plan my trip"},
+                    {"role": "assistant", "content": null, "tool_calls": [
+                        {"id": "call_1", "type": "function",
+                         "function": {"name": "add_todos", "arguments": "{\"steps\": ["}}
+                    ]},
+                    {"role": "tool", "tool_call_id": "call_1", "content": "{\"success\":false}"}
+                ],
+                "stream": true,
+                "stream_options": {"include_usage": true}
+            })
+        );
+    }
+}

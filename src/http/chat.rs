@@ -1,0 +1,143 @@
+//! Agent turns over HTTP: `POST …/chat` streams one turn as Server-Sent Events, `POST
+//! …/cancel` stops it, `GET …/messages` returns the conversation with its steps.
+//!
+//! The chat response is a subscription to the thread's event log starting at the turn's first
+//! event and ending after its `done`: the same events, ids and order every other subscriber
+//! of the thread sees, plus the streamed tokens.
+
+use std::convert::Infallible;
+
+use axum::{
+    Router,
+    extract::State,
+    http::StatusCode,
+    response::sse::{Event, KeepAlive, Sse},
+    routing::{get, post},
+};
+use futures::{Stream, StreamExt};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{
+    AppState,
+    error::ApiError,
+    extract::{Json, Path},
+};
+use crate::{ThreadId, agent::StartError, events::subscribe, store::TurnRecord};
+
+pub(super) fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/threads/{thread_id}/chat", post(chat))
+        .route("/api/threads/{thread_id}/cancel", post(cancel))
+        .route("/api/threads/{thread_id}/messages", get(messages))
+}
+
+/// Body of `POST …/chat`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ChatRequest {
+    message: String,
+}
+
+async fn chat(
+    State(state): State<AppState>,
+    Path(thread_id): Path<String>,
+    Json(body): Json<ChatRequest>,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let id = ThreadId::parse(&thread_id)?;
+    // Subscribe before the turn starts, so its tokens and its logged events arrive in the
+    // order they happen.
+    let stream = subscribe(state.db().clone(), state.bus().clone(), id.as_str(), None)
+        .await
+        .map_err(|err| ApiError::Store(err.0))?;
+    let started = state
+        .agent()
+        .start(&id, &body.message)
+        .await
+        .map_err(|err| match err {
+            StartError::InvalidMessage(message) => ApiError::BadRequest(message),
+            StartError::UnknownThread(_) => ApiError::thread_not_found(id.as_str()),
+            StartError::Busy => ApiError::Conflict(err.to_string()),
+            StartError::Store(store) => ApiError::Store(store),
+        })?;
+    let turn = started.turn_index;
+    let first_seq = started.first_seq;
+    // Everything from the turn's first event on, ending right after this turn's `done`.
+    let events = stream
+        .take_until(state.closing().clone().cancelled_owned())
+        .filter(move |item| {
+            // Events logged before this turn began (another client's edit a moment earlier)
+            // belong to the thread's stream, not to this response.
+            let keep = match item {
+                Ok(event) => event.seq.is_none_or(|seq| seq >= first_seq),
+                Err(_) => true,
+            };
+            futures::future::ready(keep)
+        })
+        .map(move |item| match item {
+            Ok(event) => {
+                let last = event.event == "done" && event_turn(&event.data) == Some(turn);
+                let mut sse = Event::default().event(&event.event).data(&event.data);
+                if let Some(seq) = event.seq {
+                    sse = sse.id(seq.to_string());
+                }
+                (sse, last)
+            }
+            Err(err) => (
+                Event::default()
+                    .event("error")
+                    .data(json!({"message": err.to_string(), "turn_index": turn}).to_string()),
+                true,
+            ),
+        })
+        .boxed();
+    let through_done = futures::stream::unfold((events, false), |(mut events, ended)| async move {
+        if ended {
+            return None;
+        }
+        let (event, last) = events.next().await?;
+        Some((Ok::<_, Infallible>(event), (events, last)))
+    });
+    Ok(Sse::new(through_done).keep_alive(KeepAlive::default()))
+}
+
+fn event_turn(data: &str) -> Option<i64> {
+    serde_json::from_str::<Value>(data)
+        .ok()
+        .and_then(|v| v.get("turn_index").and_then(Value::as_i64))
+}
+
+async fn cancel(
+    State(state): State<AppState>,
+    Path(thread_id): Path<String>,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let id = ThreadId::parse(&thread_id)?;
+    if state.agent().cancel(&id) {
+        return Ok((StatusCode::ACCEPTED, Json(json!({"cancelled": true}))));
+    }
+    let mut repo = state.db().begin_read().await?;
+    let exists = repo.get_thread(id.as_str()).await?.is_some();
+    repo.rollback().await?;
+    if exists {
+        Err(ApiError::Conflict(
+            "no turn is running on this thread".to_string(),
+        ))
+    } else {
+        Err(ApiError::thread_not_found(id.as_str()))
+    }
+}
+
+async fn messages(
+    State(state): State<AppState>,
+    Path(thread_id): Path<String>,
+) -> Result<Json<Vec<TurnRecord>>, ApiError> {
+    let id = ThreadId::parse(&thread_id)?;
+    let mut repo = state.db().begin_read().await?;
+    if repo.get_thread(id.as_str()).await?.is_none() {
+        repo.rollback().await?;
+        return Err(ApiError::thread_not_found(id.as_str()));
+    }
+    let turns = repo.conversation(id.as_str()).await?;
+    repo.rollback().await?;
+    Ok(Json(turns))
+}

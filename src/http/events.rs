@@ -1,0 +1,92 @@
+//! `GET /api/threads/{thread_id}/events`: every event of the thread as Server-Sent Events.
+//!
+//! Durable events carry their per-thread sequence number as the SSE `id`, so a browser's
+//! automatic reconnect (which sends `Last-Event-ID`) resumes exactly where it left off, also
+//! across a server restart. Clients that cannot set headers may pass `?last_event_id=N`.
+
+use std::{convert::Infallible, time::Duration};
+
+use axum::{
+    Router,
+    extract::State,
+    http::HeaderMap,
+    response::sse::{Event, KeepAlive, Sse},
+    routing::get,
+};
+use futures::{Stream, StreamExt};
+use serde::Deserialize;
+
+use super::{
+    AppState,
+    error::ApiError,
+    extract::{Path, Query},
+};
+use crate::{ThreadId, events::subscribe};
+
+/// How often an idle stream sends a comment line, so proxies keep it open and dead clients
+/// are noticed.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+pub(super) fn router() -> Router<AppState> {
+    Router::new().route("/api/threads/{thread_id}/events", get(events))
+}
+
+/// Query of the events endpoint.
+#[derive(Debug, Default, Deserialize)]
+struct EventsQuery {
+    last_event_id: Option<i64>,
+}
+
+async fn events(
+    State(state): State<AppState>,
+    Path(thread_id): Path<String>,
+    Query(query): Query<EventsQuery>,
+    headers: HeaderMap,
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let id = ThreadId::parse(&thread_id)?;
+    let last_seen = match headers.get("last-event-id") {
+        Some(value) => Some(
+            value
+                .to_str()
+                .ok()
+                .and_then(|v| v.trim().parse::<i64>().ok())
+                .ok_or_else(|| {
+                    ApiError::BadRequest("Last-Event-ID must be an event number".to_string())
+                })?,
+        ),
+        None => query.last_event_id,
+    };
+    let mut repo = state.db().begin_read().await?;
+    let exists = repo.get_thread(id.as_str()).await?.is_some();
+    repo.rollback().await?;
+    if !exists {
+        return Err(ApiError::thread_not_found(id.as_str()));
+    }
+    let stream = subscribe(
+        state.db().clone(),
+        state.bus().clone(),
+        id.as_str(),
+        last_seen,
+    )
+    .await
+    .map_err(|err| ApiError::Store(err.0))?;
+    let thread = id.clone();
+    let sse = stream
+        .take_until(state.closing().clone().cancelled_owned())
+        .map(move |item| match item {
+            Ok(event) => {
+                let mut sse = Event::default().event(&event.event).data(&event.data);
+                if let Some(seq) = event.seq {
+                    sse = sse.id(seq.to_string());
+                }
+                Ok(sse)
+            }
+            Err(err) => {
+                tracing::warn!(target: "haico::http", thread = %thread, error = %err, "event stream failed");
+                Ok(Event::default()
+                    .event("error")
+                    .data(r#"{"message":"the event stream lost the database; reconnect to resume"}"#))
+            }
+        });
+    Ok(Sse::new(sse).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
+}

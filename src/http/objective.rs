@@ -1,0 +1,94 @@
+//! The objective on the user path: `/api/threads/{thread_id}/objective`.
+//!
+//! Also home of the two helpers the other workspace-panel modules share: the thread check and
+//! the mapping of a validation failure to a 400.
+
+use axum::{Router, extract::State, routing::get};
+use serde::{Deserialize, Serialize};
+
+use super::{
+    AppState,
+    error::ApiError,
+    extract::{Json, Path},
+};
+use crate::{
+    ThreadId,
+    store::WorkspaceRepository,
+    tools::{ToolError, checks::require_text, objective::MAX_OBJECTIVE_CHARS},
+};
+
+pub(super) fn router() -> Router<AppState> {
+    Router::new().route(
+        "/api/threads/{thread_id}/objective",
+        get(get_objective).put(put_objective),
+    )
+}
+
+/// The answer of `GET` and `PUT`: `{"objective": "<text>" | null}`.
+#[derive(Debug, Serialize)]
+struct ObjectiveView {
+    objective: Option<String>,
+}
+
+/// Body of `PUT …/objective`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PutObjective {
+    objective: String,
+}
+
+async fn get_objective(
+    State(state): State<AppState>,
+    Path(thread_id): Path<String>,
+) -> Result<Json<ObjectiveView>, ApiError> {
+    let id = ThreadId::parse(&thread_id)?;
+    let mut repo = state.db().begin_read().await?;
+    require_thread(&mut repo, &id).await?;
+    let objective = repo.get_objective(id.as_str()).await?;
+    repo.rollback().await?;
+    Ok(Json(ObjectiveView { objective }))
+}
+
+async fn put_objective(
+    State(state): State<AppState>,
+    Path(thread_id): Path<String>,
+    Json(body): Json<PutObjective>,
+) -> Result<Json<ObjectiveView>, ApiError> {
+    let id = ThreadId::parse(&thread_id)?;
+    // The same rule as `set_objective`: one line (runs of whitespace, line breaks included,
+    // become single spaces), not empty, at most MAX_OBJECTIVE_CHARS.
+    let line = body
+        .objective
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let objective = require_text(&line, "objective", MAX_OBJECTIVE_CHARS)
+        .map_err(bad_request)?
+        .to_string();
+    let mut repo = state.db().begin_write().await?;
+    require_thread(&mut repo, &id).await?;
+    repo.set_objective(id.as_str(), &objective).await?;
+    state.commit_user_change(repo, &id).await?;
+    Ok(Json(ObjectiveView {
+        objective: Some(objective),
+    }))
+}
+
+/// 404s unless the thread exists (a plain read, not the thread lock).
+pub(super) async fn require_thread(
+    repo: &mut WorkspaceRepository,
+    id: &ThreadId,
+) -> Result<(), ApiError> {
+    if repo.get_thread(id.as_str()).await?.is_none() {
+        return Err(ApiError::thread_not_found(id.as_str()));
+    }
+    Ok(())
+}
+
+/// A validation failure from the shared checks, as a 400 with its message.
+pub(super) fn bad_request(err: ToolError) -> ApiError {
+    match err {
+        ToolError::InvalidArguments(message) => ApiError::BadRequest(message),
+        other => ApiError::BadRequest(other.to_string()),
+    }
+}

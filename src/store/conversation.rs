@@ -1,0 +1,358 @@
+//! Turns, messages and tool steps: the conversation beside the workspace, persisted so a
+//! thread can be reloaded, replayed and studied.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::Value;
+
+use super::{
+    Context, StoreError,
+    repository::{WorkspaceRepository, now, with_conn},
+};
+
+/// How a turn ended (or that it has not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TurnStatus {
+    /// The agent is still working.
+    Running,
+    /// The agent answered.
+    Completed,
+    /// The model or the server failed; the steps that ran are kept.
+    Failed,
+    /// The user stopped it.
+    Cancelled,
+}
+
+impl TurnStatus {
+    fn as_str(self) -> &'static str {
+        match self {
+            TurnStatus::Running => "running",
+            TurnStatus::Completed => "completed",
+            TurnStatus::Failed => "failed",
+            TurnStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// One recorded tool call of a turn.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepRecord {
+    /// Position in the turn, from 1.
+    pub step_index: i64,
+    /// The tool's name as the model called it.
+    pub tool: String,
+    /// The arguments, without `action_and_reasoning`.
+    pub arguments: Value,
+    /// The agent's sentence for the reasoning trace.
+    pub action_and_reasoning: Option<String>,
+    /// The envelope.
+    pub result: Value,
+    /// Whether the call succeeded.
+    pub success: bool,
+    /// How long it took.
+    pub duration_ms: f64,
+    /// When it finished.
+    pub created_at: DateTime<Utc>,
+}
+
+/// A message of the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+pub struct MessageRecord {
+    /// Message id.
+    pub id: i64,
+    /// `user` or `assistant`.
+    pub role: String,
+    /// The text.
+    pub content: String,
+    /// When it was written.
+    pub created_at: DateTime<Utc>,
+}
+
+/// One turn with everything that happened in it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TurnRecord {
+    /// The turn's number in its thread, from 1.
+    pub turn_index: i64,
+    /// Running, completed, failed or cancelled.
+    pub status: String,
+    /// Why it failed, if it did.
+    pub error: Option<String>,
+    /// When it started.
+    pub started_at: DateTime<Utc>,
+    /// When it ended.
+    pub finished_at: Option<DateTime<Utc>>,
+    /// The user's message and the agent's answer, in order.
+    pub messages: Vec<MessageRecord>,
+    /// The tool calls, in order.
+    pub steps: Vec<StepRecord>,
+}
+
+#[derive(sqlx::FromRow)]
+struct TurnRow {
+    turn_index: i64,
+    status: String,
+    error: Option<String>,
+    started_at: DateTime<Utc>,
+    finished_at: Option<DateTime<Utc>>,
+}
+
+#[derive(sqlx::FromRow)]
+struct MessageRow {
+    turn_index: i64,
+    #[sqlx(flatten)]
+    message: MessageRecord,
+}
+
+#[derive(sqlx::FromRow)]
+struct StepRow {
+    turn_index: i64,
+    step_index: i64,
+    tool: String,
+    arguments: String,
+    action_and_reasoning: Option<String>,
+    result: String,
+    success: bool,
+    duration_ms: f64,
+    created_at: DateTime<Utc>,
+}
+
+/// A step to record.
+#[derive(Debug, Clone, Copy)]
+pub struct NewStep<'a> {
+    /// The turn it belongs to.
+    pub turn_index: i64,
+    /// Its position in the turn.
+    pub step_index: i64,
+    /// The tool's name.
+    pub tool: &'a str,
+    /// The arguments (JSON).
+    pub arguments: &'a Value,
+    /// The agent's sentence.
+    pub action_and_reasoning: Option<&'a str>,
+    /// The envelope (JSON).
+    pub result: &'a Value,
+    /// Whether it succeeded.
+    pub success: bool,
+    /// How long it took.
+    pub duration_ms: f64,
+}
+
+impl WorkspaceRepository {
+    /// Opens the thread's next turn as `running` and returns its index. At most one turn per
+    /// thread runs at a time, enforced by a unique index: a second one is
+    /// [`StoreError::AlreadyExists`]. `None` when the thread does not exist.
+    pub async fn open_turn(&mut self, thread_id: &str) -> Result<Option<i64>, StoreError> {
+        let Some(turn) = self.begin_turn(thread_id).await? else {
+            return Ok(None);
+        };
+        let at = now();
+        let result = with_conn!(self, conn => {
+            sqlx::query(
+                "INSERT INTO turns (thread_id, turn_index, status, started_at) \
+                 VALUES ($1, $2, 'running', $3)",
+            )
+            .bind(thread_id)
+            .bind(turn)
+            .bind(at)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected())
+        })
+        .context("opening a turn");
+        match result {
+            Ok(_) => Ok(Some(turn)),
+            Err(err) if err.is_unique_violation() => Err(StoreError::AlreadyExists(format!(
+                "a running turn on thread {thread_id:?}"
+            ))),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Records how a turn ended.
+    pub async fn close_turn(
+        &mut self,
+        thread_id: &str,
+        turn_index: i64,
+        status: TurnStatus,
+        error: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let at = now();
+        with_conn!(self, conn => {
+            sqlx::query(
+                "UPDATE turns SET status = $3, error = $4, finished_at = $5 \
+                 WHERE thread_id = $1 AND turn_index = $2",
+            )
+            .bind(thread_id)
+            .bind(turn_index)
+            .bind(status.as_str())
+            .bind(error)
+            .bind(at)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected())
+        })
+        .context("closing a turn")?;
+        Ok(())
+    }
+
+    /// Marks every turn still `running` as failed: after a restart nobody is running them.
+    pub async fn fail_running_turns(&mut self, reason: &str) -> Result<u64, StoreError> {
+        let at = now();
+        with_conn!(self, conn => {
+            sqlx::query(
+                "UPDATE turns SET status = 'failed', error = $1, finished_at = $2 \
+                 WHERE status = 'running'",
+            )
+            .bind(reason)
+            .bind(at)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected())
+        })
+        .context("failing interrupted turns")
+    }
+
+    /// Stores a message of a turn.
+    pub async fn add_message(
+        &mut self,
+        thread_id: &str,
+        turn_index: i64,
+        role: &str,
+        content: &str,
+    ) -> Result<i64, StoreError> {
+        let at = now();
+        let (id,): (i64,) = with_conn!(self, conn => {
+            sqlx::query_as(
+                "INSERT INTO messages (thread_id, turn_index, role, content, created_at) \
+                 VALUES ($1, $2, $3, $4, $5) RETURNING id",
+            )
+            .bind(thread_id)
+            .bind(turn_index)
+            .bind(role)
+            .bind(content)
+            .bind(at)
+            .fetch_one(conn)
+            .await
+        })
+        .context("storing a message")?;
+        Ok(id)
+    }
+
+    /// Stores a tool step of a turn.
+    pub async fn add_step(&mut self, thread_id: &str, step: NewStep<'_>) -> Result<(), StoreError> {
+        let at = now();
+        let arguments = serde_json::to_string(step.arguments)?;
+        let result = serde_json::to_string(step.result)?;
+        with_conn!(self, conn => {
+            sqlx::query(
+                "INSERT INTO steps (thread_id, turn_index, step_index, tool, arguments, \
+                 action_and_reasoning, result, success, duration_ms, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            )
+            .bind(thread_id)
+            .bind(step.turn_index)
+            .bind(step.step_index)
+            .bind(step.tool)
+            .bind(&arguments)
+            .bind(step.action_and_reasoning)
+            .bind(&result)
+            .bind(step.success)
+            .bind(step.duration_ms)
+            .bind(at)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected())
+        })
+        .context("storing a step")?;
+        Ok(())
+    }
+
+    /// The conversation: every turn with its messages and steps, oldest first.
+    pub async fn conversation(&mut self, thread_id: &str) -> Result<Vec<TurnRecord>, StoreError> {
+        let turns: Vec<TurnRow> = with_conn!(self, conn => {
+            sqlx::query_as(
+                "SELECT turn_index, status, error, started_at, finished_at FROM turns \
+                 WHERE thread_id = $1 ORDER BY turn_index",
+            )
+            .bind(thread_id)
+            .fetch_all(conn)
+            .await
+        })
+        .context("reading turns")?;
+        let messages: Vec<MessageRow> = with_conn!(self, conn => {
+            sqlx::query_as(
+                "SELECT turn_index, id, role, content, created_at FROM messages \
+                 WHERE thread_id = $1 ORDER BY id",
+            )
+            .bind(thread_id)
+            .fetch_all(conn)
+            .await
+        })
+        .context("reading messages")?;
+        let steps: Vec<StepRow> = with_conn!(self, conn => {
+            sqlx::query_as(
+                "SELECT turn_index, step_index, tool, arguments, action_and_reasoning, result, \
+                 success, duration_ms, created_at FROM steps \
+                 WHERE thread_id = $1 ORDER BY turn_index, step_index",
+            )
+            .bind(thread_id)
+            .fetch_all(conn)
+            .await
+        })
+        .context("reading steps")?;
+        let mut out: Vec<TurnRecord> = turns
+            .into_iter()
+            .map(|t| TurnRecord {
+                turn_index: t.turn_index,
+                status: t.status,
+                error: t.error,
+                started_at: t.started_at,
+                finished_at: t.finished_at,
+                messages: Vec::new(),
+                steps: Vec::new(),
+            })
+            .collect();
+        for row in messages {
+            if let Some(turn) = out.iter_mut().find(|t| t.turn_index == row.turn_index) {
+                turn.messages.push(row.message);
+            }
+        }
+        for row in steps {
+            if let Some(turn) = out.iter_mut().find(|t| t.turn_index == row.turn_index) {
+                turn.steps.push(StepRecord {
+                    step_index: row.step_index,
+                    tool: row.tool,
+                    arguments: serde_json::from_str(&row.arguments)?,
+                    action_and_reasoning: row.action_and_reasoning,
+                    result: serde_json::from_str(&row.result)?,
+                    success: row.success,
+                    duration_ms: row.duration_ms,
+                    created_at: row.created_at,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// The user and assistant messages of turns before `before_turn`, oldest first, for the
+    /// model's history.
+    pub async fn history(
+        &mut self,
+        thread_id: &str,
+        before_turn: i64,
+    ) -> Result<Vec<(i64, String, String)>, StoreError> {
+        let rows: Vec<(i64, String, String)> = with_conn!(self, conn => {
+            sqlx::query_as(
+                "SELECT turn_index, role, content FROM messages \
+                 WHERE thread_id = $1 AND turn_index < $2 ORDER BY id",
+            )
+            .bind(thread_id)
+            .bind(before_turn)
+            .fetch_all(conn)
+            .await
+        })
+        .context("reading history")?;
+        Ok(rows)
+    }
+}
