@@ -1,8 +1,9 @@
-//! The `haico` command line: `serve` runs the server, `tools` prints the tool list.
+//! The `haico` command line: `serve` runs the server, `tools` prints the tool list, `chat`
+//! runs one turn in the terminal.
 
 use clap::{Parser, Subcommand};
 
-use crate::config::ServeArgs;
+use crate::config::{ChatArgs, ServeArgs};
 
 /// haico: a shared workspace where a person and an LLM agent co-construct a solution.
 #[derive(Debug, Parser)]
@@ -20,4 +21,6 @@ pub enum Command {
     Serve(Box<ServeArgs>),
     /// Print the LLM-facing tool list (names, descriptions, JSON Schemas) as JSON.
     Tools,
+    /// Run one agent turn on a thread in the terminal: prints each step and the streamed answer.
+    Chat(Box<ChatArgs>),
 }

@@ -50,3 +50,23 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub llm: LlmArgs,
 }
+
+/// One terminal turn.
+#[derive(Debug, Clone, Args)]
+pub struct ChatArgs {
+    /// The thread to talk in; created if it does not exist.
+    #[arg(long)]
+    pub thread: String,
+    /// What to say to the agent.
+    pub message: String,
+    /// Tool calls the turn may make before it stops and says so.
+    #[arg(long, env = "HAICO_MAX_STEPS", default_value_t = 25,
+          value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub max_steps: u64,
+    /// Database settings.
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+    /// Language model settings.
+    #[command(flatten)]
+    pub llm: LlmArgs,
+}

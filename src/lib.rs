@@ -16,6 +16,7 @@ pub mod events;
 pub mod http;
 pub mod panels;
 pub mod store;
+pub mod terminal;
 pub mod thread_id;
 pub mod tools;
 

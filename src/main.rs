@@ -22,6 +22,22 @@ async fn main() -> anyhow::Result<()> {
         .init();
     match Cli::parse().command {
         Command::Serve(args) => serve(*args).await,
+        Command::Chat(args) => {
+            let db = Database::connect(&args.database.database_url, &args.database.pool_config())
+                .await
+                .context("opening the database (HAICO_DATABASE_URL)")?;
+            let model =
+                build_model(&args.llm.config()).context("configuring the language model")?;
+            let config = AgentConfig {
+                max_steps: usize::try_from(args.max_steps).unwrap_or(25),
+                ..AgentConfig::default()
+            };
+            let result =
+                haico::terminal::run_turn(db.clone(), model, config, &args.thread, &args.message)
+                    .await;
+            db.close().await;
+            result
+        }
         Command::Tools => {
             let json =
                 serde_json::to_string_pretty(&tool_specs()).context("encoding the tool list")?;

@@ -12,6 +12,12 @@ fn haico() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_haico"));
     cmd.env_remove("HAICO_DATABASE_URL")
         .env_remove("HAICO_BIND")
+        .env_remove("HAICO_LLM_PROVIDER")
+        .env_remove("HAICO_LLM_BASE_URL")
+        .env_remove("HAICO_LLM_REPLAY_FILE")
+        .env_remove("HAICO_LLM_API_KEY")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
         .env("RUST_LOG", "info");
     cmd
 }
@@ -124,4 +130,70 @@ fn serve_answers_and_shuts_down_cleanly_on_sigterm() {
     }
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
     assert!(rest.iter().any(|l| l.contains("shutting down")), "{rest:?}");
+}
+
+#[test]
+fn chat_runs_one_turn_in_the_terminal_with_the_replay_provider() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.json");
+    std::fs::write(
+        &script,
+        serde_json::json!({"responses": [
+            {"text": "On it.", "tool_calls": [
+                {"name": "set_objective", "arguments": {"objective": "Plan a trip", "action_and_reasoning": "Noting the goal."}},
+                {"name": "add_todos", "arguments": "{broken"}
+            ]},
+            {"text": "All set."}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let db = dir.path().join("chat.db");
+    let out = haico()
+        .args(["chat", "--thread", "term-1", "Help me plan"])
+        .env("HAICO_DATABASE_URL", format!("sqlite:{}", db.display()))
+        .env("HAICO_LLM_REPLAY_FILE", &script)
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("On it."), "{stdout}");
+    assert!(
+        stdout.contains("· set_objective: Noting the goal."),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("✗ add_todos — the arguments are not valid JSON"),
+        "{stdout}"
+    );
+    assert!(stdout.trim_end().ends_with("All set."), "{stdout}");
+
+    // Without a model the turn fails, says how to configure one, and exits non-zero.
+    let out = haico()
+        .args(["chat", "--thread", "term-1", "Again"])
+        .env("HAICO_DATABASE_URL", format!("sqlite:{}", db.display()))
+        .env("RUST_LOG", "warn")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("error: no language model is configured")
+            && stdout.contains("HAICO_LLM_PROVIDER"),
+        "{stdout}"
+    );
+
+    // A bad thread id is refused before anything runs.
+    let out = haico()
+        .args(["chat", "--thread", "bad id", "Hi"])
+        .env("HAICO_DATABASE_URL", format!("sqlite:{}", db.display()))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("invalid thread id"));
 }
