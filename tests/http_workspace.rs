@@ -165,6 +165,24 @@ async fn positions(db: &haico::store::Database, thread: &str) -> Vec<i64> {
     rows.into_iter().map(|(p,)| p).collect()
 }
 
+/// The events logged for `thread` since `seen` (which moves past them), as (name, data).
+async fn new_events(
+    db: &haico::store::Database,
+    thread: &str,
+    seen: &mut i64,
+) -> Vec<(String, Value)> {
+    let mut repo = db.begin_read().await.unwrap();
+    let events = repo.events_after(thread, *seen, 1000).await.unwrap();
+    repo.rollback().await.unwrap();
+    if let Some(last) = events.last() {
+        *seen = last.seq;
+    }
+    events
+        .into_iter()
+        .map(|e| (e.event, serde_json::from_str(&e.data).unwrap()))
+        .collect()
+}
+
 backend_tests! {
     async fn objective_reads_and_writes(engine) {
         let (tdb, server) = setup(engine).await;
@@ -294,8 +312,9 @@ backend_tests! {
         server.create_thread("race").await;
         let path = "/api/threads/race/document";
         // Round 0 races on "no document yet" (the insert path); later rounds on updates.
-        let mut version = 0;
-        for round in 0..4 {
+        for round in 0..4i64 {
+            // Each round starts from the version the previous winner made.
+            let version = round;
             let writers = 6;
             let requests = (0..writers).map(|i| {
                 let client = server.client.clone();
@@ -323,7 +342,6 @@ backend_tests! {
             }
             let stored = server.get(path).await.expect(200);
             assert_eq!(&stored, &winner.body);
-            version += 1;
         }
         teardown(tdb, server).await;
     }
@@ -500,6 +518,42 @@ backend_tests! {
             .map(|l| l.trim_start().split('.').next().unwrap().parse().unwrap())
             .collect();
         assert_eq!(numbers, (1..=28).collect::<Vec<usize>>());
+        teardown(tdb, server).await;
+    }
+
+    async fn user_writes_are_announced_once_and_failures_not_at_all(engine) {
+        let (tdb, server) = setup(engine).await;
+        server.create_thread("ev").await;
+        let db = &tdb.db;
+        let mut seen = 0;
+        new_events(db, "ev", &mut seen).await;
+        let user = |panel: &str| vec![("workspace".to_string(), json!({"panels": [panel], "source": "user"}))];
+
+        put(&server, "/api/threads/ev/objective", &json!({"objective": "Goal"})).await.expect(200);
+        assert_eq!(new_events(db, "ev", &mut seen).await, user("objective"));
+        put(&server, "/api/threads/ev/document", &json!({"content": "x", "expected_version": 0})).await.expect(200);
+        assert_eq!(new_events(db, "ev", &mut seen).await, user("document"));
+        let todo = add_todo(&server, "ev", json!({"text": "Step"})).await;
+        assert_eq!(new_events(db, "ev", &mut seen).await, user("plan"));
+        let todo_path = format!("/api/threads/ev/todos/{}", todo["id"]);
+        server.patch(&todo_path, &json!({"done": true})).await.expect(200);
+        assert_eq!(new_events(db, "ev", &mut seen).await, user("plan"));
+
+        // Reads, rejected writes and conflicts announce nothing.
+        server.get("/api/threads/ev/objective").await.expect(200);
+        server.get("/api/threads/ev/document").await.expect(200);
+        server.get("/api/threads/ev/todos").await.expect(200);
+        server.get("/api/threads/ev/artifacts").await.expect(200);
+        put(&server, "/api/threads/ev/objective", &json!({"objective": ""})).await.error(400);
+        let conflict = put(&server, "/api/threads/ev/document", &json!({"content": "y", "expected_version": 0})).await;
+        assert_eq!(conflict.status.as_u16(), 409);
+        server.post("/api/threads/ev/todos", &json!({"text": "x", "depth": 5})).await.error(400);
+        server.patch("/api/threads/ev/todos/999999", &json!({"done": true})).await.error(404);
+        server.delete("/api/threads/ev/todos/999999").await.error(404);
+        assert_eq!(new_events(db, "ev", &mut seen).await, vec![]);
+
+        server.delete(&todo_path).await.expect(204);
+        assert_eq!(new_events(db, "ev", &mut seen).await, user("plan"));
         teardown(tdb, server).await;
     }
 

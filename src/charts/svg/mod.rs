@@ -4,7 +4,7 @@
 //! The output is a standalone `image/svg+xml` document with these guarantees:
 //! - **inert**: no scripts, no external references, no CSS; only shapes and text;
 //! - **escaped**: every text node and attribute value goes through one escaping writer
-//!   ([`writer::Svg`]), so titles and labels like `<script>` or `&` render as text;
+//!   (`writer::Svg`), so titles and labels like `<script>` or `&` render as text;
 //! - **validated colours**: `style.colors` entries are re-checked with [`is_css_color`] and
 //!   replaced by the [`PALETTE`] colour of that position when they fail;
 //! - **deterministic**: the same payload gives the same bytes (fixed number formatting, no
@@ -13,9 +13,10 @@
 //!   tool would refuse (missing values become gaps, a pie's negative slices count as 0).
 //!
 //! Layout: a fixed 800×480 canvas with the title on top; line and bar charts get a value
-//! axis with round ticks (0 always inside for bars, see [`line`] for lines), grid lines, the
-//! category labels (rotated and thinned out when they would overlap), axis titles and a legend
-//! on the right (shown by default when there is more than one series, and for pies).
+//! axis with round ticks (0 always inside for bars; the `line` module says when for lines),
+//! grid lines, the category labels (rotated and thinned out when they would overlap), axis
+//! titles and a legend on the right (shown by default when there is more than one series, and
+//! for pies).
 
 mod axes;
 mod bar;
