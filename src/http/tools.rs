@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::{
     AppState,
     error::ApiError,
-    extract::{Json, Path},
+    extract::{AnyJson, Json, Path},
 };
 use crate::{
     ThreadId,
@@ -25,6 +25,15 @@ pub(super) fn router() -> Router<AppState> {
     )
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/tools",
+    tag = "agent",
+    summary = "The LLM-facing tool list",
+    responses(
+        (status = 200, description = "Every tool: name, description and the JSON Schema of its arguments (with `action_and_reasoning`)", body = Vec<ToolSpec>),
+    ),
+)]
 async fn list_tools() -> Json<Vec<&'static ToolSpec>> {
     Json(tool_specs())
 }
@@ -32,10 +41,25 @@ async fn list_tools() -> Json<Vec<&'static ToolSpec>> {
 /// Runs one tool exactly as the agent would (locks respected, one transaction) and answers
 /// with its envelope. Only an unknown thread or tool is an HTTP error: everything else,
 /// invalid arguments included, is a failure envelope with status 200, as the model sees it.
+#[utoipa::path(
+    post,
+    path = "/api/threads/{thread_id}/tools/{tool_name}",
+    tag = "agent",
+    summary = "Call one tool on the agent path",
+    params(super::openapi::ToolPath),
+    request_body(content = Object, description = "The tool's arguments, `action_and_reasoning` included", content_type = "application/json"),
+    responses(
+        (status = 200, description = "The envelope, as the model sees it: `success` with a `summary` (and the artifact), or an `error` when the call failed and changed nothing", body = crate::tools::Envelope),
+        (status = 400, description = "The thread id is malformed, or the body is not JSON", body = super::openapi::ErrorBody),
+        (status = 404, description = "The thread or the tool does not exist", body = super::openapi::ErrorBody),
+        (status = 413, description = "The body is larger than HAICO_MAX_BODY_BYTES", body = super::openapi::ErrorBody),
+        (status = 415, description = "The body is not declared as `application/json`", body = super::openapi::ErrorBody),
+    ),
+)]
 async fn call_tool(
     State(state): State<AppState>,
     Path((thread_id, tool_name)): Path<(String, String)>,
-    Json(args): Json<Value>,
+    AnyJson(args): AnyJson,
 ) -> Result<Json<Value>, ApiError> {
     let id = ThreadId::parse(&thread_id)?;
     let tools = build_tools(&id);
