@@ -1,9 +1,9 @@
 //! The `haico` command line: `serve` runs the server, `tools` prints the tool list, `chat`
-//! runs one turn in the terminal.
+//! runs one turn in the terminal, `mcp` serves a thread to an MCP client over stdio.
 
 use clap::{Parser, Subcommand};
 
-use crate::config::{ChatArgs, ServeArgs};
+use crate::config::{ChatArgs, McpArgs, ServeArgs};
 
 /// haico: a shared workspace where a person and an LLM agent co-construct a solution.
 #[derive(Debug, Parser)]
@@ -23,4 +23,6 @@ pub enum Command {
     Tools,
     /// Run one agent turn on a thread in the terminal: prints each step and the streamed answer.
     Chat(Box<ChatArgs>),
+    /// Serve one thread to an MCP client over stdio (JSON-RPC on stdin/stdout, logs on stderr).
+    Mcp(Box<McpArgs>),
 }

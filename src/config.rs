@@ -39,6 +39,10 @@ pub struct ServeArgs {
     /// Largest accepted request body, in bytes.
     #[arg(long, env = "HAICO_MAX_BODY_BYTES", default_value_t = crate::http::DEFAULT_MAX_BODY_BYTES)]
     pub max_body_bytes: usize,
+    /// Bearer token every route but /healthz then requires (`Authorization: Bearer <token>`);
+    /// unset, the API is open. Prefer the variable: a flag shows in the process list.
+    #[arg(long, env = "HAICO_API_TOKEN", hide_env_values = true)]
+    pub api_token: Option<crate::http::ApiToken>,
     /// Tool calls one agent turn may make before it stops and says so.
     #[arg(long, env = "HAICO_MAX_STEPS", default_value_t = 25,
           value_parser = clap::value_parser!(u64).range(1..=1000))]
@@ -69,4 +73,15 @@ pub struct ChatArgs {
     /// Language model settings.
     #[command(flatten)]
     pub llm: LlmArgs,
+}
+
+/// `haico mcp`: one thread for an MCP client over stdio.
+#[derive(Debug, Clone, Args)]
+pub struct McpArgs {
+    /// The thread the client works on; created if it does not exist.
+    #[arg(long, env = "HAICO_MCP_THREAD")]
+    pub thread: String,
+    /// Database settings: use the server's database to share the thread with the web UI.
+    #[command(flatten)]
+    pub database: DatabaseArgs,
 }

@@ -14,6 +14,8 @@ pub mod cli;
 pub mod config;
 pub mod events;
 pub mod http;
+pub mod mcp;
+pub mod metrics;
 pub mod panels;
 pub mod store;
 pub mod terminal;

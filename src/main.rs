@@ -3,9 +3,11 @@
 use anyhow::Context;
 use clap::Parser;
 use haico::{
+    ThreadId,
     agent::{AgentConfig, providers::build_model},
     cli::{Cli, Command},
     config::ServeArgs,
+    events::{DEFAULT_POLL_INTERVAL, PollingBus},
     http::{self, AppState, HttpConfig},
     store::Database,
     tools::tool_specs,
@@ -19,6 +21,9 @@ async fn main() -> anyhow::Result<()> {
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
         )
         .with_writer(std::io::stderr)
+        // Colour codes only for a terminal: `haico mcp`'s stderr usually ends up in a client's
+        // log file.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     match Cli::parse().command {
         Command::Serve(args) => serve(*args).await,
@@ -35,6 +40,19 @@ async fn main() -> anyhow::Result<()> {
             let result =
                 haico::terminal::run_turn(db.clone(), model, config, &args.thread, &args.message)
                     .await;
+            db.close().await;
+            result
+        }
+        Command::Mcp(args) => {
+            let db = Database::connect(&args.database.database_url, &args.database.pool_config())
+                .await
+                .context("opening the database (HAICO_DATABASE_URL)")?;
+            let thread = ThreadId::parse(&args.thread).context("--thread")?;
+            // Changes the web UI or other processes make reach this client's subscriptions.
+            let bus = PollingBus::new(db.clone());
+            let poller = bus.spawn_poller(DEFAULT_POLL_INTERVAL);
+            let result = haico::mcp::serve_stdio(db.clone(), bus, thread).await;
+            poller.abort();
             db.close().await;
             result
         }
@@ -61,7 +79,11 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         max_steps: usize::try_from(args.max_steps).unwrap_or(25),
         ..AgentConfig::default()
     };
-    let state = AppState::with_model(db.clone(), model, agent_config);
+    // The poller carries changes other processes (`haico mcp`, replicas) make to this
+    // server's event streams.
+    let bus = PollingBus::new(db.clone());
+    let poller = bus.spawn_poller(DEFAULT_POLL_INTERVAL);
+    let state = AppState::with_bus(db.clone(), model, agent_config, bus);
     tracing::info!(model = %state.agent().describe_model(), "agent ready");
     let interrupted = state
         .agent()
@@ -76,10 +98,16 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     let config = HttpConfig {
         max_body_bytes: args.max_body_bytes,
+        api_token: args.api_token.clone(),
     };
+    tracing::info!(
+        required = config.api_token.is_some(),
+        "bearer token (HAICO_API_TOKEN)"
+    );
     http::serve(listener, state, &config, http::shutdown_signal())
         .await
         .context("serving HTTP")?;
+    poller.abort();
     db.close().await;
     Ok(())
 }

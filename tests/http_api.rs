@@ -422,7 +422,14 @@ backend_tests! {
 
     async fn oversized_bodies_are_413_and_write_nothing(engine) {
         let tdb = TestDb::new(engine).await;
-        let server = TestServer::with_config(&tdb.db, HttpConfig { max_body_bytes: 1024 }).await;
+        let server = TestServer::with_config(
+            &tdb.db,
+            HttpConfig {
+                max_body_bytes: 1024,
+                ..HttpConfig::default()
+            },
+        )
+        .await;
         server.create_thread("small").await;
         let pref = server
             .post("/api/threads/small/preferences", &json!({"title": "Keep"}))

@@ -6,7 +6,9 @@ use crate::store::{Database, StoreError};
 
 /// Earlier turns of the thread (before `turn_index`) as chat messages within `budget`
 /// characters. The result always starts with a user message and never has two messages of
-/// the same role in a row (a failed turn has no answer: its message joins the next one).
+/// the same role in a row (a failed turn has no answer: its message joins the next one). It
+/// ends with a user message when the last turn got no answer; the caller adds the new message
+/// to that one.
 pub async fn load_history(
     db: &Database,
     thread_id: &str,
@@ -69,10 +71,10 @@ fn fit(rows: Vec<(String, String)>, budget: usize) -> Vec<ChatMessage> {
         *content =
             format!("[{omitted} earlier messages of this conversation are not shown]\n\n{content}");
     }
-    // A history that ends with the user (a failed last turn) would put two user messages in a
-    // row once the new message is added; fold it into a note instead.
-    if let Some(ChatMessage::User { .. }) = out.last() {
-        out.pop();
+    // A history that ends with the user (a failed or cancelled last turn) keeps that message,
+    // marked as unanswered; the new message joins it rather than following it.
+    if let Some(ChatMessage::User { content }) = out.last_mut() {
+        content.push_str("\n\n[this message got no answer: its turn failed or was cancelled]");
     }
     out
 }
@@ -111,11 +113,17 @@ mod tests {
     }
 
     #[test]
-    fn drops_a_trailing_unanswered_message() {
+    fn keeps_a_trailing_unanswered_message_marked() {
         let out = fit(
             vec![row("user", "a"), row("assistant", "b"), row("user", "c")],
             100,
         );
-        assert_eq!(out.len(), 2);
+        assert_eq!(out.len(), 3);
+        assert_eq!(
+            out[2],
+            ChatMessage::user(
+                "c\n\n[this message got no answer: its turn failed or was cancelled]"
+            )
+        );
     }
 }

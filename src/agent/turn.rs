@@ -8,7 +8,10 @@
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicU64, Ordering},
+    },
 };
 
 use futures::StreamExt;
@@ -88,7 +91,8 @@ pub struct Agent {
     runtime: ToolRuntime,
     model: Arc<dyn ChatModel>,
     config: AgentConfig,
-    running: Mutex<HashMap<String, CancellationToken>>,
+    running: Mutex<HashMap<String, Claim>>,
+    next_claim: AtomicU64,
 }
 
 impl std::fmt::Debug for Agent {
@@ -98,6 +102,13 @@ impl std::fmt::Debug for Agent {
             .field("config", &self.config)
             .finish()
     }
+}
+
+/// A turn's hold on its thread in this process; the id makes sure a finished turn can only
+/// release its own hold, never the next turn's.
+struct Claim {
+    id: u64,
+    cancel: CancellationToken,
 }
 
 /// How a turn's loop ended.
@@ -113,9 +124,10 @@ impl Agent {
     pub fn new(runtime: ToolRuntime, model: Arc<dyn ChatModel>, config: AgentConfig) -> Self {
         Self {
             runtime,
-            model,
+            model: crate::metrics::instrument_model(model),
             config,
             running: Mutex::new(HashMap::new()),
+            next_claim: AtomicU64::new(1),
         }
     }
 
@@ -153,21 +165,29 @@ impl Agent {
             )));
         }
         let cancel = CancellationToken::new();
+        let claim = self.next_claim.fetch_add(1, Ordering::Relaxed);
         {
             let mut running = self.running.lock().map_err(|_| StartError::Busy)?;
             if running.contains_key(thread_id.as_str()) {
                 return Err(StartError::Busy);
             }
-            running.insert(thread_id.as_str().to_string(), cancel.clone());
+            running.insert(
+                thread_id.as_str().to_string(),
+                Claim {
+                    id: claim,
+                    cancel: cancel.clone(),
+                },
+            );
         }
         match self.open(thread_id, message).await {
             Ok((turn_index, first_seq)) => {
+                crate::metrics::turn_started();
                 let agent = Arc::clone(self);
                 let thread = thread_id.clone();
                 let text = message.to_string();
                 let task = tokio::spawn(async move {
-                    agent.run(&thread, turn_index, text, cancel).await;
-                    agent.release(&thread);
+                    agent.run(&thread, turn_index, text, cancel, claim).await;
+                    agent.release(&thread, claim);
                 });
                 Ok(StartedTurn {
                     turn_index,
@@ -176,7 +196,7 @@ impl Agent {
                 })
             }
             Err(err) => {
-                self.release(thread_id);
+                self.release(thread_id, claim);
                 Err(err)
             }
         }
@@ -187,7 +207,7 @@ impl Agent {
         match self.running.lock() {
             Ok(running) => running
                 .get(thread_id.as_str())
-                .map(|token| token.cancel())
+                .map(|claim| claim.cancel.cancel())
                 .is_some(),
             Err(_) => false,
         }
@@ -201,8 +221,13 @@ impl Agent {
             .unwrap_or(false)
     }
 
-    fn release(&self, thread_id: &ThreadId) {
-        if let Ok(mut running) = self.running.lock() {
+    /// Frees the thread for the next turn, if `claim` still holds it.
+    fn release(&self, thread_id: &ThreadId, claim: u64) {
+        if let Ok(mut running) = self.running.lock()
+            && running
+                .get(thread_id.as_str())
+                .is_some_and(|c| c.id == claim)
+        {
             running.remove(thread_id.as_str());
         }
     }
@@ -240,9 +265,10 @@ impl Agent {
         turn_index: i64,
         message: String,
         cancel: CancellationToken,
+        claim: u64,
     ) {
         let outcome = self.think(thread_id, turn_index, message, &cancel).await;
-        self.close(thread_id, turn_index, outcome).await;
+        self.close(thread_id, turn_index, outcome, claim).await;
     }
 
     /// The loop itself.
@@ -275,7 +301,15 @@ impl Agent {
             Ok(history) => history,
             Err(err) => return Outcome::Failed(format!("could not read the conversation: {err}")),
         };
-        messages.push(ChatMessage::user(message));
+        // The unanswered message of a failed or cancelled last turn joins the new one, so the
+        // model knows what "try again" refers to.
+        match messages.last_mut() {
+            Some(ChatMessage::User { content }) => {
+                content.push_str("\n\n");
+                content.push_str(&message);
+            }
+            _ => messages.push(ChatMessage::user(message)),
+        }
         let mut steps: usize = 0;
         loop {
             if cancel.is_cancelled() {
@@ -344,6 +378,10 @@ impl Agent {
                     record.envelope.to_json_string(),
                 ));
             }
+            // At the limit the turn ends here, without asking the model once more.
+            if steps >= self.config.max_steps {
+                return Outcome::StepLimit(text);
+            }
         }
     }
 
@@ -382,7 +420,7 @@ impl Agent {
 
     /// Records how the turn ended and announces it; retried a few times, because a turn left
     /// `running` would block its thread.
-    async fn close(&self, thread_id: &ThreadId, turn_index: i64, outcome: Outcome) {
+    async fn close(&self, thread_id: &ThreadId, turn_index: i64, outcome: Outcome, claim: u64) {
         let (status, message, error) = match outcome {
             Outcome::Answered(text) => (TurnStatus::Completed, Some(text), None),
             Outcome::StepLimit(text) => {
@@ -413,6 +451,7 @@ impl Agent {
                     status,
                     message.as_deref(),
                     error.as_deref(),
+                    claim,
                 )
                 .await
             {
@@ -432,6 +471,7 @@ impl Agent {
         status: TurnStatus,
         message: Option<&str>,
         error: Option<&str>,
+        claim: u64,
     ) -> Result<(), StoreError> {
         let thread = thread_id.as_str();
         let mut repo = self.runtime.database().begin_write().await?;
@@ -454,6 +494,10 @@ impl Agent {
         new.push(done_event(turn_index, status_name));
         let events = repo.append_events(thread, &new).await?;
         repo.commit().await?;
+        crate::metrics::turn_finished(status_name);
+        // Free the thread before announcing `done`, so a client that sends its next message
+        // the moment it sees `done` is never told a turn is still running.
+        self.release(thread_id, claim);
         self.publish(thread_id, events);
         Ok(())
     }

@@ -9,6 +9,7 @@
 
 mod bus;
 mod kinds;
+mod poll;
 mod subscribe;
 
 pub use bus::{EventBus, InProcessBus};
@@ -16,6 +17,7 @@ pub use kinds::{
     EventSource, artifact_event, done_event, error_event, message_event, step_event, token_data,
     turn_event, workspace_event,
 };
+pub use poll::{DEFAULT_POLL_INTERVAL, PollingBus};
 pub use subscribe::{SubscribeError, subscribe};
 
 use std::sync::Arc;

@@ -41,8 +41,9 @@ pub(super) fn router() -> Router<AppState> {
 }
 
 /// Query of `GET …/artifacts`: `?artifact_type=bar_chart&limit=10`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 struct ListQuery {
     #[serde(default)]
     artifact_type: Option<String>,
@@ -50,6 +51,18 @@ struct ListQuery {
     limit: Option<i64>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/threads/{thread_id}/artifacts",
+    tag = "workspace",
+    summary = "List the thread's artifacts, newest first",
+    params(super::openapi::ThreadPath, ListQuery),
+    responses(
+        (status = 200, description = "The artifacts' metadata", body = Vec<ArtifactSummary>),
+        (status = 400, description = "The thread id, `limit` or the query string is invalid", body = super::openapi::ErrorBody),
+        (status = 404, description = "The thread does not exist", body = super::openapi::ErrorBody),
+    ),
+)]
 async fn list_artifacts(
     State(state): State<AppState>,
     Path(thread_id): Path<String>,
@@ -79,6 +92,18 @@ async fn list_artifacts(
     Ok(Json(list))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/threads/{thread_id}/artifacts/{artifact_id}",
+    tag = "workspace",
+    summary = "Read an artifact with its payload",
+    params(super::openapi::ArtifactPath),
+    responses(
+        (status = 200, description = "The artifact", body = Artifact),
+        (status = 400, description = "The id in the path is malformed", body = super::openapi::ErrorBody),
+        (status = 404, description = "The thread or the artifact does not exist", body = super::openapi::ErrorBody),
+    ),
+)]
 async fn get_artifact(
     State(state): State<AppState>,
     Path((thread_id, artifact_id)): Path<(String, i64)>,
@@ -88,6 +113,19 @@ async fn get_artifact(
 }
 
 /// The chart as `image/svg+xml`, drawn on the server so any client can show it.
+#[utoipa::path(
+    get,
+    path = "/api/threads/{thread_id}/artifacts/{artifact_id}/chart.svg",
+    tag = "workspace",
+    summary = "Draw a chart artifact as SVG",
+    params(super::openapi::ArtifactPath),
+    responses(
+        (status = 200, description = "The chart", content_type = "image/svg+xml", body = String),
+        (status = 400, description = "The id in the path is malformed", body = super::openapi::ErrorBody),
+        (status = 404, description = "The thread or the artifact does not exist, or the artifact is not a chart", body = super::openapi::ErrorBody),
+        (status = 422, description = "The chart's payload cannot be drawn", body = super::openapi::ErrorBody),
+    ),
+)]
 async fn chart_svg(
     State(state): State<AppState>,
     Path((thread_id, artifact_id)): Path<(String, i64)>,

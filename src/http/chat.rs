@@ -33,12 +33,29 @@ pub(super) fn router() -> Router<AppState> {
 }
 
 /// Body of `POST …/chat`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct ChatRequest {
     message: String,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/threads/{thread_id}/chat",
+    tag = "agent",
+    summary = "Run one agent turn, streamed as Server-Sent Events",
+    params(super::openapi::ThreadPath),
+    request_body(content = ChatRequest, content_type = "application/json"),
+    responses(
+        (status = 200, description = "`text/event-stream`: `turn`, then `token`, `step`, `artifact` and `workspace` events as they happen, `message` with the answer (or `error`), and `done` last", content_type = "text/event-stream", body = String),
+        (status = 400, description = "Invalid input: JSON that does not parse, or a value that breaks a rule (the text says which)", body = super::openapi::ErrorBody),
+        (status = 413, description = "The body is larger than HAICO_MAX_BODY_BYTES", body = super::openapi::ErrorBody),
+        (status = 415, description = "The body is not declared as `application/json`", body = super::openapi::ErrorBody),
+        (status = 422, description = "The JSON does not have the expected shape (the text names the field)", body = super::openapi::ErrorBody),
+        (status = 404, description = "The thread does not exist", body = super::openapi::ErrorBody),
+        (status = 409, description = "A turn is already running on this thread", body = super::openapi::ErrorBody),
+    ),
+)]
 async fn chat(
     State(state): State<AppState>,
     Path(thread_id): Path<String>,
@@ -107,6 +124,19 @@ fn event_turn(data: &str) -> Option<i64> {
         .and_then(|v| v.get("turn_index").and_then(Value::as_i64))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/threads/{thread_id}/cancel",
+    tag = "agent",
+    summary = "Cancel the thread's running turn",
+    params(super::openapi::ThreadPath),
+    responses(
+        (status = 202, description = "The turn is being cancelled", body = Object, example = json!({"cancelled": true})),
+        (status = 400, description = "The id in the path is malformed", body = super::openapi::ErrorBody),
+        (status = 404, description = "The thread does not exist", body = super::openapi::ErrorBody),
+        (status = 409, description = "No turn is running on this thread", body = super::openapi::ErrorBody),
+    ),
+)]
 async fn cancel(
     State(state): State<AppState>,
     Path(thread_id): Path<String>,
@@ -127,6 +157,18 @@ async fn cancel(
     }
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/threads/{thread_id}/messages",
+    tag = "agent",
+    summary = "The conversation: every turn with its messages and steps",
+    params(super::openapi::ThreadPath),
+    responses(
+        (status = 200, description = "The turns, in order", body = Vec<TurnRecord>),
+        (status = 400, description = "The id in the path is malformed", body = super::openapi::ErrorBody),
+        (status = 404, description = "The thread does not exist", body = super::openapi::ErrorBody),
+    ),
+)]
 async fn messages(
     State(state): State<AppState>,
     Path(thread_id): Path<String>,

@@ -37,7 +37,7 @@ pub(super) fn router() -> Router<AppState> {
 }
 
 /// Body of `PUT …/document`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct PutDocument {
     /// The whole new body (may be empty).
@@ -59,6 +59,18 @@ fn empty_document() -> Document {
     }
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/threads/{thread_id}/document",
+    tag = "workspace",
+    summary = "Read the document (version 0 when there is none yet)",
+    params(super::openapi::ThreadPath),
+    responses(
+        (status = 200, description = "The document", body = Document),
+        (status = 400, description = "The id in the path is malformed", body = super::openapi::ErrorBody),
+        (status = 404, description = "The thread does not exist", body = super::openapi::ErrorBody),
+    ),
+)]
 async fn get_document(
     State(state): State<AppState>,
     Path(thread_id): Path<String>,
@@ -71,6 +83,23 @@ async fn get_document(
     Ok(Json(document.unwrap_or_else(empty_document)))
 }
 
+#[utoipa::path(
+    put,
+    path = "/api/threads/{thread_id}/document",
+    tag = "workspace",
+    summary = "Replace the document, optionally only if it is still at `expected_version`",
+    params(super::openapi::ThreadPath),
+    request_body(content = PutDocument, content_type = "application/json"),
+    responses(
+        (status = 200, description = "The document as stored, with its new version", body = Document),
+        (status = 400, description = "Invalid input: JSON that does not parse, or a value that breaks a rule (the text says which)", body = super::openapi::ErrorBody),
+        (status = 413, description = "The body is larger than HAICO_MAX_BODY_BYTES", body = super::openapi::ErrorBody),
+        (status = 415, description = "The body is not declared as `application/json`", body = super::openapi::ErrorBody),
+        (status = 422, description = "The JSON does not have the expected shape (the text names the field)", body = super::openapi::ErrorBody),
+        (status = 404, description = "The thread does not exist", body = super::openapi::ErrorBody),
+        (status = 409, description = "The document is no longer at `expected_version`: the body carries the current one", body = super::openapi::DocumentConflict),
+    ),
+)]
 async fn put_document(
     State(state): State<AppState>,
     Path(thread_id): Path<String>,

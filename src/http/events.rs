@@ -37,6 +37,21 @@ struct EventsQuery {
     last_event_id: Option<i64>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/threads/{thread_id}/events",
+    tag = "agent",
+    summary = "Every event of the thread, live, as Server-Sent Events",
+    params(super::openapi::ThreadPath,
+        ("Last-Event-ID" = Option<String>, Header, description = "Resume after this event number (sent by browsers when they reconnect)"),
+        ("last_event_id" = Option<i64>, Query, description = "Resume after this event number, for clients that cannot set headers"),
+        ("access_token" = Option<String>, Query, description = "The API token, for `EventSource` clients that cannot send `Authorization` (only this route accepts it)")),
+    responses(
+        (status = 200, description = "`text/event-stream`: `turn`, `token`, `step`, `artifact`, `workspace`, `message`, `error` and `done` events; durable ones carry their sequence number as `id`", content_type = "text/event-stream", body = String),
+        (status = 400, description = "The thread id or Last-Event-ID is malformed", body = super::openapi::ErrorBody),
+        (status = 404, description = "The thread does not exist", body = super::openapi::ErrorBody),
+    ),
+)]
 async fn events(
     State(state): State<AppState>,
     Path(thread_id): Path<String>,

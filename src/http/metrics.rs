@@ -34,7 +34,10 @@ pub(super) fn router() -> Router<AppState> {
 )]
 pub(super) async fn metrics_text() -> Response {
     (
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
         crate::metrics::render(),
     )
         .into_response()

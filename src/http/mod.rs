@@ -1,16 +1,21 @@
 //! The HTTP server: the REST API over the workspace, the agent-path tools endpoint and health.
 //!
 //! [`app`] builds the router from one module per resource; [`serve`] runs it until a shutdown
-//! signal. Every error body is `{"error": "…"}` (see [`ApiError`]).
+//! signal. Every error body is `{"error": "…"}` (see [`ApiError`]). Around the routes: the
+//! optional bearer token ([`ApiToken`]), request metrics (`GET /metrics`) and the OpenAPI
+//! document generated from the handlers (`GET /api/openapi.json`).
 
 mod artifacts;
+mod auth;
 mod chat;
 mod document;
 mod error;
 mod events;
 mod extract;
 mod health;
+mod metrics;
 mod objective;
+mod openapi;
 mod preferences;
 mod threads;
 mod todos;
@@ -18,12 +23,14 @@ mod tools;
 
 use std::{future::Future, sync::Arc};
 
-use axum::{Router, extract::DefaultBodyLimit};
+use axum::{Router, extract::DefaultBodyLimit, middleware};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tower_http::trace::TraceLayer;
 
+pub use auth::{ACCESS_TOKEN_PARAM, ApiToken, InvalidApiToken};
 pub use error::ApiError;
+pub use openapi::openapi_document;
 
 use crate::{
     ThreadId,
@@ -63,7 +70,19 @@ impl AppState {
 
     /// State over an open database whose agent thinks with `model`.
     pub fn with_model(db: Database, model: Arc<dyn ChatModel>, config: AgentConfig) -> Self {
-        let runtime = ToolRuntime::with_bus(db.clone(), Arc::new(InProcessBus::new()));
+        Self::with_bus(db, model, config, Arc::new(InProcessBus::new()))
+    }
+
+    /// State whose live events travel on `bus`: `haico serve` passes a
+    /// [`PollingBus`](crate::events::PollingBus), so changes other processes make on the same
+    /// database (a `haico mcp`, another replica) reach this server's event streams too.
+    pub fn with_bus(
+        db: Database,
+        model: Arc<dyn ChatModel>,
+        config: AgentConfig,
+        bus: SharedBus,
+    ) -> Self {
+        let runtime = ToolRuntime::with_bus(db.clone(), bus);
         let agent = Arc::new(Agent::new(runtime.clone(), model, config));
         Self {
             inner: Arc::new(Shared {
@@ -139,20 +158,28 @@ impl AppState {
 pub struct HttpConfig {
     /// Largest accepted request body, in bytes.
     pub max_body_bytes: usize,
+    /// When set, every route but `/healthz` requires `Authorization: Bearer <token>`.
+    pub api_token: Option<ApiToken>,
 }
 
 impl Default for HttpConfig {
     fn default() -> Self {
         Self {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            api_token: None,
         }
     }
 }
 
 /// The whole application router.
 pub fn app(state: AppState, config: &HttpConfig) -> Router {
-    Router::new()
+    // Installs the process-wide recorder on first use, so `/metrics` and the hooks in the tool
+    // runtime and the agent record from the first request on.
+    crate::metrics::handle();
+    let router = Router::new()
         .merge(health::router())
+        .merge(metrics::router())
+        .merge(openapi::router())
         .merge(threads::router())
         .merge(tools::router())
         .merge(events::router())
@@ -162,10 +189,22 @@ pub fn app(state: AppState, config: &HttpConfig) -> Router {
         .merge(document::router())
         .merge(todos::router())
         .merge(artifacts::router())
+        .merge(crate::mcp::router(&state, config.max_body_bytes))
         .fallback(|| async { ApiError::NotFound("no such route".to_string()) })
         .method_not_allowed_fallback(|| async {
             ApiError::MethodNotAllowed("this route does not accept that method".to_string())
-        })
+        });
+    // Layers run after routing (so both see the matched route); the token check sits inside
+    // the metrics layer, so refused requests are counted too.
+    let router = match &config.api_token {
+        Some(token) => router.layer(middleware::from_fn_with_state(
+            Arc::new(token.clone()),
+            auth::require_token,
+        )),
+        None => router,
+    };
+    router
+        .layer(middleware::from_fn(metrics::track))
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
         .layer(TraceLayer::new_for_http())
         .with_state(state)

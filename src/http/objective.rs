@@ -25,18 +25,30 @@ pub(super) fn router() -> Router<AppState> {
 }
 
 /// The answer of `GET` and `PUT`: `{"objective": "<text>" | null}`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 struct ObjectiveView {
     objective: Option<String>,
 }
 
 /// Body of `PUT …/objective`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct PutObjective {
     objective: String,
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/threads/{thread_id}/objective",
+    tag = "workspace",
+    summary = "Read the objective",
+    params(super::openapi::ThreadPath),
+    responses(
+        (status = 200, description = "The objective, `null` when none is set", body = ObjectiveView),
+        (status = 400, description = "The id in the path is malformed", body = super::openapi::ErrorBody),
+        (status = 404, description = "The thread does not exist", body = super::openapi::ErrorBody),
+    ),
+)]
 async fn get_objective(
     State(state): State<AppState>,
     Path(thread_id): Path<String>,
@@ -49,6 +61,22 @@ async fn get_objective(
     Ok(Json(ObjectiveView { objective }))
 }
 
+#[utoipa::path(
+    put,
+    path = "/api/threads/{thread_id}/objective",
+    tag = "workspace",
+    summary = "Set the objective",
+    params(super::openapi::ThreadPath),
+    request_body(content = PutObjective, content_type = "application/json"),
+    responses(
+        (status = 200, description = "The objective as stored (one line)", body = ObjectiveView),
+        (status = 400, description = "Invalid input: JSON that does not parse, or a value that breaks a rule (the text says which)", body = super::openapi::ErrorBody),
+        (status = 413, description = "The body is larger than HAICO_MAX_BODY_BYTES", body = super::openapi::ErrorBody),
+        (status = 415, description = "The body is not declared as `application/json`", body = super::openapi::ErrorBody),
+        (status = 422, description = "The JSON does not have the expected shape (the text names the field)", body = super::openapi::ErrorBody),
+        (status = 404, description = "The thread does not exist", body = super::openapi::ErrorBody),
+    ),
+)]
 async fn put_objective(
     State(state): State<AppState>,
     Path(thread_id): Path<String>,

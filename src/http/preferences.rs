@@ -43,7 +43,7 @@ pub(super) fn router() -> Router<AppState> {
 }
 
 /// Body of `POST …/preferences`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct CreatePreference {
     title: String,
@@ -56,7 +56,7 @@ struct CreatePreference {
 }
 
 /// Body of `PATCH …/preferences/{id}`: absent fields stay; `"subtitle": null` clears it.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct UpdatePreference {
     #[serde(default)]
@@ -74,6 +74,18 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D:
     Option::<String>::deserialize(d).map(Some)
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/threads/{thread_id}/preferences",
+    tag = "workspace",
+    summary = "List the preferences",
+    params(super::openapi::ThreadPath),
+    responses(
+        (status = 200, description = "The preferences, in order", body = Vec<Preference>),
+        (status = 400, description = "The id in the path is malformed", body = super::openapi::ErrorBody),
+        (status = 404, description = "The thread does not exist", body = super::openapi::ErrorBody),
+    ),
+)]
 async fn list_preferences(
     State(state): State<AppState>,
     Path(thread_id): Path<String>,
@@ -86,6 +98,22 @@ async fn list_preferences(
     Ok(Json(list))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/threads/{thread_id}/preferences",
+    tag = "workspace",
+    summary = "Add a preference (soft unless `kind` says hard)",
+    params(super::openapi::ThreadPath),
+    request_body(content = CreatePreference, content_type = "application/json"),
+    responses(
+        (status = 201, description = "The new preference", body = Preference),
+        (status = 400, description = "Invalid input: JSON that does not parse, or a value that breaks a rule (the text says which)", body = super::openapi::ErrorBody),
+        (status = 413, description = "The body is larger than HAICO_MAX_BODY_BYTES", body = super::openapi::ErrorBody),
+        (status = 415, description = "The body is not declared as `application/json`", body = super::openapi::ErrorBody),
+        (status = 422, description = "The JSON does not have the expected shape (the text names the field)", body = super::openapi::ErrorBody),
+        (status = 404, description = "The thread does not exist", body = super::openapi::ErrorBody),
+    ),
+)]
 async fn create_preference(
     State(state): State<AppState>,
     Path(thread_id): Path<String>,
@@ -122,6 +150,22 @@ async fn create_preference(
     Ok((StatusCode::CREATED, Json(preference)))
 }
 
+#[utoipa::path(
+    patch,
+    path = "/api/threads/{thread_id}/preferences/{preference_id}",
+    tag = "workspace",
+    summary = "Change, lock or unlock a preference (the user path ignores locks)",
+    params(super::openapi::PreferencePath),
+    request_body(content = UpdatePreference, description = "Absent fields stay; `\"subtitle\": null` clears the subtitle", content_type = "application/json"),
+    responses(
+        (status = 200, description = "The preference as it is now", body = Preference),
+        (status = 400, description = "Invalid input: JSON that does not parse, or a value that breaks a rule (the text says which)", body = super::openapi::ErrorBody),
+        (status = 413, description = "The body is larger than HAICO_MAX_BODY_BYTES", body = super::openapi::ErrorBody),
+        (status = 415, description = "The body is not declared as `application/json`", body = super::openapi::ErrorBody),
+        (status = 422, description = "The JSON does not have the expected shape (the text names the field)", body = super::openapi::ErrorBody),
+        (status = 404, description = "The thread or the preference does not exist", body = super::openapi::ErrorBody),
+    ),
+)]
 async fn update_preference(
     State(state): State<AppState>,
     Path((thread_id, preference_id)): Path<(String, i64)>,
@@ -172,6 +216,18 @@ async fn update_preference(
     }
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/threads/{thread_id}/preferences/{preference_id}",
+    tag = "workspace",
+    summary = "Remove a preference (also a locked one)",
+    params(super::openapi::PreferencePath),
+    responses(
+        (status = 204, description = "Removed"),
+        (status = 400, description = "The id in the path is malformed", body = super::openapi::ErrorBody),
+        (status = 404, description = "The thread or the preference does not exist", body = super::openapi::ErrorBody),
+    ),
+)]
 async fn delete_preference(
     State(state): State<AppState>,
     Path((thread_id, preference_id)): Path<(String, i64)>,

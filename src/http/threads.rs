@@ -34,7 +34,7 @@ pub(super) fn router() -> Router<AppState> {
 }
 
 /// Body of `POST /api/threads`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct CreateThread {
     id: Option<String>,
@@ -42,12 +42,25 @@ struct CreateThread {
 }
 
 /// Body of `PATCH /api/threads/{thread_id}`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct RenameThread {
     title: String,
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/threads",
+    tag = "threads",
+    summary = "Create a thread",
+    request_body(content = Option<CreateThread>, description = "Optional: an empty body makes a thread with a new id and the title `New thread`", content_type = "application/json"),
+    responses(
+        (status = 201, description = "The new thread", body = Thread),
+        (status = 400, description = "JSON that does not parse, an invalid id or title", body = super::openapi::ErrorBody),
+        (status = 409, description = "A thread with that id exists", body = super::openapi::ErrorBody),
+        (status = 413, description = "The body is larger than HAICO_MAX_BODY_BYTES", body = super::openapi::ErrorBody),
+    ),
+)]
 async fn create_thread(
     State(state): State<AppState>,
     body: Result<Bytes, BytesRejection>,
@@ -81,6 +94,15 @@ async fn create_thread(
     Ok((StatusCode::CREATED, Json(thread)))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/threads",
+    tag = "threads",
+    summary = "List the threads",
+    responses(
+        (status = 200, description = "Every thread", body = Vec<Thread>),
+    ),
+)]
 async fn list_threads(State(state): State<AppState>) -> Result<Json<Vec<Thread>>, ApiError> {
     let mut repo = state.db().begin_read().await?;
     let threads = repo.list_threads().await?;
@@ -88,6 +110,18 @@ async fn list_threads(State(state): State<AppState>) -> Result<Json<Vec<Thread>>
     Ok(Json(threads))
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/threads/{thread_id}",
+    tag = "threads",
+    summary = "Read a thread",
+    params(super::openapi::ThreadPath),
+    responses(
+        (status = 200, description = "The thread", body = Thread),
+        (status = 400, description = "The id in the path is malformed", body = super::openapi::ErrorBody),
+        (status = 404, description = "The thread does not exist", body = super::openapi::ErrorBody),
+    ),
+)]
 async fn get_thread(
     State(state): State<AppState>,
     Path(thread_id): Path<String>,
@@ -101,6 +135,22 @@ async fn get_thread(
         .ok_or_else(|| ApiError::thread_not_found(id.as_str()))
 }
 
+#[utoipa::path(
+    patch,
+    path = "/api/threads/{thread_id}",
+    tag = "threads",
+    summary = "Rename a thread",
+    params(super::openapi::ThreadPath),
+    request_body(content = RenameThread, content_type = "application/json"),
+    responses(
+        (status = 200, description = "The renamed thread", body = Thread),
+        (status = 400, description = "Invalid input: JSON that does not parse, or a value that breaks a rule (the text says which)", body = super::openapi::ErrorBody),
+        (status = 413, description = "The body is larger than HAICO_MAX_BODY_BYTES", body = super::openapi::ErrorBody),
+        (status = 415, description = "The body is not declared as `application/json`", body = super::openapi::ErrorBody),
+        (status = 422, description = "The JSON does not have the expected shape (the text names the field)", body = super::openapi::ErrorBody),
+        (status = 404, description = "The thread does not exist", body = super::openapi::ErrorBody),
+    ),
+)]
 async fn rename_thread(
     State(state): State<AppState>,
     Path(thread_id): Path<String>,
@@ -121,6 +171,18 @@ async fn rename_thread(
     }
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/threads/{thread_id}",
+    tag = "threads",
+    summary = "Delete a thread and its whole workspace",
+    params(super::openapi::ThreadPath),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 400, description = "The id in the path is malformed", body = super::openapi::ErrorBody),
+        (status = 404, description = "The thread does not exist", body = super::openapi::ErrorBody),
+    ),
+)]
 async fn delete_thread(
     State(state): State<AppState>,
     Path(thread_id): Path<String>,
@@ -136,6 +198,18 @@ async fn delete_thread(
     }
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/threads/{thread_id}/workspace",
+    tag = "threads",
+    summary = "The workspace snapshot, in display order",
+    params(super::openapi::ThreadPath),
+    responses(
+        (status = 200, description = "Objective, document, plan, preferences and the artifact index", body = Workspace),
+        (status = 400, description = "The id in the path is malformed", body = super::openapi::ErrorBody),
+        (status = 404, description = "The thread does not exist", body = super::openapi::ErrorBody),
+    ),
+)]
 async fn workspace(
     State(state): State<AppState>,
     Path(thread_id): Path<String>,

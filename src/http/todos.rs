@@ -51,7 +51,7 @@ pub(super) fn router() -> Router<AppState> {
 }
 
 /// Body of `POST …/todos` (see the module doc for the placement rules).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct CreateTodo {
     text: String,
@@ -64,7 +64,7 @@ struct CreateTodo {
 }
 
 /// Body of `PATCH …/todos/{todo_id}`: absent fields stay as they are.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct UpdateTodo {
     #[serde(default)]
@@ -73,6 +73,18 @@ struct UpdateTodo {
     done: Option<bool>,
 }
 
+#[utoipa::path(
+    get,
+    path = "/api/threads/{thread_id}/todos",
+    tag = "workspace",
+    summary = "List the plan",
+    params(super::openapi::ThreadPath),
+    responses(
+        (status = 200, description = "The steps, in order", body = Vec<Todo>),
+        (status = 400, description = "The id in the path is malformed", body = super::openapi::ErrorBody),
+        (status = 404, description = "The thread does not exist", body = super::openapi::ErrorBody),
+    ),
+)]
 async fn list_todos(
     State(state): State<AppState>,
     Path(thread_id): Path<String>,
@@ -85,6 +97,22 @@ async fn list_todos(
     Ok(Json(todos))
 }
 
+#[utoipa::path(
+    post,
+    path = "/api/threads/{thread_id}/todos",
+    tag = "workspace",
+    summary = "Add a step: at the end, under `parent_id` or after `after_id`",
+    params(super::openapi::ThreadPath),
+    request_body(content = CreateTodo, content_type = "application/json"),
+    responses(
+        (status = 201, description = "The new step", body = Todo),
+        (status = 400, description = "Invalid input: JSON that does not parse, or a value that breaks a rule (the text says which)", body = super::openapi::ErrorBody),
+        (status = 413, description = "The body is larger than HAICO_MAX_BODY_BYTES", body = super::openapi::ErrorBody),
+        (status = 415, description = "The body is not declared as `application/json`", body = super::openapi::ErrorBody),
+        (status = 422, description = "The JSON does not have the expected shape (the text names the field)", body = super::openapi::ErrorBody),
+        (status = 404, description = "The thread does not exist", body = super::openapi::ErrorBody),
+    ),
+)]
 async fn create_todo(
     State(state): State<AppState>,
     Path(thread_id): Path<String>,
@@ -165,6 +193,22 @@ async fn create_todo(
     Ok((StatusCode::CREATED, Json(todo)))
 }
 
+#[utoipa::path(
+    patch,
+    path = "/api/threads/{thread_id}/todos/{todo_id}",
+    tag = "workspace",
+    summary = "Change a step's text or tick it off",
+    params(super::openapi::TodoPath),
+    request_body(content = UpdateTodo, description = "Absent fields stay", content_type = "application/json"),
+    responses(
+        (status = 200, description = "The step as it is now", body = Todo),
+        (status = 400, description = "Invalid input: JSON that does not parse, or a value that breaks a rule (the text says which)", body = super::openapi::ErrorBody),
+        (status = 413, description = "The body is larger than HAICO_MAX_BODY_BYTES", body = super::openapi::ErrorBody),
+        (status = 415, description = "The body is not declared as `application/json`", body = super::openapi::ErrorBody),
+        (status = 422, description = "The JSON does not have the expected shape (the text names the field)", body = super::openapi::ErrorBody),
+        (status = 404, description = "The thread or the step does not exist", body = super::openapi::ErrorBody),
+    ),
+)]
 async fn update_todo(
     State(state): State<AppState>,
     Path((thread_id, todo_id)): Path<(String, i64)>,
@@ -197,6 +241,18 @@ async fn update_todo(
     Ok(Json(todo))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/api/threads/{thread_id}/todos/{todo_id}",
+    tag = "workspace",
+    summary = "Remove a step and its sub-steps",
+    params(super::openapi::TodoPath),
+    responses(
+        (status = 204, description = "Removed"),
+        (status = 400, description = "The id in the path is malformed", body = super::openapi::ErrorBody),
+        (status = 404, description = "The thread or the step does not exist", body = super::openapi::ErrorBody),
+    ),
+)]
 async fn delete_todo(
     State(state): State<AppState>,
     Path((thread_id, todo_id)): Path<(String, i64)>,

@@ -36,7 +36,7 @@ impl TurnStatus {
 }
 
 /// One recorded tool call of a turn.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct StepRecord {
     /// Position in the turn, from 1.
     pub step_index: i64,
@@ -57,7 +57,7 @@ pub struct StepRecord {
 }
 
 /// A message of the conversation.
-#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 pub struct MessageRecord {
     /// Message id.
     pub id: i64,
@@ -70,7 +70,7 @@ pub struct MessageRecord {
 }
 
 /// One turn with everything that happened in it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct TurnRecord {
     /// The turn's number in its thread, from 1.
     pub turn_index: i64,

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// A conversation and its workspace.
-#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 pub struct Thread {
     /// The thread id (`[A-Za-z0-9_-]{1,64}`).
     pub id: String,
@@ -21,7 +21,7 @@ pub struct Thread {
 }
 
 /// The co-edited working document of a thread.
-#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 pub struct Document {
     /// Title shown above the document.
     pub title: String,
@@ -32,7 +32,7 @@ pub struct Document {
 }
 
 /// One step of the plan.
-#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 pub struct Todo {
     /// Stable id, for the user path.
     pub id: i64,
@@ -45,7 +45,17 @@ pub struct Todo {
 }
 
 /// Whether a preference must be honoured or only weighed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+    utoipa::ToSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum PreferenceKind {
     /// A constraint the solution must satisfy.
@@ -74,7 +84,7 @@ impl PreferenceKind {
 }
 
 /// A user constraint.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Preference {
     /// Stable id, for the user path.
     pub id: i64,
@@ -89,7 +99,7 @@ pub struct Preference {
 }
 
 /// An artifact's metadata, as listed in indexes and the workspace snapshot.
-#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow, utoipa::ToSchema)]
 pub struct ArtifactSummary {
     /// Artifact id, unique across threads.
     pub id: i64,
@@ -104,7 +114,7 @@ pub struct ArtifactSummary {
 }
 
 /// An artifact with its payload.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Artifact {
     /// Metadata.
     #[serde(flatten)]
@@ -114,7 +124,7 @@ pub struct Artifact {
 }
 
 /// Everything a thread's panels show, in display order.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Workspace {
     /// The one-line objective, if set.
     pub objective: Option<String>,

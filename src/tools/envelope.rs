@@ -5,7 +5,7 @@ use serde_json::Value;
 
 /// The result the model reads. Success carries a summary (and the artifact when one was made);
 /// failure carries an error text. Field order on the wire is fixed by this struct.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Envelope {
     /// Whether the call did what it was asked.
     pub success: bool,

@@ -154,6 +154,7 @@ impl ToolRuntime {
             duration: Duration::ZERO,
         };
         self.record_failed_step(tools, &mut call, step).await;
+        crate::metrics::tool_call(tools, name, call.failure, call.duration);
         call
     }
 
@@ -201,6 +202,7 @@ impl ToolRuntime {
             duration_us = u64::try_from(call.duration.as_micros()).unwrap_or(u64::MAX),
             "tool call"
         );
+        crate::metrics::tool_call(tools, name, call.failure, call.duration);
         call
     }
 
@@ -232,6 +234,19 @@ impl ToolRuntime {
         step: Option<StepContext>,
         started: Instant,
     ) -> Result<Envelope, (FailureKind, String)> {
+        // The record keeps what was asked, also when the call fails before it runs (an
+        // unknown tool, a missing `action_and_reasoning`), so the step's trace shows it.
+        let split = match split_action_and_reasoning(args) {
+            Ok((reasoning, args)) => {
+                call.action_and_reasoning = Some(reasoning);
+                call.arguments = args.clone();
+                Ok(args)
+            }
+            Err((message, sent)) => {
+                call.arguments = sent;
+                Err(message)
+            }
+        };
         let tool = tools.get(name).ok_or_else(|| {
             let names: Vec<&str> = tools.iter().map(BoundTool::name).collect();
             (
@@ -239,10 +254,7 @@ impl ToolRuntime {
                 format!("unknown tool `{name}`; the tools are: {}", names.join(", ")),
             )
         })?;
-        let (reasoning, args) = split_action_and_reasoning(args)
-            .map_err(|message| (FailureKind::InvalidArguments, message))?;
-        call.action_and_reasoning = Some(reasoning);
-        call.arguments = args.clone();
+        let args = split.map_err(|message| (FailureKind::InvalidArguments, message))?;
 
         let thread_id = tools.thread_id().as_str();
         let mut repo = self.db.begin_write().await.map_err(storage_failure)?;
@@ -415,36 +427,38 @@ pub(crate) fn publish(bus: &SharedBus, thread_id: &str, events: Vec<StoredEvent>
     }
 }
 
-/// Takes `action_and_reasoning` out of the arguments; it must be a non-empty string.
-fn split_action_and_reasoning(args: Value) -> Result<(String, Value), String> {
+/// Takes `action_and_reasoning` out of the arguments; it must be a non-empty string. On
+/// failure the error comes with the arguments as sent (an empty sentence left out), for the
+/// record.
+fn split_action_and_reasoning(args: Value) -> Result<(String, Value), (String, Value)> {
     let mut map = match args {
         Value::Object(map) => map,
         other => {
-            return Err(format!(
-                "arguments must be a JSON object, got {}",
-                json_kind(&other)
-            ));
+            let message = format!("arguments must be a JSON object, got {}", json_kind(&other));
+            return Err((message, other));
         }
     };
-    let missing = || {
-        format!(
+    let message = match map.remove(ACTION_AND_REASONING) {
+        Some(Value::String(text)) if !text.trim().is_empty() => {
+            return Ok((text.trim().to_string(), Value::Object(map)));
+        }
+        Some(Value::String(_)) => format!(
+            "`{ACTION_AND_REASONING}` is empty: say in one plain sentence what you are doing and why"
+        ),
+        Some(other) => {
+            let message = format!(
+                "`{ACTION_AND_REASONING}` must be a string, got {}",
+                json_kind(&other)
+            );
+            map.insert(ACTION_AND_REASONING.to_string(), other);
+            message
+        }
+        None => format!(
             "missing required argument `{ACTION_AND_REASONING}`: add one short, plain sentence \
              saying what you are doing and why"
-        )
+        ),
     };
-    match map.remove(ACTION_AND_REASONING) {
-        Some(Value::String(text)) if !text.trim().is_empty() => {
-            Ok((text.trim().to_string(), Value::Object(map)))
-        }
-        Some(Value::String(_)) => Err(format!(
-            "`{ACTION_AND_REASONING}` is empty: say in one plain sentence what you are doing and why"
-        )),
-        Some(other) => Err(format!(
-            "`{ACTION_AND_REASONING}` must be a string, got {}",
-            json_kind(&other)
-        )),
-        None => Err(missing()),
-    }
+    Err((message, Value::Object(map)))
 }
 
 fn storage_failure(err: StoreError) -> (FailureKind, String) {

@@ -12,7 +12,7 @@ const ACTION_AND_REASONING_DOC: &str = "One short, plain-language sentence for t
 with: what you are doing with this call and why. No technical jargon.";
 
 /// One tool as the model sees it. Built once per process and shared by every thread.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct ToolSpec {
     /// The name the model calls the tool by.
     pub name: &'static str,

@@ -117,6 +117,33 @@ impl TestServer {
         }
     }
 
+    /// Serves an already built `state` (e.g. one whose agent talks to a mock LLM) with the
+    /// default HTTP settings.
+    pub async fn with_state(state: AppState) -> Self {
+        let config = HttpConfig::default();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind a local port");
+        let addr = listener.local_addr().expect("local addr");
+        let (tx, rx) = oneshot::channel::<()>();
+        let handle = tokio::spawn(async move {
+            let shutdown = async move {
+                let _ = rx.await;
+            };
+            haico::http::serve(listener, state, &config, shutdown).await
+        });
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(120))
+            .build()
+            .expect("http client");
+        Self {
+            addr,
+            client,
+            shutdown: Some(tx),
+            handle: Some(handle),
+        }
+    }
+
     /// The absolute URL of `path` (which starts with `/`).
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{}", self.addr, path)

@@ -42,6 +42,37 @@ impl SseReader {
         }
     }
 
+    /// Reads the event stream of a response already received (e.g. the answer to a POST);
+    /// asserts it is `200 text/event-stream`.
+    pub fn from_response(response: reqwest::Response) -> Self {
+        assert_eq!(response.status(), 200, "not an event stream response");
+        assert!(
+            response
+                .headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|c| c.starts_with("text/event-stream")),
+            "content-type is not text/event-stream: {:?}",
+            response.headers().get("content-type")
+        );
+        Self {
+            body: response.bytes_stream().boxed(),
+            buffer: String::new(),
+        }
+    }
+
+    /// POSTs `body` as JSON to `url` and reads the answer as an event stream.
+    pub async fn post(client: &reqwest::Client, url: &str, body: &Value) -> Self {
+        let response = client
+            .post(url)
+            .header("accept", "text/event-stream")
+            .json(body)
+            .send()
+            .await
+            .unwrap();
+        Self::from_response(response)
+    }
+
     /// The next frame with an `event` (keep-alive comments are skipped); panics after `wait`.
     pub async fn next(&mut self, wait: Duration) -> Frame {
         tokio::time::timeout(wait, self.next_frame())
@@ -54,7 +85,24 @@ impl SseReader {
         tokio::time::timeout(wait, self.next_frame()).await.ok()
     }
 
+    /// Waits up to `wait` for the stream to end; panics if another event arrives first or it
+    /// stays open. Keep-alive comments are ignored.
+    pub async fn expect_end(&mut self, wait: Duration) {
+        match tokio::time::timeout(wait, self.next_frame_or_end()).await {
+            Ok(None) => {}
+            Ok(Some(frame)) => panic!("expected the stream to end, got {frame:?}"),
+            Err(_) => panic!("the stream did not end within {wait:?}"),
+        }
+    }
+
     async fn next_frame(&mut self) -> Frame {
+        self.next_frame_or_end()
+            .await
+            .unwrap_or_else(|| panic!("event stream ended"))
+    }
+
+    /// The next frame with a field, or `None` when the stream ends cleanly.
+    async fn next_frame_or_end(&mut self) -> Option<Frame> {
         loop {
             if let Some(end) = self.buffer.find("\n\n") {
                 let raw: String = self.buffer.drain(..end + 2).collect();
@@ -84,12 +132,12 @@ impl SseReader {
                     continue;
                 }
                 frame.data = serde_json::from_str(&data).unwrap_or(Value::String(data));
-                return frame;
+                return Some(frame);
             }
             match self.body.next().await {
                 Some(Ok(chunk)) => self.buffer.push_str(&String::from_utf8_lossy(&chunk)),
                 Some(Err(err)) => panic!("event stream broke: {err}"),
-                None => panic!("event stream ended"),
+                None => return None,
             }
         }
     }

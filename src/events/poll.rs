@@ -1,0 +1,249 @@
+//! [`PollingBus`]: live events that also carry changes made by *other processes* on the same
+//! database — a separate `haico mcp`, a `haico chat`, another `haico serve` replica.
+//!
+//! Every durable event is in the thread's log before anyone is told about it, and subscribers
+//! ([`subscribe`](super::subscribe)) read any gap back from the log. So telling a subscriber
+//! "the log now ends at N" is enough for it to catch up. This bus delivers in-process events
+//! exactly like [`InProcessBus`](super::InProcessBus), and a poller checks the event counters
+//! (`event_seqs.last_seq`) of the threads that have live subscribers *in this process* every
+//! [`DEFAULT_POLL_INTERVAL`]. When a counter moved past what this process last announced, the
+//! poller reads the newest event of the thread and publishes it: a subscriber right behind
+//! takes it as is, one further behind sees the gap and reads the rest from the log.
+//!
+//! The poll is one indexed query for all watched threads, plus one row per thread that moved;
+//! nothing is read for threads nobody here follows. It works on SQLite and PostgreSQL alike;
+//! changes made in this process are announced at once and never re-read by the poller.
+
+use std::{
+    collections::HashMap,
+    sync::{Arc, Mutex, Weak},
+    time::Duration,
+};
+
+use tokio::{sync::broadcast, task::JoinHandle};
+
+use super::{EventBus, LiveEvent};
+use crate::store::{Context, Database, StoreError};
+
+/// How often the poller looks for other processes' events: well inside the one second within
+/// which a change must show up everywhere, and cheap (one indexed query per tick).
+pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(250);
+
+/// How many events a slow subscriber may fall behind before it re-reads from the log.
+const CHANNEL_CAPACITY: usize = 1024;
+
+/// A thread's channel and the newest sequence number announced on it.
+#[derive(Debug)]
+struct Channel {
+    sender: broadcast::Sender<Arc<LiveEvent>>,
+    /// The newest event this process announced (or `None` before the poller first looked).
+    announced: Option<i64>,
+}
+
+/// An [`EventBus`] that also announces events other processes logged. Build it with
+/// [`PollingBus::new`] and start the poller with [`PollingBus::spawn_poller`].
+#[derive(Debug)]
+pub struct PollingBus {
+    db: Database,
+    channels: Mutex<HashMap<String, Channel>>,
+}
+
+impl PollingBus {
+    /// A bus over `db`; nothing from other processes arrives until the poller runs.
+    pub fn new(db: Database) -> Arc<Self> {
+        Arc::new(Self {
+            db,
+            channels: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Starts polling every `every`. The task ends by itself once the bus is dropped; abort the
+    /// handle to stop it earlier (e.g. before closing the database).
+    pub fn spawn_poller(self: &Arc<Self>, every: Duration) -> JoinHandle<()> {
+        let bus: Weak<Self> = Arc::downgrade(self);
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(every);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut failing = false;
+            loop {
+                ticks.tick().await;
+                let Some(bus) = bus.upgrade() else {
+                    return;
+                };
+                match bus.poll_once().await {
+                    Ok(_) if failing => {
+                        failing = false;
+                        tracing::info!(target: "haico::events", "event poller reads the database again");
+                    }
+                    Ok(_) => {}
+                    Err(err) if !failing => {
+                        failing = true;
+                        tracing::warn!(
+                            target: "haico::events",
+                            error = %err,
+                            "event poller cannot read the database; other processes' changes are \
+                             delayed until it can"
+                        );
+                    }
+                    Err(err) => {
+                        tracing::debug!(target: "haico::events", error = %err, "event poll failed again");
+                    }
+                }
+            }
+        })
+    }
+
+    /// One round: finds the watched threads whose log moved away from what was announced here
+    /// and publishes each one's newest event. Returns how many threads it announced.
+    pub async fn poll_once(&self) -> Result<usize, StoreError> {
+        let watched = self.watched();
+        if watched.is_empty() {
+            return Ok(0);
+        }
+        let ids: Vec<String> = watched.iter().map(|(id, _)| id.clone()).collect();
+        let counters = last_seqs(&self.db, &ids).await?;
+        let moved: Vec<(String, i64)> = counters
+            .into_iter()
+            .filter(|(id, last)| {
+                watched
+                    .iter()
+                    .any(|(w, announced)| w == id && *announced != Some(*last))
+            })
+            .collect();
+        if moved.is_empty() {
+            return Ok(0);
+        }
+        let mut repo = self.db.begin_read().await?;
+        let mut newest = Vec::with_capacity(moved.len());
+        for (thread_id, last) in &moved {
+            if *last > 0
+                && let Some(event) = repo
+                    .events_after(thread_id, last - 1, 1)
+                    .await?
+                    .into_iter()
+                    .next()
+            {
+                newest.push((thread_id.clone(), event));
+            }
+        }
+        repo.rollback().await?;
+        let count = newest.len();
+        for (thread_id, event) in newest {
+            self.publish(&thread_id, vec![Arc::new(LiveEvent::from(event))]);
+        }
+        // Remember exactly where each log stands: a log that went backwards (the thread was
+        // deleted and made again) is followed from its new end. A publish that raced with this
+        // read may be announced once more next round; subscribers skip what they have seen.
+        if let Ok(mut channels) = self.channels.lock() {
+            for (thread_id, last) in moved {
+                if let Some(channel) = channels.get_mut(&thread_id) {
+                    channel.announced = Some(last);
+                }
+            }
+        }
+        Ok(count)
+    }
+
+    /// The threads with live subscribers and what was announced on each; drops the channels
+    /// everybody left.
+    fn watched(&self) -> Vec<(String, Option<i64>)> {
+        let Ok(mut channels) = self.channels.lock() else {
+            return Vec::new();
+        };
+        channels.retain(|_, channel| channel.sender.receiver_count() > 0);
+        channels
+            .iter()
+            .map(|(id, channel)| (id.clone(), channel.announced))
+            .collect()
+    }
+}
+
+impl EventBus for PollingBus {
+    fn publish(&self, thread_id: &str, events: Vec<Arc<LiveEvent>>) {
+        let Ok(mut channels) = self.channels.lock() else {
+            return;
+        };
+        let Some(channel) = channels.get_mut(thread_id) else {
+            return;
+        };
+        if channel.sender.receiver_count() == 0 {
+            channels.remove(thread_id);
+            return;
+        }
+        // Subscribers read anything before a published event back from the log, so once N is
+        // announced the poller has nothing older to report.
+        if let Some(newest) = events.iter().filter_map(|e| e.seq).max() {
+            channel.announced = Some(channel.announced.map_or(newest, |a| a.max(newest)));
+        }
+        for event in events {
+            // An error only means every receiver left meanwhile.
+            let _ = channel.sender.send(event);
+        }
+    }
+
+    fn subscribe(&self, thread_id: &str) -> broadcast::Receiver<Arc<LiveEvent>> {
+        match self.channels.lock() {
+            Ok(mut channels) => channels
+                .entry(thread_id.to_string())
+                .or_insert_with(|| Channel {
+                    sender: broadcast::channel(CHANNEL_CAPACITY).0,
+                    announced: None,
+                })
+                .sender
+                .subscribe(),
+            // A poisoned lock means a publisher panicked; hand out a quiet channel rather than
+            // failing the request (subscribers still read the log on reconnect).
+            Err(_) => broadcast::channel(1).1,
+        }
+    }
+}
+
+/// The event counters of `ids` (threads without events are left out), in one query.
+async fn last_seqs(db: &Database, ids: &[String]) -> Result<Vec<(String, i64)>, StoreError> {
+    match db {
+        Database::Sqlite { reader, .. } => {
+            let list = serde_json::to_string(ids)?;
+            sqlx::query_as(
+                "SELECT thread_id, last_seq FROM event_seqs \
+                 WHERE thread_id IN (SELECT value FROM json_each($1))",
+            )
+            .bind(list)
+            .fetch_all(reader)
+            .await
+        }
+        Database::Postgres(pool) => {
+            sqlx::query_as("SELECT thread_id, last_seq FROM event_seqs WHERE thread_id = ANY($1)")
+                .bind(ids)
+                .fetch_all(pool)
+                .await
+        }
+    }
+    .context("polling the event counters")
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn publish_records_the_newest_announced_event() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite:{}", dir.path().join("poll.db").display());
+        let db = Database::connect(&url, &Default::default()).await.unwrap();
+        let bus = PollingBus::new(db);
+        let mut rx = bus.subscribe("t");
+        let event = |seq| {
+            Arc::new(LiveEvent {
+                seq: Some(seq),
+                event: "workspace".into(),
+                data: "{}".into(),
+            })
+        };
+        bus.publish("t", vec![event(3), event(2)]);
+        assert_eq!(bus.watched(), vec![("t".to_string(), Some(3))]);
+        assert_eq!(rx.recv().await.ok().and_then(|e| e.seq), Some(3));
+        drop(rx);
+        assert!(bus.watched().is_empty());
+    }
+}

@@ -1,0 +1,76 @@
+//! The MCP server: haico's workspace for any Model Context Protocol client (desktop
+//! assistants, IDE agents, the official SDKs), built on the `rmcp` crate.
+//!
+//! An MCP session works on one thread with exactly the agent's tools and rules:
+//! - **tools** ([`tools`]): the same 15 tools, names, descriptions and input schemas as
+//!   `GET /api/tools`; every call runs through [`ToolRuntime::call`](crate::tools::ToolRuntime)
+//!   (one transaction, lock rules, `workspace` events with `source: "agent"`), and its result
+//!   carries the envelope JSON as text and as `structuredContent`, with `isError` on failure;
+//! - **resources** ([`resources`]): the panels as `haico://thread/{thread_id}/{panel}` and each
+//!   artifact (a chart also as `…/chart.svg`), readable and subscribable;
+//! - **notifications** ([`notify`]): `notifications/resources/updated` whenever a panel
+//!   changes, whoever changed it — driven by the thread's event log, so changes made by the web
+//!   UI, the agent or another process show up too.
+//!
+//! Two transports: [`serve_stdio`] for `haico mcp --thread ID`, and streamable HTTP at
+//! `/mcp/{thread_id}` on the main server ([`router`]).
+
+mod http;
+pub mod notify;
+pub mod resources;
+mod server;
+pub mod tools;
+
+pub use http::{THREAD_ROUTE, router};
+pub use server::{HaicoMcp, supported_protocol_versions};
+
+use anyhow::Context;
+use rmcp::ServiceExt;
+
+use crate::{
+    ThreadId,
+    events::SharedBus,
+    store::{Database, StoreError},
+    tools::ToolRuntime,
+};
+
+/// The title a thread made by `haico mcp` gets.
+pub const NEW_THREAD_TITLE: &str = "MCP session";
+
+/// Creates the thread unless it exists. Whoever creates it first wins; a concurrent creation
+/// by someone else is not an error.
+pub async fn ensure_thread(db: &Database, thread: &ThreadId) -> Result<(), StoreError> {
+    let mut repo = db.begin_read().await?;
+    let exists = repo.get_thread(thread.as_str()).await?.is_some();
+    repo.rollback().await?;
+    if exists {
+        return Ok(());
+    }
+    let mut repo = db.begin_write().await?;
+    match repo.create_thread(thread.as_str(), NEW_THREAD_TITLE).await {
+        Ok(_) => {
+            repo.commit().await?;
+            tracing::info!(target: "haico::mcp", thread = %thread, "created the thread");
+            Ok(())
+        }
+        Err(err) if err.is_unique_violation() => repo.rollback().await,
+        Err(err) => Err(err),
+    }
+}
+
+/// Serves MCP over stdin/stdout for one thread until the client closes stdin. Only JSON-RPC
+/// goes to stdout; logs go to stderr.
+pub async fn serve_stdio(db: Database, bus: SharedBus, thread: ThreadId) -> anyhow::Result<()> {
+    ensure_thread(&db, &thread)
+        .await
+        .with_context(|| format!("creating thread `{thread}`"))?;
+    let server = HaicoMcp::for_thread(ToolRuntime::with_bus(db, bus), thread.clone());
+    tracing::info!(target: "haico::mcp", thread = %thread, "serving MCP on stdio");
+    let running = server
+        .serve(rmcp::transport::stdio_pipes())
+        .await
+        .context("starting the MCP session on stdio")?;
+    let reason = running.waiting().await.context("running the MCP session")?;
+    tracing::info!(target: "haico::mcp", ?reason, "MCP session ended");
+    Ok(())
+}

@@ -1,0 +1,337 @@
+//! The workspace as MCP resources.
+//!
+//! | URI | content |
+//! | --- | --- |
+//! | `haico://thread/{thread_id}/objective` | `{"objective": text or null}` |
+//! | `haico://thread/{thread_id}/document` | `{"title", "content", "version"}` (version 0: none yet) |
+//! | `haico://thread/{thread_id}/plan` | `[{"id", "text", "depth", "done"}]` |
+//! | `haico://thread/{thread_id}/preferences` | `[{"id", "title", "subtitle", "kind", "locked"}]` |
+//! | `haico://thread/{thread_id}/artifacts` | `[{"id", "artifact_type", "title", "turn_index", "created_at"}]`, newest first |
+//! | `haico://thread/{thread_id}/artifacts/{artifact_id}` | the artifact with its `payload` |
+//! | `haico://thread/{thread_id}/artifacts/{artifact_id}/chart.svg` | a chart drawn as `image/svg+xml` (base64 blob) |
+//!
+//! The JSON shapes are those of the REST API. The five panel resources are the ones that
+//! change (and are announced with `notifications/resources/updated`); an artifact never
+//! changes once stored.
+
+use base64::Engine;
+use rmcp::model::{ErrorData, Resource, ResourceContents, ResourceTemplate};
+use serde_json::{Value, json};
+
+use crate::{
+    ThreadId,
+    charts::svg::{self, RenderError},
+    panels::Panel,
+    store::{Database, Document, StoreError},
+};
+
+/// Every haico resource URI starts with this, followed by the thread id.
+pub const URI_PREFIX: &str = "haico://thread/";
+/// The MIME type of the JSON resources.
+pub const JSON_MIME: &str = "application/json";
+/// The MIME type of a drawn chart.
+pub const SVG_MIME: &str = "image/svg+xml";
+/// How many artifacts `resources/list` names one by one (newest first); older ones stay
+/// readable through the templates.
+pub const LISTED_ARTIFACTS: i64 = 100;
+
+/// What a haico resource URI points at, within its thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// A whole panel.
+    Panel(Panel),
+    /// One artifact, as JSON.
+    Artifact(i64),
+    /// One chart artifact, drawn as SVG.
+    ChartSvg(i64),
+}
+
+/// A parsed haico resource URI.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceUri {
+    /// The thread it belongs to.
+    pub thread: ThreadId,
+    /// What in the thread.
+    pub target: Target,
+}
+
+impl ResourceUri {
+    /// Parses `haico://thread/{thread_id}/…`; anything else is `None`.
+    pub fn parse(uri: &str) -> Option<Self> {
+        let rest = uri.strip_prefix(URI_PREFIX)?;
+        let (thread, path) = rest.split_once('/')?;
+        let thread = ThreadId::parse(thread).ok()?;
+        let target = match path.split('/').collect::<Vec<_>>().as_slice() {
+            ["artifacts", id] => Target::Artifact(parse_id(id)?),
+            ["artifacts", id, "chart.svg"] => Target::ChartSvg(parse_id(id)?),
+            [panel] => Target::Panel(Panel::ALL.into_iter().find(|p| p.as_str() == *panel)?),
+            _ => return None,
+        };
+        Some(Self { thread, target })
+    }
+
+    /// The URI text.
+    pub fn to_uri(&self) -> String {
+        match self.target {
+            Target::Panel(panel) => panel_uri(&self.thread, panel),
+            Target::Artifact(id) => format!("{URI_PREFIX}{}/artifacts/{id}", self.thread),
+            Target::ChartSvg(id) => format!("{URI_PREFIX}{}/artifacts/{id}/chart.svg", self.thread),
+        }
+    }
+}
+
+/// Artifact ids are positive integers written plainly (no sign, no leading zeros).
+fn parse_id(raw: &str) -> Option<i64> {
+    let id: i64 = raw.parse().ok()?;
+    (id > 0 && id.to_string() == raw).then_some(id)
+}
+
+/// The URI of a panel of `thread`.
+pub fn panel_uri(thread: &ThreadId, panel: Panel) -> String {
+    format!("{URI_PREFIX}{thread}/{}", panel.as_str())
+}
+
+fn panel_description(panel: Panel) -> (&'static str, &'static str) {
+    match panel {
+        Panel::Objective => ("Objective", "The one-line objective of the work."),
+        Panel::Document => (
+            "Document",
+            "The co-edited working document: title, Markdown content and version.",
+        ),
+        Panel::Plan => (
+            "Plan",
+            "The plan as an ordered outline of steps (text, depth, done); tools address steps \
+             by their 1-based position in this list.",
+        ),
+        Panel::Preferences => (
+            "Preferences",
+            "The person's constraints (hard or soft); locked ones can only be changed by the \
+             person. Tools address them by their 1-based position in this list.",
+        ),
+        Panel::Artifacts => (
+            "Artifacts",
+            "Index of the charts and other outputs made in this thread, newest first.",
+        ),
+    }
+}
+
+/// The resources of a thread: its five panels, then its newest artifacts (charts also as SVG).
+pub async fn list(db: &Database, thread: &ThreadId) -> Result<Vec<Resource>, StoreError> {
+    let mut resources: Vec<Resource> = Panel::ALL
+        .into_iter()
+        .map(|panel| {
+            let (title, description) = panel_description(panel);
+            Resource::new(panel_uri(thread, panel), panel.as_str())
+                .with_title(title)
+                .with_description(description)
+                .with_mime_type(JSON_MIME)
+        })
+        .collect();
+    let mut repo = db.begin_read().await?;
+    let artifacts = repo
+        .list_artifacts(thread.as_str(), None, LISTED_ARTIFACTS)
+        .await?;
+    repo.rollback().await?;
+    for artifact in artifacts {
+        let label = artifact
+            .title
+            .clone()
+            .unwrap_or_else(|| artifact.artifact_type.clone());
+        let uri = |target| {
+            ResourceUri {
+                thread: thread.clone(),
+                target,
+            }
+            .to_uri()
+        };
+        resources.push(
+            Resource::new(
+                uri(Target::Artifact(artifact.id)),
+                format!("artifact-{}", artifact.id),
+            )
+            .with_title(format!("{label} ({})", artifact.artifact_type))
+            .with_description(format!(
+                "Artifact {} made in turn {}, with its payload.",
+                artifact.id, artifact.turn_index
+            ))
+            .with_mime_type(JSON_MIME),
+        );
+        if svg::chart_type_of(&artifact.artifact_type).is_some() {
+            resources.push(
+                Resource::new(
+                    uri(Target::ChartSvg(artifact.id)),
+                    format!("chart-{}.svg", artifact.id),
+                )
+                .with_title(format!("{label} (drawn)"))
+                .with_description(format!("Chart {} drawn as an SVG image.", artifact.id))
+                .with_mime_type(SVG_MIME),
+            );
+        }
+    }
+    Ok(resources)
+}
+
+/// The templates for a thread's artifacts.
+pub fn templates(thread: &ThreadId) -> Vec<ResourceTemplate> {
+    vec![
+        ResourceTemplate::new(
+            format!("{URI_PREFIX}{thread}/artifacts/{{artifact_id}}"),
+            "artifact",
+        )
+        .with_title("Artifact")
+        .with_description("One artifact of this thread, with its payload.")
+        .with_mime_type(JSON_MIME),
+        ResourceTemplate::new(
+            format!("{URI_PREFIX}{thread}/artifacts/{{artifact_id}}/chart.svg"),
+            "chart-svg",
+        )
+        .with_title("Chart image")
+        .with_description("A chart artifact of this thread drawn as an SVG image.")
+        .with_mime_type(SVG_MIME),
+    ]
+}
+
+/// Reads a resource of `thread`. Unknown URIs, other threads' URIs and missing artifacts are
+/// "resource not found".
+pub async fn read(
+    db: &Database,
+    thread: &ThreadId,
+    uri: &str,
+) -> Result<ResourceContents, ErrorData> {
+    let parsed = ResourceUri::parse(uri)
+        .filter(|parsed| parsed.thread == *thread)
+        .ok_or_else(|| not_found(uri, thread))?;
+    let mut repo = db.begin_read().await.map_err(storage_error)?;
+    let contents = match parsed.target {
+        Target::Panel(panel) => {
+            let value = match panel {
+                Panel::Objective => json!({
+                    "objective": repo.get_objective(thread.as_str()).await.map_err(storage_error)?
+                }),
+                Panel::Document => {
+                    let document = repo
+                        .get_document(thread.as_str())
+                        .await
+                        .map_err(storage_error)?
+                        .unwrap_or(Document {
+                            title: String::new(),
+                            content: String::new(),
+                            version: 0,
+                        });
+                    to_json(&document)
+                }
+                Panel::Plan => to_json(
+                    &repo
+                        .list_todos(thread.as_str())
+                        .await
+                        .map_err(storage_error)?,
+                ),
+                Panel::Preferences => to_json(
+                    &repo
+                        .list_preferences(thread.as_str())
+                        .await
+                        .map_err(storage_error)?,
+                ),
+                Panel::Artifacts => to_json(
+                    &repo
+                        .list_artifacts(thread.as_str(), None, i64::MAX)
+                        .await
+                        .map_err(storage_error)?,
+                ),
+            };
+            ResourceContents::text(value.to_string(), uri).with_mime_type(JSON_MIME)
+        }
+        Target::Artifact(id) | Target::ChartSvg(id) => {
+            let artifact = repo
+                .get_artifact(thread.as_str(), id)
+                .await
+                .map_err(storage_error)?
+                .ok_or_else(|| not_found(uri, thread))?;
+            if matches!(parsed.target, Target::Artifact(_)) {
+                ResourceContents::text(to_json(&artifact).to_string(), uri)
+                    .with_mime_type(JSON_MIME)
+            } else {
+                let drawn =
+                    svg::render_artifact(&artifact.summary.artifact_type, &artifact.payload)
+                        .map_err(|err| match err {
+                            RenderError::NotAChart(kind) => ErrorData::resource_not_found(
+                                format!(
+                                    "artifact {id} is a `{kind}`, not a chart: it has no chart.svg"
+                                ),
+                                Some(json!({ "uri": uri })),
+                            ),
+                            RenderError::InvalidPayload(reason) => ErrorData::internal_error(
+                                format!("artifact {id} cannot be drawn: {reason}"),
+                                None,
+                            ),
+                        })?;
+                ResourceContents::blob(base64::engine::general_purpose::STANDARD.encode(drawn), uri)
+                    .with_mime_type(SVG_MIME)
+            }
+        }
+    };
+    // A read-only snapshot: nothing to keep, and a failed rollback only drops the connection.
+    let _ = repo.rollback().await;
+    Ok(contents)
+}
+
+/// Whether `uri` names a resource of `thread` that can exist (panels always do; artifacts are
+/// checked when read).
+pub fn belongs_to(uri: &str, thread: &ThreadId) -> bool {
+    ResourceUri::parse(uri).is_some_and(|parsed| parsed.thread == *thread)
+}
+
+/// The MCP "resource not found" error for `uri`.
+pub fn not_found(uri: &str, thread: &ThreadId) -> ErrorData {
+    ErrorData::resource_not_found(
+        format!(
+            "no resource {uri:?} in this session: its resources are {URI_PREFIX}{thread}/\
+             {{objective,document,plan,preferences,artifacts}} and \
+             {URI_PREFIX}{thread}/artifacts/{{artifact_id}}[/chart.svg]"
+        ),
+        Some(json!({ "uri": uri })),
+    )
+}
+
+/// A storage failure, reported without internals (the details go to the log).
+pub fn storage_error(err: StoreError) -> ErrorData {
+    tracing::error!(target: "haico::mcp", error = %err, "reading the workspace failed");
+    ErrorData::internal_error("the workspace could not be read; try again", None)
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_round_trip_and_reject_strangers() {
+        let thread = ThreadId::parse("t-1").unwrap_or_else(|_| unreachable!());
+        for target in [
+            Target::Panel(Panel::Plan),
+            Target::Artifact(7),
+            Target::ChartSvg(12),
+        ] {
+            let uri = ResourceUri {
+                thread: thread.clone(),
+                target,
+            };
+            assert_eq!(ResourceUri::parse(&uri.to_uri()), Some(uri));
+        }
+        for bad in [
+            "haico://thread/t-1/plans",
+            "haico://thread/t-1/artifacts/0",
+            "haico://thread/t-1/artifacts/007",
+            "haico://thread/t-1/artifacts/-3",
+            "haico://thread/t 1/plan",
+            "haico://thread/t-1",
+            "haico://thread/t-1/plan/x",
+            "file:///etc/passwd",
+        ] {
+            assert_eq!(ResourceUri::parse(bad), None, "{bad}");
+        }
+    }
+}

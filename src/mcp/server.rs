@@ -1,0 +1,386 @@
+//! [`HaicoMcp`]: the MCP server handler for one thread — tools, resources, subscriptions.
+//!
+//! The handler is the same for both transports; only how it learns its thread differs. Over
+//! stdio the thread is fixed when the process starts. Over HTTP the route `/mcp/{thread_id}`
+//! puts the thread on every request ([`McpThread`]); a session (protocol versions with the
+//! `initialize` handshake) is bound to the thread of its first request and refuses requests
+//! for another one, and a stateless request (2026-07-28) simply uses its own.
+
+use std::{
+    borrow::Cow,
+    collections::HashSet,
+    sync::{Arc, Mutex, OnceLock},
+};
+
+use rmcp::{
+    ErrorData, RoleServer, ServerHandler,
+    model::{
+        CallToolRequestParams, CallToolResponse, Implementation, ListResourceTemplatesResult,
+        ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion,
+        ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
+        ServerConfig, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    },
+    service::{NotificationContext, RequestContext, SubscriptionContext},
+};
+use serde_json::Value;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    notify::{self, Audience},
+    resources::{self, ResourceUri},
+    tools,
+};
+use crate::{
+    ThreadId,
+    events::subscribe,
+    store::StoreError,
+    tools::{ToolRuntime, build_tools},
+};
+
+/// The thread an HTTP request is for, put into the request's extensions by the `/mcp` route.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpThread(pub ThreadId);
+
+/// The protocol versions this server speaks: every revision rmcp implements, from 2024-11-05
+/// (with the `initialize` handshake) to 2026-07-28 (without it).
+pub fn supported_protocol_versions() -> &'static [ProtocolVersion] {
+    ProtocolVersion::KNOWN_VERSIONS
+}
+
+const INSTRUCTIONS: &str = "This server is one thread of haico, a workspace a person and an AI \
+co-construct: an objective, a working document, a plan of steps, the person's preferences \
+(hard or soft; locked ones only the person may change) and artifacts such as charts. Change it \
+only through the tools, and give every call an `action_and_reasoning`: one short, plain sentence \
+for the person saying what you do and why. Plan steps and preferences are addressed by their \
+1-based position in the list as it stands when the call starts; list them first. Every result \
+is a JSON envelope: {\"success\": true, \"summary\": …} or {\"success\": false, \"error\": …}. \
+The panels are also resources (haico://thread/{thread_id}/objective, document, plan, \
+preferences, artifacts) that you may read and subscribe to: the person edits them too.";
+
+/// A read of a thread's last event number, started when a `subscriptions/listen` arrived.
+type Baseline = JoinHandle<Result<i64, StoreError>>;
+
+enum Binding {
+    /// `haico mcp --thread ID`.
+    Fixed(ThreadId),
+    /// HTTP: the thread of the first request, set once.
+    FromRequest(OnceLock<ThreadId>),
+}
+
+/// The server handler. One value serves one stdio process, one HTTP session or one stateless
+/// HTTP request; following tasks it starts end when it is dropped.
+pub struct HaicoMcp {
+    runtime: ToolRuntime,
+    binding: Binding,
+    /// URIs subscribed with `resources/subscribe`.
+    subscribed: Arc<Mutex<HashSet<String>>>,
+    /// Whether the session's follower runs.
+    following: tokio::sync::Mutex<bool>,
+    /// Where each `subscriptions/listen` starts: the thread's last event number, read when the
+    /// request arrived (before its acknowledgment went out), so nothing that happens in between
+    /// is missed.
+    baselines: Mutex<Vec<(ThreadId, Baseline)>>,
+    /// Cancelled on drop: stops the session's follower.
+    stop: CancellationToken,
+}
+
+impl HaicoMcp {
+    /// A server for `thread` (stdio).
+    pub fn for_thread(runtime: ToolRuntime, thread: ThreadId) -> Self {
+        Self::new(runtime, Binding::Fixed(thread))
+    }
+
+    /// A server that takes its thread from each request's [`McpThread`] (HTTP).
+    pub fn per_request(runtime: ToolRuntime) -> Self {
+        Self::new(runtime, Binding::FromRequest(OnceLock::new()))
+    }
+
+    fn new(runtime: ToolRuntime, binding: Binding) -> Self {
+        Self {
+            runtime,
+            binding,
+            subscribed: Arc::default(),
+            following: tokio::sync::Mutex::new(false),
+            baselines: Mutex::new(Vec::new()),
+            stop: CancellationToken::new(),
+        }
+    }
+
+    /// The thread a request is for.
+    fn thread(&self, extensions: &rmcp::model::Extensions) -> Result<ThreadId, ErrorData> {
+        match &self.binding {
+            Binding::Fixed(thread) => Ok(thread.clone()),
+            Binding::FromRequest(bound) => {
+                let requested = extensions
+                    .get::<axum::http::request::Parts>()
+                    .and_then(|parts| parts.extensions.get::<McpThread>())
+                    .map(|thread| thread.0.clone())
+                    .ok_or_else(|| {
+                        ErrorData::invalid_request(
+                            "no thread chosen: connect to /mcp/{thread_id}",
+                            None,
+                        )
+                    })?;
+                let bound = bound.get_or_init(|| requested.clone());
+                if *bound == requested {
+                    Ok(requested)
+                } else {
+                    Err(ErrorData::invalid_request(
+                        format!(
+                            "this session works on thread `{bound}`, not `{requested}`: start a \
+                             new session at /mcp/{requested}"
+                        ),
+                        None,
+                    ))
+                }
+            }
+        }
+    }
+
+    /// The thread the URIs of a subscription filter name, when the handler cannot tell
+    /// otherwise before the request's context is known.
+    fn thread_of_filter(&self, filter: &SubscriptionFilter) -> Option<ThreadId> {
+        match &self.binding {
+            Binding::Fixed(thread) => Some(thread.clone()),
+            Binding::FromRequest(bound) => bound.get().cloned().or_else(|| {
+                filter
+                    .resource_subscriptions
+                    .iter()
+                    .flatten()
+                    .find_map(|uri| ResourceUri::parse(uri))
+                    .map(|uri| uri.thread)
+            }),
+        }
+    }
+
+    /// Starts the session's follower unless it runs; returns once it is subscribed, so every
+    /// change after this call is announced.
+    async fn follow_session(
+        &self,
+        peer: rmcp::Peer<RoleServer>,
+        thread: ThreadId,
+    ) -> Result<(), ErrorData> {
+        let mut following = self.following.lock().await;
+        if *following {
+            return Ok(());
+        }
+        let db = self.runtime.database().clone();
+        let events = subscribe(db, self.runtime.bus().clone(), thread.as_str(), None)
+            .await
+            .map_err(|err| resources::storage_error(err.0))?;
+        let audience = Audience::Session {
+            peer,
+            subscribed: Arc::clone(&self.subscribed),
+        };
+        let stop = self.stop.clone();
+        tokio::spawn(async move {
+            if let Err(err) = notify::follow(events, thread, audience, stop.cancelled_owned()).await
+            {
+                tracing::warn!(target: "haico::mcp", error = %err, "resource notifications stopped");
+            }
+        });
+        *following = true;
+        Ok(())
+    }
+}
+
+impl Drop for HaicoMcp {
+    fn drop(&mut self) {
+        self.stop.cancel();
+        if let Ok(baselines) = self.baselines.lock() {
+            for (_, task) in baselines.iter() {
+                task.abort();
+            }
+        }
+    }
+}
+
+impl ServerHandler for HaicoMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .enable_resources_list_changed()
+                .build(),
+        )
+        .with_server_info(
+            Implementation::new("haico", env!("CARGO_PKG_VERSION"))
+                .with_title("haico workspace")
+                .with_description(
+                    "A shared workspace (objective, document, plan, preferences, charts) for \
+                     co-constructing a solution with a person",
+                ),
+        )
+        .with_instructions(INSTRUCTIONS)
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(supported_protocol_versions())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools::list().to_vec()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let thread = self.thread(&context.extensions)?;
+        let toolset = build_tools(&thread);
+        if toolset.get(&request.name).is_none() {
+            // An unknown tool is a protocol error (the spec's -32602); invalid arguments are
+            // the tool's own failure envelope, so the model can correct itself.
+            let names: Vec<&str> = toolset.iter().map(|tool| tool.name()).collect();
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool `{}`; the tools are: {}",
+                    request.name,
+                    names.join(", ")
+                ),
+                None,
+            ));
+        }
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        let call = self.runtime.call(&toolset, &request.name, arguments).await;
+        Ok(tools::call_result(&call).into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let thread = self.thread(&context.extensions)?;
+        let list = resources::list(self.runtime.database(), &thread)
+            .await
+            .map_err(resources::storage_error)?;
+        Ok(ListResourcesResult::with_all_items(list))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let thread = self.thread(&context.extensions)?;
+        Ok(ListResourceTemplatesResult::with_all_items(
+            resources::templates(&thread),
+        ))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let thread = self.thread(&context.extensions)?;
+        let contents = resources::read(self.runtime.database(), &thread, &request.uri).await?;
+        Ok(ReadResourceResult::new(vec![contents]).into())
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let thread = self.thread(&context.extensions)?;
+        if !resources::belongs_to(&request.uri, &thread) {
+            return Err(resources::not_found(&request.uri, &thread));
+        }
+        self.follow_session(context.peer.clone(), thread).await?;
+        if let Ok(mut subscribed) = self.subscribed.lock() {
+            subscribed.insert(request.uri);
+        }
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if let Ok(mut subscribed) = self.subscribed.lock() {
+            subscribed.remove(&request.uri);
+        }
+        Ok(())
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // Sessions hear about new artifacts (resources/list_changed) without subscribing.
+        let Ok(thread) = self.thread(&context.extensions) else {
+            return;
+        };
+        if let Err(err) = self.follow_session(context.peer.clone(), thread).await {
+            tracing::warn!(target: "haico::mcp", error = %err.message, "cannot follow the thread");
+        }
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        accepted.resources_list_changed = requested.resources_list_changed;
+        let thread = self.thread_of_filter(requested);
+        accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
+            uris.iter()
+                .filter(|uri| {
+                    thread
+                        .as_ref()
+                        .is_some_and(|thread| resources::belongs_to(uri, thread))
+                })
+                .cloned()
+                .collect()
+        });
+        // The acknowledgment goes out before `listen` runs; read where the log stands now.
+        if let Some(thread) = thread {
+            let db = self.runtime.database().clone();
+            let id = thread.clone();
+            let task = tokio::spawn(async move {
+                let mut repo = db.begin_read().await?;
+                let last = repo.last_event_seq(id.as_str()).await?;
+                repo.rollback().await?;
+                Ok(last)
+            });
+            if let Ok(mut baselines) = self.baselines.lock() {
+                baselines.push((thread, task));
+            }
+        }
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let thread = self.thread(&context.request_context().extensions)?;
+        let baseline = self.baselines.lock().ok().and_then(|mut baselines| {
+            let at = baselines.iter().position(|(t, _)| *t == thread)?;
+            Some(baselines.remove(at).1)
+        });
+        let last_seen = match baseline {
+            Some(task) => task.await.ok().and_then(Result::ok),
+            None => None,
+        };
+        let events = subscribe(
+            self.runtime.database().clone(),
+            self.runtime.bus().clone(),
+            thread.as_str(),
+            last_seen,
+        )
+        .await
+        .map_err(|err| resources::storage_error(err.0))?;
+        let audience = Audience::Listener(context.sink().clone());
+        notify::follow(events, thread, audience, context.cancelled())
+            .await
+            .map_err(|err| resources::storage_error(err.0))
+    }
+}
