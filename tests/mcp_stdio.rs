@@ -140,6 +140,15 @@ async fn resources_are_readable_and_announce_changes_from_anyone() {
         read_json(&client, &panel(thread, "objective")).await,
         json!({"objective": null})
     );
+    let templates = client.list_all_resource_templates().await.unwrap();
+    let templates: Vec<&str> = templates.iter().map(|t| t.uri_template.as_str()).collect();
+    assert_eq!(
+        templates,
+        [
+            format!("haico://thread/{thread}/artifacts/{{artifact_id}}"),
+            format!("haico://thread/{thread}/artifacts/{{artifact_id}}/chart.svg"),
+        ]
+    );
     assert_eq!(
         read_json(&client, &panel(thread, "document")).await,
         json!({"title": "", "content": "", "version": 0})
