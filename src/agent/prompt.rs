@@ -4,7 +4,7 @@
 
 use crate::{
     store::{ArtifactSummary, Workspace},
-    tools::{preferences::render_preferences, todos::render_plan},
+    tools::{artifacts::artifact_line, preferences::render_preferences, todos::render_plan},
 };
 
 /// How much of the workspace the prompt may carry.
@@ -99,19 +99,7 @@ fn artifact_index(artifacts: &[ArtifactSummary], max: usize) -> String {
     if artifacts.is_empty() {
         return "(no artifacts yet)".to_string();
     }
-    let mut lines: Vec<String> = artifacts
-        .iter()
-        .take(max)
-        .map(|a| {
-            format!(
-                "#{} {} \"{}\" (turn {})",
-                a.id,
-                a.artifact_type,
-                a.title.as_deref().unwrap_or("untitled"),
-                a.turn_index
-            )
-        })
-        .collect();
+    let mut lines: Vec<String> = artifacts.iter().take(max).map(artifact_line).collect();
     if artifacts.len() > max {
         lines.push(format!(
             "[… {} older artifacts; use list_artifacts …]",

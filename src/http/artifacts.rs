@@ -14,7 +14,7 @@ use super::{
     AppState,
     error::ApiError,
     extract::{Json, Path, Query},
-    objective::require_thread,
+    require_thread,
 };
 use crate::{
     ThreadId,

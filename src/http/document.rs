@@ -18,7 +18,7 @@ use super::{
     AppState,
     error::ApiError,
     extract::{Json, Path},
-    objective::{bad_request, require_thread},
+    require_thread,
 };
 use crate::{
     ThreadId,
@@ -106,11 +106,11 @@ async fn put_document(
     Json(body): Json<PutDocument>,
 ) -> Result<Response, ApiError> {
     let id = ThreadId::parse(&thread_id)?;
-    check_length(&body.content, "content", MAX_DOCUMENT_CHARS).map_err(bad_request)?;
+    check_length(&body.content, "content", MAX_DOCUMENT_CHARS)?;
     let title = match body.title.as_deref() {
         Some(title) => {
             let title = title.trim();
-            check_length(title, "title", MAX_TITLE_CHARS).map_err(bad_request)?;
+            check_length(title, "title", MAX_TITLE_CHARS)?;
             Some(title)
         }
         None => None,

@@ -7,7 +7,7 @@ use axum::{
 };
 use serde_json::json;
 
-use crate::{store::StoreError, thread_id::InvalidThreadId};
+use crate::{store::StoreError, thread_id::InvalidThreadId, tools::ToolError};
 
 /// Everything a handler can fail with. Caller mistakes map to 4xx; only the database failing
 /// is a 5xx, and its details go to the log, not the client.
@@ -106,6 +106,17 @@ impl From<BytesRejection> for ApiError {
 impl From<PathRejection> for ApiError {
     fn from(rejection: PathRejection) -> Self {
         ApiError::BadRequest(rejection.body_text())
+    }
+}
+
+/// A tool-layer check failing on the user path: the same rule, answered as HTTP.
+impl From<ToolError> for ApiError {
+    fn from(err: ToolError) -> Self {
+        match err {
+            ToolError::InvalidArguments(message) => ApiError::BadRequest(message),
+            ToolError::NotFound(message) => ApiError::NotFound(message),
+            ToolError::Store(store) => ApiError::Store(store),
+        }
     }
 }
 

@@ -153,6 +153,18 @@ impl AppState {
     }
 }
 
+/// 404s unless the thread exists. A plain read, deliberately not the row lock tool calls take:
+/// user-path edits of existing rows must not queue behind an agent call.
+pub(crate) async fn require_thread(
+    repo: &mut WorkspaceRepository,
+    id: &ThreadId,
+) -> Result<(), ApiError> {
+    if repo.get_thread(id.as_str()).await?.is_none() {
+        return Err(ApiError::thread_not_found(id.as_str()));
+    }
+    Ok(())
+}
+
 /// HTTP settings that shape the router.
 #[derive(Debug, Clone)]
 pub struct HttpConfig {

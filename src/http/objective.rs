@@ -10,11 +10,11 @@ use super::{
     AppState,
     error::ApiError,
     extract::{Json, Path},
+    require_thread,
 };
 use crate::{
     ThreadId,
-    store::WorkspaceRepository,
-    tools::{ToolError, checks::require_text, objective::MAX_OBJECTIVE_CHARS},
+    tools::{checks::require_text, objective::MAX_OBJECTIVE_CHARS},
 };
 
 pub(super) fn router() -> Router<AppState> {
@@ -90,9 +90,7 @@ async fn put_objective(
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
-    let objective = require_text(&line, "objective", MAX_OBJECTIVE_CHARS)
-        .map_err(bad_request)?
-        .to_string();
+    let objective = require_text(&line, "objective", MAX_OBJECTIVE_CHARS)?.to_string();
     let mut repo = state.db().begin_write().await?;
     require_thread(&mut repo, &id).await?;
     repo.set_objective(id.as_str(), &objective).await?;
@@ -100,23 +98,4 @@ async fn put_objective(
     Ok(Json(ObjectiveView {
         objective: Some(objective),
     }))
-}
-
-/// 404s unless the thread exists (a plain read, not the thread lock).
-pub(super) async fn require_thread(
-    repo: &mut WorkspaceRepository,
-    id: &ThreadId,
-) -> Result<(), ApiError> {
-    if repo.get_thread(id.as_str()).await?.is_none() {
-        return Err(ApiError::thread_not_found(id.as_str()));
-    }
-    Ok(())
-}
-
-/// A validation failure from the shared checks, as a 400 with its message.
-pub(super) fn bad_request(err: ToolError) -> ApiError {
-    match err {
-        ToolError::InvalidArguments(message) => ApiError::BadRequest(message),
-        other => ApiError::BadRequest(other.to_string()),
-    }
 }

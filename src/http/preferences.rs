@@ -16,15 +16,12 @@ use super::{
     AppState,
     error::ApiError,
     extract::{Json, Path},
+    require_thread,
 };
 use crate::{
     ThreadId,
-    store::{
-        NewPreference, Preference, PreferenceKind, PreferencePatch, WorkspaceRepository,
-        WriteOutcome,
-    },
+    store::{NewPreference, Preference, PreferenceKind, PreferencePatch, WriteOutcome},
     tools::{
-        ToolError,
         checks::{check_length, require_text},
         preferences::{MAX_SUBTITLE_CHARS, MAX_TITLE_CHARS},
     },
@@ -121,9 +118,7 @@ async fn create_preference(
 ) -> Result<(StatusCode, Json<Preference>), ApiError> {
     let id = ThreadId::parse(&thread_id)?;
     let item = NewPreference {
-        title: require_text(&body.title, "title", MAX_TITLE_CHARS)
-            .map_err(bad_request)?
-            .to_string(),
+        title: require_text(&body.title, "title", MAX_TITLE_CHARS)?.to_string(),
         subtitle: subtitle(body.subtitle.as_deref())?,
         kind: body.kind.unwrap_or(PreferenceKind::Soft),
     };
@@ -182,11 +177,7 @@ async fn update_preference(
         ));
     }
     let title = match body.title.as_deref() {
-        Some(t) => Some(
-            require_text(t, "title", MAX_TITLE_CHARS)
-                .map_err(bad_request)?
-                .to_string(),
-        ),
+        Some(t) => Some(require_text(t, "title", MAX_TITLE_CHARS)?.to_string()),
         None => None,
     };
     let subtitle = match body.subtitle {
@@ -250,29 +241,13 @@ async fn delete_preference(
     }
 }
 
-/// 404s unless the thread exists. Deliberately not the row lock the tools take (see the
-/// module doc).
-async fn require_thread(repo: &mut WorkspaceRepository, id: &ThreadId) -> Result<(), ApiError> {
-    if repo.get_thread(id.as_str()).await?.is_none() {
-        return Err(ApiError::thread_not_found(id.as_str()));
-    }
-    Ok(())
-}
-
 fn subtitle(raw: Option<&str>) -> Result<Option<String>, ApiError> {
     match raw.map(str::trim).filter(|s| !s.is_empty()) {
         Some(sub) => {
-            check_length(sub, "subtitle", MAX_SUBTITLE_CHARS).map_err(bad_request)?;
+            check_length(sub, "subtitle", MAX_SUBTITLE_CHARS)?;
             Ok(Some(sub.to_string()))
         }
         None => Ok(None),
-    }
-}
-
-fn bad_request(err: ToolError) -> ApiError {
-    match err {
-        ToolError::InvalidArguments(message) => ApiError::BadRequest(message),
-        other => ApiError::BadRequest(other.to_string()),
     }
 }
 

@@ -17,7 +17,6 @@ use super::{
 use crate::{
     ThreadId,
     store::{StoreError, Thread, Workspace},
-    tools::ToolError,
 };
 
 /// The longest thread title.
@@ -226,10 +225,5 @@ async fn workspace(
 }
 
 fn checked_title(title: &str) -> Result<String, ApiError> {
-    crate::tools::checks::require_text(title, "title", MAX_TITLE_CHARS)
-        .map(str::to_string)
-        .map_err(|err| match err {
-            ToolError::InvalidArguments(message) => ApiError::BadRequest(message),
-            other => ApiError::BadRequest(other.to_string()),
-        })
+    Ok(crate::tools::checks::require_text(title, "title", MAX_TITLE_CHARS)?.to_string())
 }

@@ -27,7 +27,7 @@ use super::{
     AppState,
     error::ApiError,
     extract::{Json, Path},
-    objective::{bad_request, require_thread},
+    require_thread,
 };
 use crate::{
     ThreadId,
@@ -119,9 +119,7 @@ async fn create_todo(
     Json(body): Json<CreateTodo>,
 ) -> Result<(StatusCode, Json<Todo>), ApiError> {
     let id = ThreadId::parse(&thread_id)?;
-    let text = require_text(&body.text, "text", MAX_STEP_CHARS)
-        .map_err(bad_request)?
-        .to_string();
+    let text = require_text(&body.text, "text", MAX_STEP_CHARS)?.to_string();
     if body.parent_id.is_some() && body.after_id.is_some() {
         return Err(ApiError::BadRequest(
             "give `parent_id` (nest under a step) or `after_id` (follow a step), not both"
@@ -221,11 +219,7 @@ async fn update_todo(
         ));
     }
     let text = match body.text.as_deref() {
-        Some(text) => Some(
-            require_text(text, "text", MAX_STEP_CHARS)
-                .map_err(bad_request)?
-                .to_string(),
-        ),
+        Some(text) => Some(require_text(text, "text", MAX_STEP_CHARS)?.to_string()),
         None => None,
     };
     let mut repo = state.db().begin_write().await?;

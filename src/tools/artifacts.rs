@@ -5,7 +5,10 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{ToolError, ToolResult, workspace_tool, workspace_tools};
-use crate::{ThreadId, store::WorkspaceRepository};
+use crate::{
+    ThreadId,
+    store::{ArtifactSummary, WorkspaceRepository},
+};
 
 /// How many artifacts `list_artifacts` shows when no limit is given.
 pub const DEFAULT_LIMIT: i64 = 20;
@@ -80,18 +83,7 @@ impl ArtifactTools {
             }
             .into());
         }
-        let lines: Vec<String> = artifacts
-            .iter()
-            .map(|a| {
-                format!(
-                    "#{} {} \"{}\" (turn {})",
-                    a.id,
-                    a.artifact_type,
-                    a.title.as_deref().unwrap_or("untitled"),
-                    a.turn_index
-                )
-            })
-            .collect();
+        let lines: Vec<String> = artifacts.iter().map(artifact_line).collect();
         Ok(lines.join("\n").into())
     }
 
@@ -124,4 +116,16 @@ impl ArtifactTools {
         });
         Ok(text.to_string().into())
     }
+}
+
+/// One artifact as an index line, `#12 bar_chart "Sales" (turn 3)`; the same text the agent's
+/// prompt shows.
+pub fn artifact_line(artifact: &ArtifactSummary) -> String {
+    format!(
+        "#{} {} \"{}\" (turn {})",
+        artifact.id,
+        artifact.artifact_type,
+        artifact.title.as_deref().unwrap_or("untitled"),
+        artifact.turn_index
+    )
 }
