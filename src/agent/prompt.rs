@@ -3,7 +3,9 @@
 //! says what was left out.
 
 use crate::{
-    store::{ArtifactSummary, Workspace},
+    store::{
+        ArtifactSummary, Database, DocumentExcerpt, PlanPage, Preference, StoreError, Workspace,
+    },
     tools::{artifacts::artifact_line, preferences::render_preferences, todos::render_plan},
 };
 
@@ -50,8 +52,92 @@ are doing and why. No jargon.
 - Batch: pass every item of one kind in one call instead of many calls.
 - Indices in tools are the 1-based numbers shown below, as they are when the call starts.";
 
-/// The system prompt for the workspace `ws` and its artifact index.
-pub fn system_prompt(ws: &Workspace, budget: &PromptBudget) -> String {
+/// What the system prompt shows of a workspace: every small panel whole, the document and the
+/// plan cut to the budget, with the totals a cut reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromptWorkspace {
+    /// The objective.
+    pub objective: Option<String>,
+    /// Every preference.
+    pub preferences: Vec<Preference>,
+    /// The document's head and tail (whole when it fits).
+    pub document: Option<DocumentExcerpt>,
+    /// The first steps of the plan and its totals.
+    pub plan: PlanPage,
+    /// The newest artifacts.
+    pub artifacts: Vec<ArtifactSummary>,
+    /// How many artifacts there are in all.
+    pub artifacts_total: i64,
+}
+
+impl PromptWorkspace {
+    /// Reads what the prompt needs, and no more, in one read transaction.
+    pub async fn load(
+        db: &Database,
+        thread_id: &str,
+        budget: &PromptBudget,
+    ) -> Result<Self, StoreError> {
+        let (head, tail) = split_budget(budget.document_chars);
+        let mut repo = db.begin_read().await?;
+        let view = Self {
+            objective: repo.get_objective(thread_id).await?,
+            preferences: repo.list_preferences(thread_id).await?,
+            document: repo.document_excerpt(thread_id, head, tail).await?,
+            plan: repo.plan_page(thread_id, as_i64(budget.plan_steps)).await?,
+            artifacts: repo
+                .recent_artifacts(thread_id, as_i64(budget.artifacts))
+                .await?,
+            artifacts_total: repo.count_artifacts(thread_id).await?,
+        };
+        repo.rollback().await?;
+        Ok(view)
+    }
+
+    /// The same view cut from a whole workspace snapshot.
+    pub fn from_workspace(ws: &Workspace, budget: &PromptBudget) -> Self {
+        let (head, tail) = split_budget(budget.document_chars);
+        let document = ws.document.as_ref().map(|doc| {
+            let total = doc.content.chars().count();
+            let keep = usize::try_from(head + tail).unwrap_or(usize::MAX);
+            let (head_text, tail_text) = if total <= keep {
+                (doc.content.clone(), String::new())
+            } else {
+                let head = usize::try_from(head).unwrap_or(0);
+                let tail = usize::try_from(tail).unwrap_or(0);
+                (
+                    doc.content.chars().take(head).collect(),
+                    doc.content.chars().skip(total - tail).collect(),
+                )
+            };
+            DocumentExcerpt {
+                title: doc.title.clone(),
+                head: head_text,
+                tail: tail_text,
+                total_chars: as_i64(total),
+            }
+        });
+        Self {
+            objective: ws.objective.clone(),
+            preferences: ws.preferences.clone(),
+            document,
+            plan: PlanPage {
+                steps: ws.todos.iter().take(budget.plan_steps).cloned().collect(),
+                total: as_i64(ws.todos.len()),
+                done: as_i64(ws.todos.iter().filter(|t| t.done).count()),
+            },
+            artifacts: ws
+                .artifacts
+                .iter()
+                .take(budget.artifacts)
+                .cloned()
+                .collect(),
+            artifacts_total: as_i64(ws.artifacts.len()),
+        }
+    }
+}
+
+/// The system prompt for the workspace view `ws`.
+pub fn system_prompt(ws: &PromptWorkspace) -> String {
     let mut out = String::with_capacity(4096);
     out.push_str(INSTRUCTIONS);
     out.push_str("\n\n<objective>\n");
@@ -59,7 +145,7 @@ pub fn system_prompt(ws: &Workspace, budget: &PromptBudget) -> String {
     out.push_str("\n</objective>\n\n<preferences>\n");
     out.push_str(&render_preferences(&ws.preferences));
     out.push_str("\n</preferences>\n\n<plan>\n");
-    out.push_str(&plan_section(ws, budget.plan_steps));
+    out.push_str(&plan_section(&ws.plan));
     out.push_str("\n</plan>\n\n");
     match &ws.document {
         Some(doc) => {
@@ -72,58 +158,63 @@ pub fn system_prompt(ws: &Workspace, budget: &PromptBudget) -> String {
                 "<document title=\"{}\">\n",
                 title.replace('"', "'")
             ));
-            out.push_str(&elide_middle(&doc.content, budget.document_chars));
+            out.push_str(&doc.head);
+            if !doc.tail.is_empty() {
+                let shown = as_i64(doc.head.chars().count() + doc.tail.chars().count());
+                out.push_str(&format!(
+                    "\n[… {} characters of the document omitted here; it is {} characters long …]\n",
+                    doc.total_chars - shown,
+                    doc.total_chars
+                ));
+                out.push_str(&doc.tail);
+            }
             out.push_str("\n</document>\n\n");
         }
         None => out.push_str("<document>\n(no document yet)\n</document>\n\n"),
     }
     out.push_str("<artifacts>\n");
-    out.push_str(&artifact_index(&ws.artifacts, budget.artifacts));
+    out.push_str(&artifact_index(&ws.artifacts, ws.artifacts_total));
     out.push_str("\n</artifacts>");
     out
 }
 
-fn plan_section(ws: &Workspace, max_steps: usize) -> String {
-    if ws.todos.len() <= max_steps {
-        return render_plan(&ws.todos);
+fn plan_section(plan: &PlanPage) -> String {
+    let shown = as_i64(plan.steps.len());
+    if plan.total <= shown {
+        return render_plan(&plan.steps);
     }
-    let shown = render_plan(&ws.todos[..max_steps]);
-    let done = ws.todos[max_steps..].iter().filter(|t| t.done).count();
+    let done_shown = as_i64(plan.steps.iter().filter(|t| t.done).count());
     format!(
-        "{shown}\n[… {} more steps not shown ({done} of them done); use list_todos to see them all …]",
-        ws.todos.len() - max_steps
+        "{}\n[… {} more steps not shown ({} of them done); use list_todos to see them all …]",
+        render_plan(&plan.steps),
+        plan.total - shown,
+        plan.done - done_shown
     )
 }
 
-fn artifact_index(artifacts: &[ArtifactSummary], max: usize) -> String {
+fn artifact_index(artifacts: &[ArtifactSummary], total: i64) -> String {
     if artifacts.is_empty() {
         return "(no artifacts yet)".to_string();
     }
-    let mut lines: Vec<String> = artifacts.iter().take(max).map(artifact_line).collect();
-    if artifacts.len() > max {
+    let mut lines: Vec<String> = artifacts.iter().map(artifact_line).collect();
+    let shown = as_i64(artifacts.len());
+    if total > shown {
         lines.push(format!(
             "[… {} older artifacts; use list_artifacts …]",
-            artifacts.len() - max
+            total - shown
         ));
     }
     lines.join("\n")
 }
 
-/// Keeps the first and last parts of `text` within `max` characters and says how much of the
-/// middle was left out.
-pub fn elide_middle(text: &str, max: usize) -> String {
-    let total = text.chars().count();
-    if total <= max {
-        return text.to_string();
-    }
-    let head = max * 2 / 3;
-    let tail = max - head;
-    let head_text: String = text.chars().take(head).collect();
-    let tail_text: String = text.chars().skip(total - tail).collect();
-    format!(
-        "{head_text}\n[… {} characters of the document omitted here; it is {total} characters long …]\n{tail_text}",
-        total - head - tail
-    )
+/// Two thirds of the document budget for its start, the rest for its end.
+fn split_budget(chars: usize) -> (i64, i64) {
+    let head = chars * 2 / 3;
+    (as_i64(head), as_i64(chars - head))
+}
+
+fn as_i64(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 #[cfg(test)]
@@ -166,7 +257,10 @@ mod tests {
 
     #[test]
     fn shows_every_panel() {
-        let prompt = system_prompt(&workspace(), &PromptBudget::default());
+        let prompt = system_prompt(&PromptWorkspace::from_workspace(
+            &workspace(),
+            &PromptBudget::default(),
+        ));
         assert!(prompt.contains("<objective>\nPlan a trip\n</objective>"));
         assert!(prompt.contains("#1 [hard] Budget — under 2k (locked)"));
         assert!(prompt.contains("1. [x] Book\n  2. [ ] Flights"));
@@ -176,11 +270,20 @@ mod tests {
 
     #[test]
     fn cuts_long_documents_and_says_so() {
-        let text = "é".repeat(1000);
-        let cut = elide_middle(&text, 100);
-        assert!(cut.contains("900 characters of the document omitted"));
-        assert!(cut.chars().filter(|c| *c == 'é').count() == 100);
-        assert_eq!(elide_middle("short", 100), "short");
+        let mut ws = workspace();
+        if let Some(doc) = ws.document.as_mut() {
+            doc.content = format!("{}{}", "é".repeat(500), "ü".repeat(500));
+        }
+        let budget = PromptBudget {
+            document_chars: 99,
+            ..PromptBudget::default()
+        };
+        let prompt = system_prompt(&PromptWorkspace::from_workspace(&ws, &budget));
+        assert!(prompt.contains("901 characters of the document omitted here; it is 1000"));
+        assert_eq!(prompt.chars().filter(|c| *c == 'é').count(), 66);
+        assert_eq!(prompt.chars().filter(|c| *c == 'ü').count(), 33);
+        let whole = system_prompt(&PromptWorkspace::from_workspace(&workspace(), &budget));
+        assert!(whole.contains("<document title=\"Trip\">\nDay 1\n</document>"));
     }
 
     #[test]
@@ -194,13 +297,13 @@ mod tests {
                 done: i % 2 == 0,
             })
             .collect();
-        let prompt = system_prompt(
+        let prompt = system_prompt(&PromptWorkspace::from_workspace(
             &ws,
             &PromptBudget {
                 plan_steps: 4,
                 ..PromptBudget::default()
             },
-        );
+        ));
         assert!(prompt.contains("4. [ ] s3"));
         assert!(!prompt.contains("s4"));
         assert!(prompt.contains("6 more steps not shown (3 of them done)"));

@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use super::{
     history::load_history,
     model::{ChatMessage, ChatModel, ModelEvent, ModelRequest, ToolDefinition},
-    prompt::{PromptBudget, system_prompt},
+    prompt::{PromptBudget, PromptWorkspace, system_prompt},
 };
 use crate::{
     ThreadId,
@@ -315,12 +315,14 @@ impl Agent {
             if cancel.is_cancelled() {
                 return Outcome::Cancelled;
             }
-            let workspace = match read_workspace(db, thread_id).await {
+            let workspace = match PromptWorkspace::load(db, thread_id.as_str(), &self.config.budget)
+                .await
+            {
                 Ok(ws) => ws,
                 Err(err) => return Outcome::Failed(format!("could not read the workspace: {err}")),
             };
             let request = ModelRequest {
-                system: system_prompt(&workspace, &self.config.budget),
+                system: system_prompt(&workspace),
                 messages: messages.clone(),
                 tools: definitions.clone(),
                 max_tokens: self.config.max_tokens,
@@ -518,14 +520,4 @@ impl Agent {
             vec![Arc::new(LiveEvent::transient("token", token_data(text)))],
         );
     }
-}
-
-async fn read_workspace(
-    db: &crate::store::Database,
-    thread_id: &ThreadId,
-) -> Result<crate::store::Workspace, StoreError> {
-    let mut repo = db.begin_read().await?;
-    let ws = repo.workspace(thread_id.as_str()).await?;
-    repo.rollback().await?;
-    Ok(ws)
 }

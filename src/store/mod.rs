@@ -13,6 +13,7 @@ mod events;
 mod models;
 mod objectives;
 mod preferences;
+mod prompt_view;
 mod repository;
 mod threads;
 mod todos;
@@ -32,6 +33,7 @@ pub use events::{NewEvent, StoredEvent};
 pub use models::{
     Artifact, ArtifactSummary, Document, Preference, PreferenceKind, Thread, Todo, Workspace,
 };
+pub use prompt_view::{DocumentExcerpt, PlanPage};
 pub use preferences::{NewPreference, PreferencePatch, WriteOutcome};
 pub use repository::{Backend, WorkspaceRepository};
 pub use todos::{NewTodo, RemovedRange, TodoPlace};
