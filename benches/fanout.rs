@@ -35,17 +35,27 @@ impl Drop for Server {
 }
 
 fn start_server(dir: &std::path::Path) -> Server {
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let child = Command::new(env!("CARGO_BIN_EXE_haico"))
         .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
-        .env("HAICO_DATABASE_URL", format!("sqlite:{}", dir.join("fanout.db").display()))
+        .env(
+            "HAICO_DATABASE_URL",
+            format!("sqlite:{}", dir.join("fanout.db").display()),
+        )
         .env("RUST_LOG", "warn")
         .env_remove("HAICO_API_TOKEN")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    Server { child, base: format!("http://127.0.0.1:{port}") }
+    Server {
+        child,
+        base: format!("http://127.0.0.1:{port}"),
+    }
 }
 
 fn rss_kib(pid: u32) -> u64 {
@@ -65,9 +75,17 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 async fn bench() {
     let dir = tempfile::tempdir().unwrap();
     let server = start_server(dir.path());
-    let client = reqwest::Client::builder().pool_max_idle_per_host(4).build().unwrap();
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(4)
+        .build()
+        .unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
-    while client.get(format!("{}/healthz", server.base)).send().await.is_err() {
+    while client
+        .get(format!("{}/healthz", server.base))
+        .send()
+        .await
+        .is_err()
+    {
         assert!(Instant::now() < deadline, "server did not start");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -80,7 +98,12 @@ async fn bench() {
     assert_eq!(resp.status(), 201);
     let tool_url = format!("{}/api/threads/fan/tools/append_to_document", server.base);
     // Warm the server's paths once.
-    client.post(&tool_url).json(&json!({"text": "w", "action_and_reasoning": "Warm."})).send().await.unwrap();
+    client
+        .post(&tool_url)
+        .json(&json!({"text": "w", "action_and_reasoning": "Warm."}))
+        .send()
+        .await
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(300)).await;
     let rss_before = rss_kib(server.child.id());
 
@@ -158,6 +181,9 @@ async fn bench() {
 }
 
 fn main() {
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     rt.block_on(bench());
 }

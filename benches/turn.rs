@@ -12,10 +12,7 @@ use std::{path::Path, sync::Arc, time::Instant};
 
 use haico::{
     ThreadId,
-    agent::{
-        Agent, AgentConfig,
-        providers::replay::ReplayModel,
-    },
+    agent::{Agent, AgentConfig, providers::replay::ReplayModel},
     events::InProcessBus,
     store::{Database, PoolConfig},
     tools::{ToolRuntime, build_tools},
@@ -53,17 +50,30 @@ async fn open(engine: &str, dir: &Path) -> (Database, Option<String>) {
     match engine {
         "sqlite" => {
             let url = format!("sqlite:{}", dir.join("turn.db").display());
-            (Database::connect(&url, &PoolConfig::default()).await.unwrap(), None)
+            (
+                Database::connect(&url, &PoolConfig::default())
+                    .await
+                    .unwrap(),
+                None,
+            )
         }
         _ => {
             let base = std::env::var("HAICO_TEST_POSTGRES_URL")
                 .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
             let schema = format!("haico_bench_turn_{}", std::process::id());
             let admin = sqlx::PgPool::connect(&base).await.unwrap();
-            sqlx::query(&format!("CREATE SCHEMA {schema}")).execute(&admin).await.unwrap();
+            sqlx::query(&format!("CREATE SCHEMA {schema}"))
+                .execute(&admin)
+                .await
+                .unwrap();
             admin.close().await;
             let url = format!("{base}?options=-csearch_path%3D{schema}");
-            (Database::connect(&url, &PoolConfig::default()).await.unwrap(), Some(schema))
+            (
+                Database::connect(&url, &PoolConfig::default())
+                    .await
+                    .unwrap(),
+                Some(schema),
+            )
         }
     }
 }
@@ -73,14 +83,24 @@ async fn fill_large(db: &Database, thread: &ThreadId) {
     let tools = build_tools(thread);
     let doc = "x".repeat(1_000_000);
     let env = runtime
-        .call(&tools, "update_document", json!({"content": doc, "action_and_reasoning": "Seed."}))
+        .call(
+            &tools,
+            "update_document",
+            json!({"content": doc, "action_and_reasoning": "Seed."}),
+        )
         .await
         .envelope;
     assert!(env.success, "{env:?}");
     for batch in 0..5 {
-        let steps: Vec<Value> = (0..1000).map(|i| json!({"text": format!("step {batch}-{i}")})).collect();
+        let steps: Vec<Value> = (0..1000)
+            .map(|i| json!({"text": format!("step {batch}-{i}")}))
+            .collect();
         let env = runtime
-            .call(&tools, "add_todos", json!({"steps": steps, "action_and_reasoning": "Seed."}))
+            .call(
+                &tools,
+                "add_todos",
+                json!({"steps": steps, "action_and_reasoning": "Seed."}),
+            )
             .await
             .envelope;
         assert!(env.success, "{env:?}");
@@ -121,13 +141,20 @@ async fn run(engine: &str, large: bool) {
     let turns = repo.conversation("bench").await.unwrap();
     repo.rollback().await.unwrap();
     assert_eq!(turns.len(), TURNS + WARMUP);
-    assert!(turns.iter().all(|t| t.status == "completed" && t.steps.len() == STEPS_PER_TURN));
+    assert!(
+        turns
+            .iter()
+            .all(|t| t.status == "completed" && t.steps.len() == STEPS_PER_TURN)
+    );
     assert!(turns.iter().all(|t| t.steps.iter().all(|s| s.success)));
     // Where the time goes: the median duration of each tool, as the steps recorded it.
     let mut by_tool: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
     for turn in turns.iter().skip(WARMUP) {
         for step in &turn.steps {
-            by_tool.entry(step.tool.clone()).or_default().push(step.duration_ms);
+            by_tool
+                .entry(step.tool.clone())
+                .or_default()
+                .push(step.duration_ms);
         }
     }
     let tool_medians: Vec<String> = by_tool
@@ -157,15 +184,24 @@ async fn run(engine: &str, large: bool) {
         let base = std::env::var("HAICO_TEST_POSTGRES_URL")
             .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into());
         let admin = sqlx::PgPool::connect(&base).await.unwrap();
-        sqlx::query(&format!("DROP SCHEMA {schema} CASCADE")).execute(&admin).await.unwrap();
+        sqlx::query(&format!("DROP SCHEMA {schema} CASCADE"))
+            .execute(&admin)
+            .await
+            .unwrap();
         admin.close().await;
     }
 }
 
 fn main() {
     // `cargo bench` passes `--bench`; a filter argument picks engines ("sqlite", "postgres").
-    let filter: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     for engine in ["sqlite", "postgres"] {
         if !filter.is_empty() && !filter.iter().any(|f| engine.contains(f.as_str())) {
             continue;

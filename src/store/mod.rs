@@ -26,15 +26,15 @@ use sqlx::{
     sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous},
 };
 
-pub(crate) use error::Context;
 pub use conversation::{MessageRecord, NewStep, StepRecord, TurnRecord, TurnStatus};
+pub(crate) use error::Context;
 pub use error::StoreError;
 pub use events::{NewEvent, StoredEvent};
 pub use models::{
     Artifact, ArtifactSummary, Document, Preference, PreferenceKind, Thread, Todo, Workspace,
 };
-pub use prompt_view::{DocumentExcerpt, PlanPage};
 pub use preferences::{NewPreference, PreferencePatch, WriteOutcome};
+pub use prompt_view::{DocumentExcerpt, PlanPage};
 pub use repository::{Backend, WorkspaceRepository};
 pub use todos::{NewTodo, RemovedRange, TodoPlace};
 
