@@ -473,3 +473,38 @@ fn descriptions_are_single_lines_and_schemas_are_inlined() {
         assert!(!text.contains("$schema"), "{}", spec.name);
     }
 }
+
+backend_tests! {
+    async fn read_only_tools_do_not_wait_for_a_writer(engine) {
+        let h = Harness::new(engine).await;
+        h.ok("add_todos", serde_json::json!({"action_and_reasoning": "Plan.", "steps": [{"text": "one"}]})).await;
+        // Hold the thread's write lock (and, on SQLite, the only writer connection).
+        let mut writer = h.db().begin_write().await.unwrap();
+        assert!(writer.lock_thread(h.thread.as_str()).await.unwrap().is_some());
+        // Reads still answer, from the last committed state.
+        for (tool, expected) in [
+            ("list_todos", "1. [ ] one"),
+            ("list_preferences", "(no preferences recorded yet)"),
+            ("list_artifacts", "(no artifacts yet)"),
+        ] {
+            let call = tokio::time::timeout(
+                std::time::Duration::from_secs(5),
+                h.call(tool, serde_json::json!({"action_and_reasoning": "Look."})),
+            )
+            .await
+            .unwrap_or_else(|_| panic!("{tool} waited for the writer"));
+            assert!(call.success, "{tool}: {call:?}");
+            assert_eq!(call.summary.as_deref(), Some(expected));
+        }
+        writer.rollback().await.unwrap();
+        // A read-only tool on an unknown thread is still reported as such.
+        let other = haico::ThreadId::parse("nobody").unwrap();
+        let tools = haico::tools::build_tools(&other);
+        let call = h
+            .runtime
+            .call(&tools, "list_todos", serde_json::json!({"action_and_reasoning": "Look."}))
+            .await;
+        assert_eq!(call.failure, Some(haico::tools::FailureKind::UnknownThread));
+        h.cleanup().await;
+    }
+}

@@ -51,6 +51,7 @@ pub struct GetArtifactArgs {
 impl ArtifactTools {
     #[workspace_tool(
         name = "list_artifacts",
+        read_only,
         description = "List the artifacts (charts) made in this conversation, newest first: id, \
                        type, title and turn. Optionally filter by type and limit the count."
     )]
@@ -89,6 +90,7 @@ impl ArtifactTools {
 
     #[workspace_tool(
         name = "get_artifact",
+        read_only,
         description = "Read one artifact of this conversation in full (its metadata and payload) \
                        by id, e.g. to build on an earlier chart."
     )]

@@ -22,6 +22,9 @@ pub struct ToolEntry<C> {
     pub spec: fn() -> &'static ToolSpec,
     /// Parses the arguments and runs the method.
     pub invoke: InvokeFn<C>,
+    /// Declared with `read_only`: the tool never writes, so the runtime runs it on a read
+    /// snapshot (SQLite's reader connections) without taking the thread's write lock.
+    pub read_only: bool,
 }
 
 /// A domain of tools (`TodoTools`, `ChartTools`, …). Implemented by `#[workspace_tools]` on the
@@ -45,6 +48,7 @@ impl<C: ToolCollection> AnyCollection for C {
             .iter()
             .map(|entry| BoundTool {
                 spec: (entry.spec)(),
+                read_only: entry.read_only,
                 call: Arc::new(Bound {
                     collection: Arc::clone(&collection),
                     invoke: entry.invoke,
@@ -73,6 +77,7 @@ impl<C: ToolCollection> InvokeBound for Bound<C> {
 #[derive(Clone)]
 pub struct BoundTool {
     spec: &'static ToolSpec,
+    read_only: bool,
     call: Arc<dyn InvokeBound>,
 }
 
@@ -85,6 +90,11 @@ impl BoundTool {
     /// The tool's name.
     pub fn name(&self) -> &'static str {
         self.spec.name
+    }
+
+    /// Whether the tool only reads.
+    pub fn read_only(&self) -> bool {
+        self.read_only
     }
 
     /// Runs the body with `args` (without `action_and_reasoning`). Only the runtime calls this:

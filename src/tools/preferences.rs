@@ -224,6 +224,7 @@ impl PreferenceTools {
 
     #[workspace_tool(
         name = "list_preferences",
+        read_only,
         description = "Show the current preferences with their 1-based indices, kinds and lock \
                        marks. Rarely needed: they are already in your instructions."
     )]

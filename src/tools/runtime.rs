@@ -257,8 +257,23 @@ impl ToolRuntime {
         let args = split.map_err(|message| (FailureKind::InvalidArguments, message))?;
 
         let thread_id = tools.thread_id().as_str();
-        let mut repo = self.db.begin_write().await.map_err(storage_failure)?;
-        let turn_index = match repo.lock_thread(thread_id).await {
+        // A read-only tool runs on a read snapshot (SQLite's reader connections) and takes no
+        // thread lock; any other runs in a write transaction holding the thread's row lock.
+        let read_only = tool.read_only();
+        let mut repo = if read_only {
+            self.db.begin_read().await
+        } else {
+            self.db.begin_write().await
+        }
+        .map_err(storage_failure)?;
+        let turn = if read_only {
+            repo.get_thread(thread_id)
+                .await
+                .map(|thread| thread.map(|t| t.turn_index))
+        } else {
+            repo.lock_thread(thread_id).await
+        };
+        let turn_index = match turn {
             Ok(Some(turn)) => turn,
             Ok(None) => {
                 discard(repo).await;
@@ -300,6 +315,12 @@ impl ToolRuntime {
                 ));
             }
         };
+        if read_only {
+            discard(repo).await;
+            return self
+                .finish_read(thread_id, output, call, step, started)
+                .await;
+        }
         match self
             .finish(
                 &mut repo, thread_id, turn_index, output, call, step, started,
@@ -317,6 +338,44 @@ impl ToolRuntime {
                 Err(storage_failure(err))
             }
         }
+    }
+
+    /// The end of a read-only call: nothing to commit; in a turn, the step is recorded in a
+    /// write transaction of its own.
+    async fn finish_read(
+        &self,
+        thread_id: &str,
+        output: ToolOutput,
+        call: &mut ToolCall,
+        step: Option<StepContext>,
+        started: Instant,
+    ) -> Result<Envelope, (FailureKind, String)> {
+        if output.artifact.is_some() {
+            return Err((
+                FailureKind::Storage,
+                format!(
+                    "tool `{}` is declared read-only but made an artifact; nothing was stored",
+                    call.tool
+                ),
+            ));
+        }
+        let envelope = Envelope::ok(output.summary);
+        if let Some(step) = step {
+            call.envelope = envelope.clone();
+            call.duration = started.elapsed();
+            let mut repo = self.db.begin_write().await.map_err(storage_failure)?;
+            match record_step(&mut repo, thread_id, call, step).await {
+                Ok(events) => {
+                    repo.commit().await.map_err(storage_failure)?;
+                    publish(&self.bus, thread_id, events);
+                }
+                Err(err) => {
+                    discard(repo).await;
+                    return Err(storage_failure(err));
+                }
+            }
+        }
+        Ok(envelope)
     }
 
     /// Stores the body's artifact, records the step (in a turn), logs the events announcing

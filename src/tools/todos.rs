@@ -313,6 +313,7 @@ impl TodoTools {
 
     #[workspace_tool(
         name = "list_todos",
+        read_only,
         description = "Show the plan as a numbered outline with done marks. Rarely needed: the \
                        current plan is already in your instructions."
     )]

@@ -227,10 +227,12 @@ fn generate(item_impl: &ItemImpl, tools: &[Tool]) -> TokenStream {
     let ty_path = qualified(self_ty);
     let entries = tools.iter().map(|tool| {
         let (spec_fn, invoke_fn) = glue_names(&tool.sig.method);
+        let read_only = tool.attr.read_only;
         quote! {
             ::haico::tools::ToolEntry {
                 spec: #ty_path::#spec_fn,
-                invoke: #ty_path::#invoke_fn
+                invoke: #ty_path::#invoke_fn,
+                read_only: #read_only
             }
         }
     });
@@ -285,7 +287,9 @@ fn glue_names(method: &Ident) -> (Ident, Ident) {
 
 /// The spec and invoke functions of one tool.
 fn glue_fns(tool: &Tool) -> TokenStream {
-    let ToolAttr { name, description } = &tool.attr;
+    let ToolAttr {
+        name, description, ..
+    } = &tool.attr;
     let ToolSignature {
         method,
         args_ty,
@@ -497,8 +501,8 @@ mod tests {
                 #[allow(clippy::used_underscore_items)]
                 fn entries() -> &'static [::haico::tools::ToolEntry<Self>] {
                     static ENTRIES: [::haico::tools::ToolEntry<TodoTools>; 2] = [
-                        ::haico::tools::ToolEntry { spec: TodoTools::__haico_spec_add_todos, invoke: TodoTools::__haico_invoke_add_todos },
-                        ::haico::tools::ToolEntry { spec: TodoTools::__haico_spec_list_todos, invoke: TodoTools::__haico_invoke_list_todos },
+                        ::haico::tools::ToolEntry { spec: TodoTools::__haico_spec_add_todos, invoke: TodoTools::__haico_invoke_add_todos, read_only: false },
+                        ::haico::tools::ToolEntry { spec: TodoTools::__haico_spec_list_todos, invoke: TodoTools::__haico_invoke_list_todos, read_only: false },
                     ];
                     &ENTRIES
                 }

@@ -21,6 +21,8 @@ pub(crate) const USAGE: &str = "`#[workspace_tool(name = \"snake_case_name\", de
 struct RawToolAttr {
     name: LitStr,
     description: LitStr,
+    #[darling(default)]
+    read_only: bool,
 }
 
 /// The validated arguments of one `#[workspace_tool]`.
@@ -30,6 +32,8 @@ pub(crate) struct ToolAttr {
     pub(crate) name: LitStr,
     /// What the tool does, for the model; never blank.
     pub(crate) description: LitStr,
+    /// The tool only reads: the runtime runs it on a read-only snapshot.
+    pub(crate) read_only: bool,
 }
 
 /// Whether `attr` is a `#[workspace_tool]` (also written as a path, e.g.
@@ -74,6 +78,7 @@ pub(crate) fn parse(attr: &Attribute) -> syn::Result<ToolAttr> {
     Ok(ToolAttr {
         name: raw.name,
         description: raw.description,
+        read_only: raw.read_only,
     })
 }
 
