@@ -7,36 +7,9 @@ mod common;
 
 use std::collections::BTreeSet;
 
-use common::{
-    Engine, TestDb,
-    server::{Reply, TestServer},
-};
+use common::server::{Reply, TestServer, key_set, keys, setup, teardown};
 use reqwest::Method;
 use serde_json::{Value, json};
-
-async fn setup(engine: Engine) -> (TestDb, TestServer) {
-    let tdb = TestDb::new(engine).await;
-    let server = TestServer::start(&tdb.db).await;
-    (tdb, server)
-}
-
-async fn teardown(tdb: TestDb, server: TestServer) {
-    server.shutdown().await;
-    tdb.cleanup().await;
-}
-
-fn keys(value: &Value) -> BTreeSet<&str> {
-    value
-        .as_object()
-        .unwrap_or_else(|| panic!("not an object: {value}"))
-        .keys()
-        .map(String::as_str)
-        .collect()
-}
-
-fn key_set(names: &[&'static str]) -> BTreeSet<&'static str> {
-    names.iter().copied().collect()
-}
 
 async fn put(server: &TestServer, path: &str, body: &Value) -> Reply {
     server.request(Method::PUT, path, Some(body)).await

@@ -274,3 +274,31 @@ impl Drop for TestServer {
         }
     }
 }
+
+/// A fresh database of `engine` with a server over it.
+pub async fn setup(engine: super::Engine) -> (super::TestDb, TestServer) {
+    let tdb = super::TestDb::new(engine).await;
+    let server = TestServer::start(&tdb.db).await;
+    (tdb, server)
+}
+
+/// Stops the server, then removes the database.
+pub async fn teardown(tdb: super::TestDb, server: TestServer) {
+    server.shutdown().await;
+    tdb.cleanup().await;
+}
+
+/// The keys of a JSON object (panics on anything else), for exact-shape checks.
+pub fn keys(value: &Value) -> std::collections::BTreeSet<&str> {
+    value
+        .as_object()
+        .unwrap_or_else(|| panic!("not an object: {value}"))
+        .keys()
+        .map(String::as_str)
+        .collect()
+}
+
+/// A set of expected keys, to compare with [`keys`].
+pub fn key_set(names: &[&'static str]) -> std::collections::BTreeSet<&'static str> {
+    names.iter().copied().collect()
+}
