@@ -14,6 +14,7 @@ pub mod cli;
 pub mod config;
 pub mod events;
 pub mod http;
+pub mod markdown;
 pub mod mcp;
 pub mod metrics;
 pub mod panels;
@@ -21,5 +22,6 @@ pub mod store;
 pub mod terminal;
 pub mod thread_id;
 pub mod tools;
+pub mod ui;
 
 pub use thread_id::ThreadId;

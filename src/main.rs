@@ -104,6 +104,11 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         required = config.api_token.is_some(),
         "bearer token (HAICO_API_TOKEN)"
     );
+    if haico::ui::has_index() {
+        tracing::info!(url = %format_args!("http://{addr}/"), "web UI");
+    } else {
+        tracing::warn!("this build has no web UI: src/ui/assets/index.html was missing");
+    }
     http::serve(listener, state, &config, http::shutdown_signal())
         .await
         .context("serving HTTP")?;

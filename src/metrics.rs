@@ -260,6 +260,10 @@ impl ChatModel for InstrumentedModel {
         self.inner.describe()
     }
 
+    fn is_configured(&self) -> bool {
+        self.inner.is_configured()
+    }
+
     async fn stream(&self, request: &ModelRequest) -> Result<ModelStream, ProviderError> {
         let started = Instant::now();
         match self.inner.stream(request).await {

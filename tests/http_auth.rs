@@ -2,6 +2,7 @@
 //! `/healthz` stays open and every other route answers `401` (with `WWW-Authenticate: Bearer`
 //! and an `{"error"}` body, changing nothing) until the right `Authorization: Bearer` header is
 //! sent; `?access_token=` works on the events stream only. Without a token, everything is open.
+//! (The web UI's static shell is open too; `tests/http_ui.rs` checks that.)
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -120,6 +121,12 @@ fn every_route(pref: i64, todo: i64, artifact: i64) -> Vec<(Method, String, Opti
     vec![
         (Method::GET, "/metrics".into(), None),
         (Method::GET, "/api/openapi.json".into(), None),
+        (Method::GET, "/api/info".into(), None),
+        (
+            Method::POST,
+            "/api/markdown".into(),
+            Some(json!({"markdown": "*hi*"})),
+        ),
         (Method::GET, "/api/tools".into(), None),
         (Method::GET, "/api/threads".into(), None),
         (

@@ -20,6 +20,8 @@ const ROUTES: &[(&str, &str)] = &[
     ("GET", "/healthz"),
     ("GET", "/metrics"),
     ("GET", "/api/openapi.json"),
+    ("GET", "/api/info"),
+    ("POST", "/api/markdown"),
     ("GET", "/api/tools"),
     ("GET", "/api/threads"),
     ("POST", "/api/threads"),
@@ -63,6 +65,7 @@ const ROUTES: &[(&str, &str)] = &[
 
 /// Routes that take a JSON request body.
 const WITH_BODY: &[(&str, &str)] = &[
+    ("POST", "/api/markdown"),
     ("POST", "/api/threads"),
     ("PATCH", "/api/threads/{thread_id}"),
     ("PUT", "/api/threads/{thread_id}/objective"),

@@ -131,6 +131,13 @@ pub trait ChatModel: Send + Sync {
     /// key).
     fn describe(&self) -> String;
 
+    /// Whether this is a real model. Only the stand-in for a missing configuration
+    /// ([`UnconfiguredModel`](crate::agent::providers::UnconfiguredModel)) says no; wrappers
+    /// pass the question on.
+    fn is_configured(&self) -> bool {
+        true
+    }
+
     /// Starts one call. Transient failures before the answer starts streaming are retried
     /// inside; once events flow, a failure is an error item of the stream, never a retry
     /// (events already shown cannot be taken back).

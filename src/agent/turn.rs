@@ -136,6 +136,11 @@ impl Agent {
         self.model.describe()
     }
 
+    /// Whether a real model is configured (not the stand-in that refuses every turn).
+    pub fn model_configured(&self) -> bool {
+        self.model.is_configured()
+    }
+
     /// Marks turns left `running` by a previous process as failed, so their threads accept
     /// new turns. Call once at start-up.
     pub async fn recover(&self) -> Result<u64, StoreError> {

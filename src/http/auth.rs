@@ -1,11 +1,16 @@
 //! The optional bearer token (`HAICO_API_TOKEN`, `--api-token`).
 //!
 //! When a token is configured, every route but `GET /healthz` (which load balancers and
-//! orchestrators probe without credentials) requires `Authorization: Bearer <token>`; a missing
-//! or wrong one is answered `401` with `WWW-Authenticate: Bearer` and an `{"error"}` body.
-//! That includes `/metrics`: Prometheus sends the token with `authorization: {credentials:
-//! …}` (or `bearer_token_file`) in its scrape config. Unknown paths answer `401` too, so the
-//! route table is not open to probing.
+//! orchestrators probe without credentials) and the web UI's shell requires
+//! `Authorization: Bearer <token>`; a missing or wrong one is answered `401` with
+//! `WWW-Authenticate: Bearer` and an `{"error"}` body. That includes `/metrics`: Prometheus
+//! sends the token with `authorization: {credentials: …}` (or `bearer_token_file`) in its
+//! scrape config. Unknown paths answer `401` too, so the route table is not open to probing.
+//!
+//! The shell — `GET /`, `GET /t/{thread_id}` and `GET /assets/{*path}` ([`crate::ui::ROUTES`])
+//! — loads without a token, because a browser cannot send one before the page has asked for
+//! it. It holds only the static files every copy of haico ships; everything the page then
+//! reads or writes goes through `/api`, which stays protected (including `GET /api/info`).
 //!
 //! Browsers' `EventSource` cannot set headers, so `GET /api/threads/{thread_id}/events` also
 //! accepts the token as `?access_token=<token>` (percent-encoded). Only there: a query string
@@ -99,7 +104,7 @@ pub(super) async fn require_token(
         .extensions()
         .get::<MatchedPath>()
         .map(MatchedPath::as_str);
-    if route == Some(OPEN_ROUTE) {
+    if route == Some(OPEN_ROUTE) || is_ui_shell(request.method(), route) {
         return next.run(request).await;
     }
     let presented = match request.headers().get(header::AUTHORIZATION) {
@@ -126,6 +131,12 @@ pub(super) async fn require_token(
             None,
         ),
     }
+}
+
+/// A `GET` (or `HEAD`) of the web UI's static shell, which loads without a token.
+fn is_ui_shell(method: &Method, route: Option<&str>) -> bool {
+    (*method == Method::GET || *method == Method::HEAD)
+        && route.is_some_and(|route| crate::ui::ROUTES.contains(&route))
 }
 
 /// The token of an `Authorization: Bearer <token>` header (the scheme is case-insensitive).

@@ -21,9 +21,10 @@ use serde_json::{Value, json};
 use super::{
     AppState,
     error::ApiError,
-    extract::{Json, Path},
+    extract::{Json, Path, Query},
+    html::{HtmlParam, TurnView, turns_view},
 };
-use crate::{ThreadId, agent::StartError, events::subscribe, store::TurnRecord};
+use crate::{ThreadId, agent::StartError, events::subscribe};
 
 pub(super) fn router() -> Router<AppState> {
     Router::new()
@@ -162,17 +163,18 @@ async fn cancel(
     path = "/api/threads/{thread_id}/messages",
     tag = "agent",
     summary = "The conversation: every turn with its messages and steps",
-    params(super::openapi::ThreadPath),
+    params(super::openapi::ThreadPath, HtmlParam),
     responses(
-        (status = 200, description = "The turns, in order", body = Vec<TurnRecord>),
-        (status = 400, description = "The id in the path is malformed", body = super::openapi::ErrorBody),
+        (status = 200, description = "The turns, in order; with `?html=true` the assistant's messages also have `html`, their text rendered to sanitised HTML", body = Vec<TurnView>),
+        (status = 400, description = "The id in the path or the query string is malformed", body = super::openapi::ErrorBody),
         (status = 404, description = "The thread does not exist", body = super::openapi::ErrorBody),
     ),
 )]
 async fn messages(
     State(state): State<AppState>,
     Path(thread_id): Path<String>,
-) -> Result<Json<Vec<TurnRecord>>, ApiError> {
+    Query(param): Query<HtmlParam>,
+) -> Result<Json<Vec<TurnView>>, ApiError> {
     let id = ThreadId::parse(&thread_id)?;
     let mut repo = state.db().begin_read().await?;
     if repo.get_thread(id.as_str()).await?.is_none() {
@@ -181,5 +183,5 @@ async fn messages(
     }
     let turns = repo.conversation(id.as_str()).await?;
     repo.rollback().await?;
-    Ok(Json(turns))
+    Ok(Json(turns_view(turns, param).await?))
 }

@@ -17,7 +17,8 @@ use serde_json::json;
 use super::{
     AppState,
     error::ApiError,
-    extract::{Json, Path},
+    extract::{Json, Path, Query},
+    html::{DocumentView, HtmlParam, document_view},
     require_thread,
 };
 use crate::{
@@ -64,23 +65,25 @@ fn empty_document() -> Document {
     path = "/api/threads/{thread_id}/document",
     tag = "workspace",
     summary = "Read the document (version 0 when there is none yet)",
-    params(super::openapi::ThreadPath),
+    params(super::openapi::ThreadPath, HtmlParam),
     responses(
-        (status = 200, description = "The document", body = Document),
-        (status = 400, description = "The id in the path is malformed", body = super::openapi::ErrorBody),
+        (status = 200, description = "The document; with `?html=true` also `html`, its body rendered to sanitised HTML", body = DocumentView),
+        (status = 400, description = "The id in the path or the query string is malformed", body = super::openapi::ErrorBody),
         (status = 404, description = "The thread does not exist", body = super::openapi::ErrorBody),
     ),
 )]
 async fn get_document(
     State(state): State<AppState>,
     Path(thread_id): Path<String>,
-) -> Result<Json<Document>, ApiError> {
+    Query(param): Query<HtmlParam>,
+) -> Result<Json<DocumentView>, ApiError> {
     let id = ThreadId::parse(&thread_id)?;
     let mut repo = state.db().begin_read().await?;
     require_thread(&mut repo, &id).await?;
     let document = repo.get_document(id.as_str()).await?;
     repo.rollback().await?;
-    Ok(Json(document.unwrap_or_else(empty_document)))
+    let document = document.unwrap_or_else(empty_document);
+    Ok(Json(document_view(document, param).await?))
 }
 
 #[utoipa::path(

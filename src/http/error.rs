@@ -9,8 +9,8 @@ use serde_json::json;
 
 use crate::{store::StoreError, thread_id::InvalidThreadId, tools::ToolError};
 
-/// Everything a handler can fail with. Caller mistakes map to 4xx; only the database failing
-/// is a 5xx, and its details go to the log, not the client.
+/// Everything a handler can fail with. Caller mistakes map to 4xx; the database failing (and
+/// a bug inside the server) is a 5xx, whose details go to the log, not the client.
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     /// The request is malformed or breaks a rule; the text says how.
@@ -37,6 +37,10 @@ pub enum ApiError {
     /// The database failed.
     #[error("storage error")]
     Store(#[from] StoreError),
+    /// Something inside the server failed that no request should make fail (a panic in a
+    /// worker task); the text says what could not be done, the log says why.
+    #[error("{0}")]
+    Internal(String),
 }
 
 impl ApiError {
@@ -51,6 +55,7 @@ impl ApiError {
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Store(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 

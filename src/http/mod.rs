@@ -1,9 +1,12 @@
-//! The HTTP server: the REST API over the workspace, the agent-path tools endpoint and health.
+//! The HTTP server: the REST API over the workspace, the agent-path tools endpoint, health,
+//! and the web UI ([`crate::ui`]).
 //!
 //! [`app`] builds the router from one module per resource; [`serve`] runs it until a shutdown
 //! signal. Every error body is `{"error": "…"}` (see [`ApiError`]). Around the routes: the
-//! optional bearer token ([`ApiToken`]), request metrics (`GET /metrics`) and the OpenAPI
-//! document generated from the handlers (`GET /api/openapi.json`).
+//! optional bearer token ([`ApiToken`]), request metrics (`GET /metrics`), the OpenAPI
+//! document generated from the handlers (`GET /api/openapi.json`) and response compression
+//! (gzip or Brotli when the client asks; never for event streams, which must flush every
+//! event as it happens).
 
 mod artifacts;
 mod auth;
@@ -13,6 +16,8 @@ mod error;
 mod events;
 mod extract;
 mod health;
+mod html;
+mod info;
 mod metrics;
 mod objective;
 mod openapi;
@@ -26,7 +31,7 @@ use std::{future::Future, sync::Arc};
 use axum::{Router, extract::DefaultBodyLimit, middleware};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
-use tower_http::trace::TraceLayer;
+use tower_http::{compression::CompressionLayer, trace::TraceLayer};
 
 pub use auth::{ACCESS_TOKEN_PARAM, ApiToken, InvalidApiToken};
 pub use error::ApiError;
@@ -47,6 +52,9 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 #[derive(Debug, Clone)]
 pub struct AppState {
     inner: Arc<Shared>,
+    /// Whether the router this state serves requires an API token; set by [`app`] from its
+    /// [`HttpConfig`], for `GET /api/info`.
+    auth_required: bool,
 }
 
 #[derive(Debug)]
@@ -91,7 +99,14 @@ impl AppState {
                 db,
                 closing: CancellationToken::new(),
             }),
+            auth_required: false,
         }
+    }
+
+    /// Whether the server requires an API token (`HAICO_API_TOKEN`): what `GET /api/info`
+    /// tells the web UI, which then asks for the token before its first API call.
+    pub fn auth_required(&self) -> bool {
+        self.auth_required
     }
 
     /// The agent that runs chat turns.
@@ -170,7 +185,8 @@ pub(crate) async fn require_thread(
 pub struct HttpConfig {
     /// Largest accepted request body, in bytes.
     pub max_body_bytes: usize,
-    /// When set, every route but `/healthz` requires `Authorization: Bearer <token>`.
+    /// When set, every route but `/healthz` and the web UI's static shell requires
+    /// `Authorization: Bearer <token>`; `GET /api/info` reports whether it is set.
     pub api_token: Option<ApiToken>,
 }
 
@@ -188,8 +204,15 @@ pub fn app(state: AppState, config: &HttpConfig) -> Router {
     // Installs the process-wide recorder on first use, so `/metrics` and the hooks in the tool
     // runtime and the agent record from the first request on.
     crate::metrics::handle();
+    let state = AppState {
+        auth_required: config.api_token.is_some(),
+        ..state
+    };
     let router = Router::new()
+        .merge(crate::ui::router())
         .merge(health::router())
+        .merge(info::router())
+        .merge(html::router())
         .merge(metrics::router())
         .merge(openapi::router())
         .merge(threads::router())
@@ -215,9 +238,12 @@ pub fn app(state: AppState, config: &HttpConfig) -> Router {
         )),
         None => router,
     };
+    // Compression's default predicate skips small bodies, images (but SVG) and
+    // `text/event-stream`, so event streams are never buffered by an encoder.
     router
         .layer(middleware::from_fn(metrics::track))
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
+        .layer(CompressionLayer::new())
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }

@@ -25,8 +25,8 @@ use utoipa::{
 };
 
 use super::{
-    AppState, artifacts, auth, chat, document, events, health, metrics, objective, preferences,
-    threads, todos, tools,
+    AppState, artifacts, auth, chat, document, events, health, html, info, metrics, objective,
+    preferences, threads, todos, tools,
 };
 use crate::store::Document;
 
@@ -207,6 +207,8 @@ fn mcp_delete() {}
         health::healthz,
         metrics::metrics_text,
         openapi_json,
+        info::server_info,
+        html::render_markdown,
         tools::list_tools,
         tools::call_tool,
         threads::list_threads,
@@ -243,6 +245,7 @@ fn mcp_delete() {}
     security(("bearer" = [])),
     tags(
         (name = "operations", description = "Health, metrics and this document"),
+        (name = "ui", description = "What the web UI needs besides the workspace: the server's set-up and Markdown rendered to sanitised HTML"),
         (name = "threads", description = "Threads and their workspace snapshot"),
         (name = "workspace", description = "The user path: objective, document, plan, preferences and artifacts"),
         (name = "agent", description = "Agent turns, the conversation, the live event stream and the tools"),

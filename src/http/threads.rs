@@ -12,11 +12,12 @@ use serde::Deserialize;
 use super::{
     AppState,
     error::ApiError,
-    extract::{Json, Path},
+    extract::{Json, Path, Query},
+    html::{HtmlParam, WorkspaceView, workspace_view},
 };
 use crate::{
     ThreadId,
-    store::{StoreError, Thread, Workspace},
+    store::{StoreError, Thread},
 };
 
 /// The longest thread title.
@@ -202,17 +203,18 @@ async fn delete_thread(
     path = "/api/threads/{thread_id}/workspace",
     tag = "threads",
     summary = "The workspace snapshot, in display order",
-    params(super::openapi::ThreadPath),
+    params(super::openapi::ThreadPath, HtmlParam),
     responses(
-        (status = 200, description = "Objective, document, plan, preferences and the artifact index", body = Workspace),
-        (status = 400, description = "The id in the path is malformed", body = super::openapi::ErrorBody),
+        (status = 200, description = "Objective, document, plan, preferences and the artifact index; with `?html=true` the document also has `html`", body = WorkspaceView),
+        (status = 400, description = "The id in the path or the query string is malformed", body = super::openapi::ErrorBody),
         (status = 404, description = "The thread does not exist", body = super::openapi::ErrorBody),
     ),
 )]
 async fn workspace(
     State(state): State<AppState>,
     Path(thread_id): Path<String>,
-) -> Result<Json<Workspace>, ApiError> {
+    Query(param): Query<HtmlParam>,
+) -> Result<Json<WorkspaceView>, ApiError> {
     let id = ThreadId::parse(&thread_id)?;
     let mut repo = state.db().begin_read().await?;
     if repo.get_thread(id.as_str()).await?.is_none() {
@@ -221,7 +223,7 @@ async fn workspace(
     }
     let snapshot = repo.workspace(id.as_str()).await?;
     repo.rollback().await?;
-    Ok(Json(snapshot))
+    Ok(Json(workspace_view(snapshot, param).await?))
 }
 
 fn checked_title(title: &str) -> Result<String, ApiError> {

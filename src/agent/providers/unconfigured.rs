@@ -26,6 +26,10 @@ impl ChatModel for UnconfiguredModel {
         format!("no language model ({})", self.reason)
     }
 
+    fn is_configured(&self) -> bool {
+        false
+    }
+
     async fn stream(&self, _request: &ModelRequest) -> Result<ModelStream, ProviderError> {
         Err(ProviderError::NotConfigured(self.reason.clone()))
     }

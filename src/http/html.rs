@@ -1,0 +1,257 @@
+//! Markdown rendered to safe HTML for the web UI, with [`crate::markdown::to_safe_html`]:
+//! `POST /api/markdown`, and the `?html=true` views that `GET …/document`, `GET …/workspace`
+//! and `GET …/messages` answer.
+//!
+//! Rendering on the server keeps one Markdown dialect and one sanitiser for every client, and
+//! keeps a Markdown library and an HTML sanitiser out of the page. Without `?html=true` the
+//! views serialize exactly as the stored rows do. Large inputs render on the blocking pool, so
+//! a multi-megabyte document does not hold up a runtime worker (and the event streams on it).
+
+use axum::{Router, routing::post};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use super::{AppState, error::ApiError, extract::Json};
+use crate::{
+    markdown::to_safe_html,
+    store::{
+        ArtifactSummary, Document, MessageRecord, Preference, StepRecord, Todo, TurnRecord,
+        Workspace,
+    },
+};
+
+/// Markdown at least this long (in bytes, all inputs of one request together) renders on the
+/// blocking pool; shorter inputs render in under a millisecond and stay inline. (About
+/// 10 MB/s in a release build, most of it in the sanitiser: `cargo bench --bench markdown`.)
+const INLINE_LIMIT: usize = 8 * 1024;
+
+/// The role whose messages get `html`.
+const ASSISTANT: &str = "assistant";
+
+pub(super) fn router() -> Router<AppState> {
+    Router::new().route("/api/markdown", post(render_markdown))
+}
+
+/// `?html=true`: add the Markdown rendered to sanitised HTML.
+#[derive(Debug, Clone, Copy, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(super) struct HtmlParam {
+    /// Also answer `html`: the Markdown rendered and sanitised on the server, ready for
+    /// `innerHTML`.
+    #[serde(default)]
+    #[param(default = false)]
+    pub html: bool,
+}
+
+/// Body of `POST /api/markdown`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+struct MarkdownRequest {
+    /// The Markdown to render.
+    markdown: String,
+}
+
+/// Answer of `POST /api/markdown`.
+#[derive(Debug, Serialize, ToSchema)]
+struct MarkdownHtml {
+    /// The rendered, sanitised HTML.
+    html: String,
+}
+
+/// The document, with its rendered body when asked for.
+#[derive(Debug, Serialize, ToSchema)]
+pub(super) struct DocumentView {
+    #[serde(flatten)]
+    document: Document,
+    /// `content` rendered to sanitised HTML; present only with `?html=true`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    html: Option<String>,
+}
+
+/// The workspace snapshot, its document with `html` when asked for.
+#[derive(Debug, Serialize, ToSchema)]
+pub(super) struct WorkspaceView {
+    /// The one-line objective, if set.
+    objective: Option<String>,
+    /// The document, if one exists.
+    document: Option<DocumentView>,
+    /// The plan, in order.
+    todos: Vec<Todo>,
+    /// The preferences, in order.
+    preferences: Vec<Preference>,
+    /// Artifact index, newest first.
+    artifacts: Vec<ArtifactSummary>,
+}
+
+/// A message, with its rendered text when it is the assistant's and it was asked for.
+#[derive(Debug, Serialize, ToSchema)]
+pub(super) struct MessageView {
+    #[serde(flatten)]
+    message: MessageRecord,
+    /// `content` rendered to sanitised HTML; present only with `?html=true`, on the
+    /// assistant's messages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    html: Option<String>,
+}
+
+/// One turn with everything that happened in it.
+#[derive(Debug, Serialize, ToSchema)]
+pub(super) struct TurnView {
+    /// The turn's number in its thread, from 1.
+    turn_index: i64,
+    /// Running, completed, failed or cancelled.
+    status: String,
+    /// Why it failed, if it did.
+    error: Option<String>,
+    /// When it started.
+    started_at: DateTime<Utc>,
+    /// When it ended, if it has.
+    finished_at: Option<DateTime<Utc>>,
+    /// The user's message and the agent's answer, in order.
+    messages: Vec<MessageView>,
+    /// The tool calls, in order.
+    steps: Vec<StepRecord>,
+}
+
+impl DocumentView {
+    fn new(document: Document, html: Option<String>) -> Self {
+        Self { document, html }
+    }
+}
+
+/// Renders `inputs` (each to its HTML), off the runtime's workers when they are large.
+async fn render_all(inputs: Vec<String>) -> Result<Vec<String>, ApiError> {
+    let size: usize = inputs.iter().map(String::len).sum();
+    let render = move || inputs.iter().map(|m| to_safe_html(m)).collect::<Vec<_>>();
+    if size < INLINE_LIMIT {
+        return Ok(render());
+    }
+    tokio::task::spawn_blocking(render).await.map_err(|err| {
+        tracing::error!(target: "haico::http", error = %err, "rendering Markdown failed");
+        ApiError::Internal("the Markdown could not be rendered".to_string())
+    })
+}
+
+/// Renders one input.
+async fn render_one(markdown: String) -> Result<String, ApiError> {
+    Ok(render_all(vec![markdown]).await?.pop().unwrap_or_default())
+}
+
+/// The document view, rendered when `param` asks.
+pub(super) async fn document_view(
+    document: Document,
+    param: HtmlParam,
+) -> Result<DocumentView, ApiError> {
+    let html = if param.html {
+        Some(render_one(document.content.clone()).await?)
+    } else {
+        None
+    };
+    Ok(DocumentView::new(document, html))
+}
+
+/// The workspace view, its document rendered when `param` asks.
+pub(super) async fn workspace_view(
+    workspace: Workspace,
+    param: HtmlParam,
+) -> Result<WorkspaceView, ApiError> {
+    let Workspace {
+        objective,
+        document,
+        todos,
+        preferences,
+        artifacts,
+    } = workspace;
+    let document = match document {
+        Some(document) => Some(document_view(document, param).await?),
+        None => None,
+    };
+    Ok(WorkspaceView {
+        objective,
+        document,
+        todos,
+        preferences,
+        artifacts,
+    })
+}
+
+/// The conversation view, the assistant's messages rendered when `param` asks.
+pub(super) async fn turns_view(
+    turns: Vec<TurnRecord>,
+    param: HtmlParam,
+) -> Result<Vec<TurnView>, ApiError> {
+    let mut rendered = if param.html {
+        let inputs = turns
+            .iter()
+            .flat_map(|turn| &turn.messages)
+            .filter(|message| message.role == ASSISTANT)
+            .map(|message| message.content.clone())
+            .collect();
+        render_all(inputs).await?.into_iter()
+    } else {
+        Vec::new().into_iter()
+    };
+    Ok(turns
+        .into_iter()
+        .map(|turn| {
+            let TurnRecord {
+                turn_index,
+                status,
+                error,
+                started_at,
+                finished_at,
+                messages,
+                steps,
+            } = turn;
+            let messages = messages
+                .into_iter()
+                .map(|message| {
+                    let html = if message.role == ASSISTANT {
+                        rendered.next()
+                    } else {
+                        None
+                    };
+                    MessageView { message, html }
+                })
+                .collect();
+            TurnView {
+                turn_index,
+                status,
+                error,
+                started_at,
+                finished_at,
+                messages,
+                steps,
+            }
+        })
+        .collect())
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/markdown",
+    tag = "ui",
+    summary = "Render Markdown to sanitised HTML",
+    description = "CommonMark with tables, strikethrough, task lists and footnotes, rendered and \
+                   sanitised exactly as the `html` of `?html=true`: no scripts, styles, event \
+                   handlers, frames or forms; links only to http(s) and mailto URLs (with \
+                   `rel=\"noopener noreferrer\"`), images only from http(s) URLs.",
+    request_body(content = MarkdownRequest, content_type = "application/json"),
+    responses(
+        (status = 200, description = "The HTML", body = MarkdownHtml,
+         example = json!({"html": "<p><strong>hi</strong></p>\n"})),
+        (status = 400, description = "JSON that does not parse", body = super::openapi::ErrorBody),
+        (status = 413, description = "The body is larger than HAICO_MAX_BODY_BYTES", body = super::openapi::ErrorBody),
+        (status = 415, description = "The body is not declared as `application/json`", body = super::openapi::ErrorBody),
+        (status = 422, description = "The JSON does not have the expected shape (the text names the field)", body = super::openapi::ErrorBody),
+    ),
+)]
+async fn render_markdown(
+    Json(body): Json<MarkdownRequest>,
+) -> Result<Json<MarkdownHtml>, ApiError> {
+    let html = render_one(body.markdown).await?;
+    Ok(Json(MarkdownHtml { html }))
+}

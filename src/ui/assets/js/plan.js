@@ -1,0 +1,174 @@
+// The plan: an indented checklist the person can tick, edit, extend and prune.
+// Steps are addressed by their stable ids; numbers shown are the ones the agent sees.
+
+import { api, report, threadPath } from './api.js';
+import { $, h, icon, reconcile, replaceChildren } from './dom.js';
+
+export class PlanPanel {
+  constructor(app) {
+    this.app = app;
+    this.list = $('#todo-list');
+    this.todos = [];
+    this.editing = null; // {id, mode: 'edit' | 'child'}
+    $('#todo-form').addEventListener('submit', (event) => {
+      event.preventDefault();
+      this.add();
+    });
+    this.list.addEventListener('click', (event) => this.onClick(event));
+    this.list.addEventListener('change', (event) => this.onToggle(event));
+  }
+
+  path(rest = '') { return threadPath(this.app.threadId, `/todos${rest}`); }
+
+  async load() {
+    this.render(await api.get(this.path()));
+  }
+
+  /** Redraws the list; an open inline editor holds live updates back until it closes. */
+  render(todos, force = false) {
+    this.todos = todos;
+    const done = todos.filter((t) => t.done).length;
+    $('#plan-progress').textContent = todos.length ? `${done} of ${todos.length} done` : '';
+    if (!force && this.editing && this.list.querySelector('.todo-edit-input')) return;
+    if (!todos.length) {
+      this.editing = null;
+      replaceChildren(this.list, h('li', { class: 'empty' }, 'No plan yet. Add a first step, or ask the agent to lay one out.'));
+      return;
+    }
+    if (!this.editing) {
+      reconcile(this.list, todos, (t) => t.id,
+        (t, i) => `${t.text}\u0000${t.depth}\u0000${t.done}\u0000${i}\u0000${this.hasChildren(i)}`,
+        (t, i) => this.item(t, i));
+      return;
+    }
+    const fragment = document.createDocumentFragment();
+    todos.forEach((todo, index) => {
+      fragment.append(this.item(todo, index));
+      if (this.editing && this.editing.mode === 'child' && this.editing.id === todo.id) {
+        fragment.append(this.childForm(todo));
+      }
+    });
+    this.list.replaceChildren(fragment);
+  }
+
+  item(todo, index) {
+    const isEditing = this.editing && this.editing.mode === 'edit' && this.editing.id === todo.id;
+    const checkboxId = `todo-done-${todo.id}`;
+    const li = h('li', { dataset: { todoId: todo.id, depth: todo.depth }, class: todo.done ? 'done' : '' },
+      h('input', { type: 'checkbox', class: 'todo-done', id: checkboxId, checked: Boolean(todo.done), 'aria-label': `Step ${index + 1} done: ${todo.text}` }),
+      h('span', { class: 'todo-num', 'aria-hidden': 'true' }, `${index + 1}`),
+      isEditing
+        ? this.editInput(todo)
+        : h('label', { class: 'todo-text', for: checkboxId }, todo.text),
+      isEditing ? null : h('span', { class: 'todo-actions' },
+        h('button', { type: 'button', class: 'icon-button', dataset: { action: 'child' }, 'aria-label': `Add a sub-step under step ${index + 1}` }, icon('plus')),
+        h('button', { type: 'button', class: 'icon-button', dataset: { action: 'edit' }, 'aria-label': `Edit step ${index + 1}` }, icon('edit')),
+        h('button', { type: 'button', class: 'icon-button', dataset: { action: 'delete' }, 'aria-label': `Delete step ${index + 1}${this.hasChildren(index) ? ' and its sub-steps' : ''}` }, icon('trash'))));
+    li.style.setProperty('--depth', String(todo.depth || 0));
+    return li;
+  }
+
+  hasChildren(index) {
+    const next = this.todos[index + 1];
+    return Boolean(next && next.depth > this.todos[index].depth);
+  }
+
+  editInput(todo) {
+    const input = h('input', { class: 'todo-edit-input', value: todo.text, 'aria-label': 'Step text', maxlength: 2000 });
+    input.addEventListener('keydown', async (event) => {
+      if (event.key === 'Escape') { event.preventDefault(); this.closeEditor(todo.id); }
+      if (event.key === 'Enter') {
+        event.preventDefault();
+        const text = input.value.trim();
+        if (!text) return;
+        try {
+          await api.patch(this.path(`/${todo.id}`), { text });
+          this.editing = null;
+          this.render(await api.get(this.path()), true);
+          this.focusItem(todo.id, '[data-action="edit"]');
+        } catch (err) { report(err, 'Saving the step'); }
+      }
+    });
+    setTimeout(() => { input.focus(); input.select(); });
+    return input;
+  }
+
+  childForm(parent) {
+    const input = h('input', { class: 'todo-edit-input', placeholder: 'New sub-step…', 'aria-label': 'New sub-step', maxlength: 2000 });
+    const li = h('li', { class: 'child-form' }, input);
+    li.style.setProperty('--depth', String((parent.depth || 0) + 1));
+    input.addEventListener('keydown', async (event) => {
+      if (event.key === 'Escape') { event.preventDefault(); this.closeEditor(parent.id); }
+      if (event.key === 'Enter') {
+        event.preventDefault();
+        const text = input.value.trim();
+        if (!text) return;
+        try {
+          await api.post(this.path(), { text, parent_id: parent.id });
+          this.editing = null;
+          this.render(await api.get(this.path()), true);
+        } catch (err) { report(err, 'Adding the sub-step'); }
+      }
+    });
+    setTimeout(() => input.focus());
+    return li;
+  }
+
+  closeEditor(id) {
+    this.editing = null;
+    this.render(this.todos, true);
+    this.focusItem(id, '.todo-done');
+  }
+
+  focusItem(id, selector) {
+    this.list.querySelector(`li[data-todo-id="${id}"] ${selector}`)?.focus();
+  }
+
+  async onClick(event) {
+    const button = event.target.closest('button[data-action]');
+    const li = event.target.closest('li[data-todo-id]');
+    if (!button || !li) return;
+    const id = Number(li.dataset.todoId);
+    const action = button.dataset.action;
+    if (action === 'edit' || action === 'child') {
+      this.editing = { id, mode: action };
+      this.render(this.todos, true);
+      return;
+    }
+    if (action === 'delete') {
+      try {
+        await api.del(this.path(`/${id}`));
+        this.render(await api.get(this.path()), true);
+      } catch (err) { report(err, 'Deleting the step'); }
+    }
+  }
+
+  async onToggle(event) {
+    const box = event.target;
+    if (!box.classList.contains('todo-done')) return;
+    const li = box.closest('li[data-todo-id]');
+    const id = Number(li.dataset.todoId);
+    li.classList.toggle('done', box.checked);
+    try {
+      await api.patch(this.path(`/${id}`), { done: box.checked });
+      this.render(await api.get(this.path()));
+      this.focusItem(id, '.todo-done');
+    } catch (err) {
+      box.checked = !box.checked;
+      li.classList.toggle('done', box.checked);
+      report(err, 'Ticking the step');
+    }
+  }
+
+  async add() {
+    const input = $('#todo-input');
+    const text = input.value.trim();
+    if (!text) return;
+    try {
+      await api.post(this.path(), { text });
+      input.value = '';
+      this.render(await api.get(this.path()));
+      this.list.lastElementChild?.scrollIntoView({ block: 'nearest' });
+    } catch (err) { report(err, 'Adding the step'); }
+  }
+}
