@@ -157,7 +157,8 @@ async fn main() {
     let steps: Vec<Value> = (0..1_000)
         .map(|i| json!({"text": format!("Step number {i} of the long plan"), "depth": i % 3}))
         .collect();
-    for chunk in steps.chunks(100) {
+    // Chunks of a multiple of 3 steps, so each call's outline starts at depth 0.
+    for chunk in steps.chunks(99) {
         server
             .tool_ok(&big, "add_todos", json!({"steps": chunk}))
             .await;

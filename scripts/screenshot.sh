@@ -18,7 +18,7 @@ for tool in chromium chromedriver; do
 done
 
 rm -f target/ui/main.png
-cargo test --test web_ui -- --exact screenshot_of_the_main_screen
+cargo test --test web_ui -- --exact layout::screenshot_of_the_main_screen
 test -s target/ui/main.png || { echo "the test did not write target/ui/main.png" >&2; exit 1; }
 cp target/ui/main.png docs/screenshot.png
 echo "docs/screenshot.png updated"

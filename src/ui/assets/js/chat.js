@@ -37,13 +37,7 @@ export class ChatPanel {
       }
       if (event.key === 'Escape' && this.running !== null) this.stop();
     });
-    this.input.addEventListener('input', () => this.autosize());
     $('#chat-stop').addEventListener('click', () => this.stop());
-  }
-
-  autosize() {
-    this.input.style.height = 'auto';
-    this.input.style.height = `${Math.min(this.input.scrollHeight + 2, 160)}px`;
   }
 
   /** Rebuilds the conversation from `GET …/messages` (on open and after a reconnect). */
@@ -199,7 +193,6 @@ export class ChatPanel {
     this.messages.append(el);
     this.scrollToEnd();
     this.input.value = '';
-    this.autosize();
     this.updateControls();
     try {
       const response = await api.stream(threadPath(this.app.threadId, '/chat'), { message: text });

@@ -8,6 +8,41 @@
 import { ApiError, api, report, threadPath } from './api.js';
 import { $, setSafeHtml, toast } from './dom.js';
 
+/**
+ * Above this size the editor holds one section at a time: a browser's text box slows down with
+ * every character it holds (about 0.4 s a keystroke at 1 MB in Chromium), a section keeps
+ * typing instant. Saving still sends the whole document.
+ */
+const SECTION_EDIT_CHARS = 64 * 1024;
+const MIN_SECTION_CHARS = 4 * 1024;
+const MAX_SECTION_CHARS = 48 * 1024;
+
+/**
+ * Splits Markdown into sections at headings (outside code fences), merging small ones and
+ * cutting very long ones; `sections.join('\n')` gives the text back exactly.
+ */
+export function splitSections(text) {
+  const lines = text.split('\n');
+  const starts = [0];
+  let fence = false;
+  let size = 0;
+  lines.forEach((line, i) => {
+    if (i > 0 && ((!fence && size >= MIN_SECTION_CHARS && /^#{1,6}\s/.test(line)) || size >= MAX_SECTION_CHARS)) {
+      starts.push(i);
+      size = 0;
+    }
+    if (/^(```|~~~)/.test(line)) fence = !fence;
+    size += line.length + 1;
+  });
+  return starts.map((start, k) => lines.slice(start, starts[k + 1] ?? lines.length).join('\n'));
+}
+
+function sectionLabel(section, index) {
+  const heading = section.split('\n').find((line) => /^#{1,6}\s/.test(line));
+  const label = (heading || section.trim().split('\n')[0] || '').replace(/^#+\s*/, '').slice(0, 60);
+  return `${index + 1}. ${label || '(untitled)'}`;
+}
+
 export class DocumentPanel {
   constructor(app) {
     this.app = app;
@@ -28,6 +63,7 @@ export class DocumentPanel {
       if (event.key === 'Escape' && !$('#conflict-dialog').open) { event.preventDefault(); this.cancel(); }
     });
     $('#conflict-dialog').addEventListener('close', () => this.onConflictChoice());
+    $('#document-section').addEventListener('change', (event) => this.showSection(Number(event.target.value)));
     window.addEventListener('beforeunload', (event) => {
       if (this.editing && this.dirty()) { event.preventDefault(); event.returnValue = ''; }
     });
@@ -46,28 +82,74 @@ export class DocumentPanel {
     this.doc = next;
     $('#document-title').textContent = next.title || 'Document';
     $('#document-version').textContent = next.version ? `v${next.version}` : '';
-    if (next.content) {
-      this.view.classList.remove('empty-doc');
-      setSafeHtml(this.view, next.html ?? '');
-    } else {
-      this.view.classList.add('empty-doc');
-      this.view.textContent = 'The document is empty. The agent writes here as you work together; you can also write it yourself with Edit.';
-    }
+    // The rendered view is hidden while editing: draw it when the editor closes, so a large
+    // document's HTML is not rebuilt under someone's typing.
+    this.viewStale = this.editing;
+    if (!this.editing) this.drawView();
     if (changedWhileEditing) {
       this.notice.textContent = `The document was changed on the server (now v${next.version}) while you were editing. Your text is safe: when you save, you will see both versions and choose.`;
       this.notice.hidden = false;
     }
   }
 
+  drawView() {
+    const next = this.doc;
+    this.viewStale = false;
+    if (next.content) {
+      this.view.classList.remove('empty-doc');
+      setSafeHtml(this.view, next.html ?? '', { chunk: 60 });
+    } else {
+      this.view.classList.add('empty-doc');
+      this.view.textContent = 'The document is empty. The agent writes here as you work together; you can also write it yourself with Edit.';
+    }
+  }
+
+  /** The whole text being edited (the open section put back in place). */
+  editedText() {
+    if (!this.sections) return this.editor.value;
+    this.sections[this.sectionIndex] = this.editor.value;
+    return this.sections.join('\n');
+  }
+
   dirty() {
-    return this.editor.value !== this.editStart.content || this.titleInput.value !== this.editStart.title;
+    return this.editedText() !== this.editStart.content || this.titleInput.value !== this.editStart.title;
+  }
+
+  showSection(index) {
+    this.sections[this.sectionIndex] = this.editor.value;
+    this.sectionIndex = index;
+    this.editor.value = this.sections[index];
+    this.editor.scrollTop = 0;
+    this.editor.setSelectionRange(0, 0);
+    this.editor.focus();
   }
 
   startEdit(content = this.doc.content, title = this.doc.title, version = this.doc.version) {
     this.editing = true;
     this.baseVersion = version;
     this.editStart = { content: this.doc.content, title: this.doc.title };
-    this.editor.value = content;
+    const select = $('#document-section');
+    if (content.length > SECTION_EDIT_CHARS) {
+      // Open the section the reader was looking at.
+      this.sections = splitSections(content);
+      const view = this.view;
+      const fraction = view.scrollHeight ? view.scrollTop / view.scrollHeight : 0;
+      this.sectionIndex = Math.min(this.sections.length - 1, Math.floor(fraction * this.sections.length));
+      const options = document.createDocumentFragment();
+      this.sections.forEach((section, i) => {
+        const option = document.createElement('option');
+        option.value = String(i);
+        option.textContent = sectionLabel(section, i);
+        options.append(option);
+      });
+      select.replaceChildren(options);
+      select.value = String(this.sectionIndex);
+      this.editor.value = this.sections[this.sectionIndex];
+    } else {
+      this.sections = null;
+      this.editor.value = content;
+    }
+    $('#document-section-row').hidden = !this.sections;
     this.titleInput.value = title;
     this.notice.hidden = true;
     this.view.hidden = true;
@@ -80,6 +162,8 @@ export class DocumentPanel {
 
   stopEdit() {
     this.editing = false;
+    this.sections = null;
+    if (this.viewStale) this.drawView();
     this.notice.hidden = true;
     this.view.hidden = false;
     $('#document-edit-area').hidden = true;
@@ -96,7 +180,7 @@ export class DocumentPanel {
   async save(force = false) {
     if (this.saving) return;
     this.saving = true;
-    const content = this.editor.value;
+    const content = this.editedText();
     const title = this.titleInput.value.trim();
     try {
       const saved = await api.put(this.path(), {
@@ -139,6 +223,7 @@ export class DocumentPanel {
     if (choice === 'mine') {
       // Save over the version just seen; a still newer one opens the dialog again.
       this.baseVersion = theirs.version;
+      if (this.sections) this.sections = null;
       this.editor.value = mine;
       this.save(true);
     } else if (choice === 'theirs') {

@@ -36,7 +36,7 @@ export function replaceChildren(el, ...children) {
  * It is parsed inertly first (a <template> runs nothing), and anything executable that slipped
  * through is dropped again, so a bug on one side does not become script on the page.
  */
-export function setSafeHtml(el, html) {
+export function setSafeHtml(el, html, { chunk = 0 } = {}) {
   const template = document.createElement('template');
   template.innerHTML = html;
   for (const node of template.content.querySelectorAll('script, style, iframe, object, embed, link, meta, base, form')) {
@@ -56,6 +56,20 @@ export function setSafeHtml(el, html) {
       node.setAttribute('target', '_blank');
       node.setAttribute('rel', 'noopener noreferrer');
     }
+  }
+  if (chunk && template.content.childNodes.length > chunk * 4) {
+    // A long document: group its blocks so the browser can skip laying out and painting the
+    // groups that are off screen (`content-visibility: auto` on .doc-chunk).
+    const nodes = [...template.content.childNodes];
+    const grouped = document.createDocumentFragment();
+    for (let i = 0; i < nodes.length; i += chunk) {
+      const group = document.createElement('div');
+      group.className = 'doc-chunk';
+      group.append(...nodes.slice(i, i + chunk));
+      grouped.append(group);
+    }
+    el.replaceChildren(grouped);
+    return;
   }
   el.replaceChildren(template.content);
 }
@@ -120,7 +134,6 @@ export function shortTime(iso) {
   return date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
 }
 
-const SVG_NS = 'http://www.w3.org/2000/svg';
 /** Stroke icons (24×24 grid), drawn here so the page needs no icon font or emoji font. */
 const ICON_PATHS = {
   edit: ['M4 20h4L19 9l-4-4L4 16z', 'M14 6l4 4'],
@@ -134,20 +147,26 @@ const ICON_PATHS = {
   download: ['M12 4v11', 'M7.5 10.5L12 15l4.5-4.5', 'M5 19h14'],
 };
 
-/** An inline SVG icon, hidden from screen readers (its button carries the label). */
-export function icon(name) {
-  const svg = document.createElementNS(SVG_NS, 'svg');
-  svg.setAttribute('viewBox', '0 0 24 24');
-  svg.setAttribute('width', '16');
-  svg.setAttribute('height', '16');
-  svg.setAttribute('aria-hidden', 'true');
-  svg.setAttribute('class', `icon icon-${name}`);
-  for (const d of ICON_PATHS[name] || []) {
-    const path = document.createElementNS(SVG_NS, 'path');
-    path.setAttribute('d', d);
-    svg.append(path);
+const iconUrls = new Map();
+function iconUrl(name) {
+  if (!iconUrls.has(name)) {
+    const paths = (ICON_PATHS[name] || []).map((d) => `<path d='${d}'/>`).join('');
+    const svg = `<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 24 24' fill='none' stroke='black' stroke-width='1.8' stroke-linecap='round' stroke-linejoin='round'>${paths}</svg>`;
+    iconUrls.set(name, `url("data:image/svg+xml,${encodeURIComponent(svg)}")`);
   }
-  return svg;
+  return iconUrls.get(name);
+}
+
+/**
+ * An icon, hidden from screen readers (its button carries the label). One element painted
+ * with a CSS mask rather than inline SVG: a 1,000-step plan has three icons a row.
+ */
+export function icon(name) {
+  const el = document.createElement('span');
+  el.className = `icon icon-${name}`;
+  el.setAttribute('aria-hidden', 'true');
+  el.style.setProperty('--icon', iconUrl(name));
+  return el;
 }
 
 /** Replaces `[data-icon]` placeholders in the static page with their icons. */

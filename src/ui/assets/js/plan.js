@@ -28,7 +28,7 @@ export class PlanPanel {
   render(todos, force = false) {
     this.todos = todos;
     const done = todos.filter((t) => t.done).length;
-    $('#plan-progress').textContent = todos.length ? `${done} of ${todos.length} done` : '';
+    $('#plan-progress').textContent = todos.length ? `${done.toLocaleString()} of ${todos.length.toLocaleString()} done` : '';
     if (!force && this.editing && this.list.querySelector('.todo-edit-input')) return;
     if (!todos.length) {
       this.editing = null;
