@@ -676,3 +676,75 @@ async fn screenshot_of_the_main_screen() {
     eprintln!("screenshot: {}", path.display());
     browser.assert_no_js_errors().await;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Keyboard use and labelled controls
+// ---------------------------------------------------------------------------------------------
+
+/// Controls without an accessible name: buttons with neither text nor `aria-label`, fields
+/// with neither a `<label>` nor `aria-label`.
+const UNLABELLED_JS: &str = "
+  const named = (el) => (el.getAttribute('aria-label') || '').trim() || (el.labels && el.labels.length);
+  const buttons = [...document.querySelectorAll('button')]
+    .filter((b) => !(b.getAttribute('aria-label') || b.textContent).trim());
+  const fields = [...document.querySelectorAll('input, select, textarea')]
+    .filter((f) => f.type !== 'hidden' && !named(f));
+  return [...buttons, ...fields].map((el) => el.outerHTML.slice(0, 120));";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keyboard_only_plan_and_chat_with_labelled_controls() {
+    let server = Server::start(ServerOptions::new(Engine::Sqlite)).await;
+    let thread = server.create_thread("keys", "Keys").await;
+    server
+        .add_preference(&thread, json!({"title": "Aisle seat", "kind": "hard"}))
+        .await;
+    let browser = Browser::start().await;
+    open_thread(&browser, &server, &thread).await;
+
+    // Add a step with Enter, tick it with the space bar.
+    browser
+        .type_into("#todo-input", &format!("Keyboard step{}", browser::ENTER))
+        .await;
+    browser.wait_count("#todo-list li[data-todo-id]", 1).await;
+    browser
+        .js(
+            "document.querySelector('#todo-list input.todo-done').focus();",
+            vec![],
+        )
+        .await;
+    browser
+        .client
+        .active_element()
+        .await
+        .unwrap()
+        .send_keys(" ")
+        .await
+        .unwrap();
+    browser
+        .wait_js(
+            "the step to be ticked",
+            "return document.querySelectorAll('#todo-list li.done').length === 1;",
+            vec![],
+        )
+        .await;
+    let todos = server.get(&format!("/api/threads/{thread}/todos")).await;
+    assert_eq!(todos[0]["done"], json!(true), "{todos}");
+
+    // Send a chat message with Enter (no model here: the turn fails, saying how to fix it).
+    browser
+        .type_into("#chat-input", &format!("Hello{}", browser::ENTER))
+        .await;
+    browser.wait_text(".turn .msg.user", "Hello").await;
+    browser
+        .wait_text(".turn .msg.error", "HAICO_LLM_PROVIDER")
+        .await;
+
+    // Every control has a name a screen reader can say, also with edit forms open.
+    browser
+        .click("#preference-list li[data-preference-id] button[data-action=\"edit\"]")
+        .await;
+    browser.wait_visible(".pref-edit-form").await;
+    let unlabelled = browser.js(UNLABELLED_JS, vec![]).await;
+    assert_eq!(unlabelled, json!([]), "controls without a name");
+    browser.assert_no_js_errors().await;
+}
