@@ -321,21 +321,10 @@ async fn walk_every_route(server: &TestServer, auth: Auth) {
     assert!(saw_chat);
 }
 
-async fn server_with_token(tdb: &TestDb) -> TestServer {
-    TestServer::with_config(
-        &tdb.db,
-        HttpConfig {
-            api_token: Some(ApiToken::new(TOKEN).unwrap()),
-            ..HttpConfig::default()
-        },
-    )
-    .await
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_a_token_only_healthz_is_open() {
     let tdb = TestDb::new(Engine::Sqlite).await;
-    let server = server_with_token(&tdb).await;
+    let server = TestServer::with_token(&tdb.db, TOKEN).await;
 
     // Health checks need no credentials.
     let health = send(&server, Method::GET, "/healthz", Auth::None, None).await;
@@ -432,7 +421,7 @@ async fn with_a_token_only_healthz_is_open() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_a_token_every_route_answers_the_token() {
     let tdb = TestDb::new(Engine::Sqlite).await;
-    let server = server_with_token(&tdb).await;
+    let server = TestServer::with_token(&tdb.db, TOKEN).await;
     walk_every_route(&server, Auth::Bearer(TOKEN)).await;
     server.shutdown().await;
     tdb.cleanup().await;
@@ -441,7 +430,7 @@ async fn with_a_token_every_route_answers_the_token() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn access_token_query_works_on_the_events_stream_only() {
     let tdb = TestDb::new(Engine::Sqlite).await;
-    let server = server_with_token(&tdb).await;
+    let server = TestServer::with_token(&tdb.db, TOKEN).await;
     populate(&server, Auth::Bearer(TOKEN)).await;
 
     let url = |path: &str, token: &str| {

@@ -27,7 +27,7 @@ use haico::{
         AgentConfig,
         providers::replay::{ReplayModel, ReplayResponse, ReplayScript},
     },
-    http::{ApiToken, AppState, HttpConfig},
+    http::AppState,
 };
 use reqwest::{Method, StatusCode, header};
 use serde_json::{Value, json};
@@ -166,17 +166,6 @@ fn gunzip(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
-async fn server_with_token(tdb: &TestDb) -> TestServer {
-    TestServer::with_config(
-        &tdb.db,
-        HttpConfig {
-            api_token: Some(ApiToken::new(TOKEN).unwrap()),
-            ..HttpConfig::default()
-        },
-    )
-    .await
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_shell_is_html_with_the_security_headers() {
     let (tdb, server) = setup(Engine::Sqlite).await;
@@ -280,7 +269,7 @@ async fn missing_assets_are_404_json() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_a_token_the_shell_loads_but_the_api_asks_for_it() {
     let tdb = TestDb::new(Engine::Sqlite).await;
-    let server = server_with_token(&tdb).await;
+    let server = TestServer::with_token(&tdb.db, TOKEN).await;
 
     let js = format!("/assets/{}", some_js_module());
     for path in [

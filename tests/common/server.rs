@@ -4,7 +4,7 @@
 use std::{net::SocketAddr, time::Duration};
 
 use haico::{
-    http::{AppState, HttpConfig},
+    http::{ApiToken, AppState, HttpConfig},
     store::Database,
 };
 use reqwest::{Method, StatusCode};
@@ -89,6 +89,15 @@ impl TestServer {
     /// Serves `db` with the default HTTP settings.
     pub async fn start(db: &Database) -> Self {
         Self::with_config(db, HttpConfig::default()).await
+    }
+
+    /// Serves `db` behind the bearer token `token` (`HAICO_API_TOKEN`).
+    pub async fn with_token(db: &Database, token: &str) -> Self {
+        let config = HttpConfig {
+            api_token: Some(ApiToken::new(token).expect("a valid token")),
+            ..HttpConfig::default()
+        };
+        Self::with_config(db, config).await
     }
 
     /// Serves `db` with `config`.

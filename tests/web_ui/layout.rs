@@ -192,16 +192,7 @@ async fn threads_create_rename_switch_delete_and_deep_link() {
 
     // Deep link.
     open_thread(&browser, &server, "alpha").await;
-    browser
-        .wait_attr(
-            "#thread-list li[aria-current=\"page\"]",
-            "data-thread-id",
-            "alpha",
-        )
-        .await;
-    browser
-        .wait_text("#objective-text", "Alpha objective")
-        .await;
+    shows_thread(&browser, "alpha", "Alpha objective").await;
     browser
         .wait_text("#thread-list li[data-thread-id=\"beta\"]", "Beta trip")
         .await;
@@ -210,14 +201,7 @@ async fn threads_create_rename_switch_delete_and_deep_link() {
     browser
         .click("#thread-list li[data-thread-id=\"beta\"] a.thread-link")
         .await;
-    browser
-        .wait_attr(
-            "#thread-list li[aria-current=\"page\"]",
-            "data-thread-id",
-            "beta",
-        )
-        .await;
-    browser.wait_text("#objective-text", "Beta objective").await;
+    shows_thread(&browser, "beta", "Beta objective").await;
     browser.wait_ready().await;
     assert!(
         browser.current_url().await.ends_with("/t/beta"),
@@ -336,15 +320,20 @@ async fn threads_create_rename_switch_delete_and_deep_link() {
     // A deep link to a thread opened fresh.
     browser.goto(&server.url("/t/beta")).await;
     browser.wait_ready().await;
+    shows_thread(&browser, "beta", "Beta objective").await;
+    browser.assert_no_js_errors().await;
+}
+
+/// Waits until thread `id` is the open one in the sidebar and its objective is `objective`.
+async fn shows_thread(browser: &Browser, id: &str, objective: &str) {
     browser
         .wait_attr(
             "#thread-list li[aria-current=\"page\"]",
             "data-thread-id",
-            "beta",
+            id,
         )
         .await;
-    browser.wait_text("#objective-text", "Beta objective").await;
-    browser.assert_no_js_errors().await;
+    browser.wait_text("#objective-text", objective).await;
 }
 
 // ---------------------------------------------------------------------------------------------

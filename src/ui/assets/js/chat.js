@@ -61,8 +61,7 @@ export class ChatPanel {
       else if (turn.status === 'cancelled') this.addError(view, 'Stopped before it finished.', true);
       this.finishReasoning(view);
     }
-    if (pending && !this.turns.size) this.messages.append(pending.el);
-    else if (pending) this.messages.append(pending.el);
+    if (pending) this.messages.append(pending.el);
     this.emptyState();
     this.updateControls();
     if (nearBottom) this.scrollToEnd();
@@ -86,7 +85,8 @@ export class ChatPanel {
     this.messages.querySelector('.chat-empty')?.remove();
     // Keep turns in order, even if one arrives late.
     const later = [...this.messages.querySelectorAll('.turn[data-turn-index]')].find((t) => Number(t.dataset.turnIndex) > turnIndex);
-    this.messages.insertBefore(el, later || (this.pending ? this.pending.el : null));
+    const pendingEl = this.pending && this.pending.el.parentNode === this.messages ? this.pending.el : null;
+    this.messages.insertBefore(el, later || pendingEl);
     return view;
   }
 
@@ -194,19 +194,15 @@ export class ChatPanel {
     this.scrollToEnd();
     this.input.value = '';
     this.updateControls();
+    let response;
     try {
-      const response = await api.stream(threadPath(this.app.threadId, '/chat'), { message: text });
-      // The turn is drawn from the events stream; read this copy to its end so the request
-      // completes normally.
-      const reader = response.body.getReader();
-      while (!(await reader.read()).done) { /* drain */ }
+      response = await api.stream(threadPath(this.app.threadId, '/chat'), { message: text });
     } catch (err) {
-      if (this.pending && this.pending.el === el) {
-        el.remove();
-        this.pending = null;
-        this.input.value = text;
-        this.updateControls();
-      }
+      // Not accepted: nothing ran. Give the text back.
+      el.remove();
+      this.pending = null;
+      this.input.value = text;
+      this.updateControls();
       if (err instanceof ApiError && err.status === 409) {
         toast('The agent is still working on this thread. Wait for it to finish, or press Stop.', 'warn');
       } else if (err instanceof ApiError && err.status === 0) {
@@ -215,8 +211,25 @@ export class ChatPanel {
         toast(`The message could not be sent: ${err.message}`, 'bad');
       }
       this.emptyState();
+      return;
+    }
+    // Accepted: the turn runs on the server whatever happens to this response. It is drawn
+    // from the events stream; this copy is read to its end so the request completes normally.
+    try {
+      const reader = response.body.getReader();
+      while (!(await reader.read()).done) { /* drain */ }
+    } catch {
+      // This copy broke (e.g. the server restarted); the events stream catches up on its own.
+    }
+    if (this.pending && this.pending.el === el) {
+      // The turn ended without this tab seeing it start (its events stream was down): draw
+      // it from the stored conversation instead.
+      this.pending = null;
+      el.remove();
+      this.load().catch((err) => report(err, 'Loading the conversation'));
     }
   }
+
 
   async stop() {
     try {

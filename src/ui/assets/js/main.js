@@ -87,7 +87,12 @@ class App {
       $('#toggle-threads').setAttribute('aria-expanded', String(open));
     });
     window.addEventListener('popstate', () => this.route(false));
+    // Threads made or renamed elsewhere (another tab, the API, MCP) show up when the page is
+    // looked at again, and every half minute while it is.
     window.addEventListener('focus', () => { this.threads.load().catch(() => {}); });
+    setInterval(() => {
+      if (document.visibilityState === 'visible') this.threads.load().catch(() => {});
+    }, 30000);
     await this.loadInfo();
     await this.route(true);
   }

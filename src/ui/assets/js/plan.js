@@ -73,44 +73,40 @@ export class PlanPanel {
     return Boolean(next && next.depth > this.todos[index].depth);
   }
 
-  editInput(todo) {
-    const input = h('input', { class: 'todo-edit-input', value: todo.text, 'aria-label': 'Step text', maxlength: 2000 });
+  /**
+   * An inline text box for one step: Enter runs `save(text)`, then the list is redrawn from
+   * the server and `focusAfter` (a selector in step `id`'s row) takes the focus; Escape closes
+   * it. `what` names the action in an error message.
+   */
+  inlineInput(attrs, id, what, save, focusAfter = null) {
+    const input = h('input', { class: 'todo-edit-input', maxlength: 2000, ...attrs });
     input.addEventListener('keydown', async (event) => {
-      if (event.key === 'Escape') { event.preventDefault(); this.closeEditor(todo.id); }
-      if (event.key === 'Enter') {
-        event.preventDefault();
-        const text = input.value.trim();
-        if (!text) return;
-        try {
-          await api.patch(this.path(`/${todo.id}`), { text });
-          this.editing = null;
-          this.render(await api.get(this.path()), true);
-          this.focusItem(todo.id, '[data-action="edit"]');
-        } catch (err) { report(err, 'Saving the step'); }
-      }
+      if (event.key === 'Escape') { event.preventDefault(); this.closeEditor(id); }
+      if (event.key !== 'Enter') return;
+      event.preventDefault();
+      const text = input.value.trim();
+      if (!text) return;
+      try {
+        await save(text);
+        this.editing = null;
+        this.render(await api.get(this.path()), true);
+        if (focusAfter) this.focusItem(id, focusAfter);
+      } catch (err) { report(err, what); }
     });
     setTimeout(() => { input.focus(); input.select(); });
     return input;
   }
 
+  editInput(todo) {
+    return this.inlineInput({ value: todo.text, 'aria-label': 'Step text' }, todo.id, 'Saving the step',
+      (text) => api.patch(this.path(`/${todo.id}`), { text }), '[data-action="edit"]');
+  }
+
   childForm(parent) {
-    const input = h('input', { class: 'todo-edit-input', placeholder: 'New sub-step…', 'aria-label': 'New sub-step', maxlength: 2000 });
+    const input = this.inlineInput({ placeholder: 'New sub-step…', 'aria-label': 'New sub-step' }, parent.id, 'Adding the sub-step',
+      (text) => api.post(this.path(), { text, parent_id: parent.id }));
     const li = h('li', { class: 'child-form' }, input);
     li.style.setProperty('--depth', String((parent.depth || 0) + 1));
-    input.addEventListener('keydown', async (event) => {
-      if (event.key === 'Escape') { event.preventDefault(); this.closeEditor(parent.id); }
-      if (event.key === 'Enter') {
-        event.preventDefault();
-        const text = input.value.trim();
-        if (!text) return;
-        try {
-          await api.post(this.path(), { text, parent_id: parent.id });
-          this.editing = null;
-          this.render(await api.get(this.path()), true);
-        } catch (err) { report(err, 'Adding the sub-step'); }
-      }
-    });
-    setTimeout(() => input.focus());
     return li;
   }
 

@@ -16,7 +16,11 @@ export class ThreadsPanel {
   async load() {
     const threads = await api.get('/api/threads');
     threads.sort((a, b) => String(b.created_at).localeCompare(String(a.created_at)));
-    this.render(threads);
+    if (this.renaming) {
+      this.threads = threads; // redrawn when the rename ends; never under someone's typing
+    } else {
+      this.render(threads);
+    }
     return threads;
   }
 
