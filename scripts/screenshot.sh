@@ -3,7 +3,7 @@
 #
 #   bash scripts/screenshot.sh
 #
-# Runs the browser test `screenshot_of_the_main_screen` (tests/web_ui.rs: a real `haico serve`
+# Runs the browser test `screenshot_of_the_main_screen` (tests/web_ui/layout.rs: a real `haico serve`
 # with the replay provider, headless Chromium through chromedriver), which saves
 # target/ui/main.png, then copies that to docs/screenshot.png. Needs Debian's `chromium` and
 # `chromium-driver` (`.ci/run` installs them).

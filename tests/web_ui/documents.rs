@@ -376,3 +376,35 @@ async fn long_document_edits_one_section_and_keeps_the_rest() {
     );
     browser.assert_no_js_errors().await;
 }
+
+/// An image from another site is not fetched (the page's CSP forbids it, and a document the
+/// agent wrote could carry a tracking pixel): it shows as a link to open by choice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn external_images_become_links() {
+    let server = Server::start(ServerOptions::new(Engine::Sqlite)).await;
+    let thread = server.create_thread("img", "Images").await;
+    server
+        .set_document(
+            &thread,
+            "Map",
+            "# Route\n\n![The route map](https://example.com/map.png)\n\nText after.",
+        )
+        .await;
+    let browser = Browser::start().await;
+    open_thread(&browser, &server, &thread).await;
+    browser.wait_text("#document-view", "Text after.").await;
+    let seen = browser
+        .js(
+            "const v = document.querySelector('#document-view');
+             const a = v.querySelector('a.external-image');
+             return [v.querySelectorAll('img').length, a && a.getAttribute('href'),
+                     a && a.textContent];",
+            vec![],
+        )
+        .await;
+    assert_eq!(
+        seen,
+        json!([0, "https://example.com/map.png", "Image: The route map"])
+    );
+    browser.assert_no_js_errors().await;
+}

@@ -57,6 +57,20 @@ export function setSafeHtml(el, html, { chunk = 0 } = {}) {
       node.setAttribute('rel', 'noopener noreferrer');
     }
   }
+  // The page loads no images from other sites (its CSP says so: no tracking pixels in a
+  // document the agent wrote); show such an image as a link to open it by choice instead.
+  for (const img of template.content.querySelectorAll('img')) {
+    const src = img.getAttribute('src') || '';
+    if (/^(https?:)?\/\//i.test(src)) {
+      const link = document.createElement('a');
+      link.href = src;
+      link.target = '_blank';
+      link.rel = 'noopener noreferrer';
+      link.className = 'external-image';
+      link.textContent = `Image: ${img.getAttribute('alt') || src}`;
+      img.replaceWith(link);
+    }
+  }
   if (chunk && template.content.childNodes.length > chunk * 4) {
     // A long document: group its blocks so the browser can skip laying out and painting the
     // groups that are off screen (`content-visibility: auto` on .doc-chunk).
