@@ -7,7 +7,10 @@
 
 mod common;
 
-use common::{Engine, TestDb, server::TestServer};
+use common::{
+    Engine, TestDb,
+    server::{RawAnswer as Answer, TestServer},
+};
 use haico::http::{ApiToken, HttpConfig};
 use reqwest::{Method, StatusCode, header};
 use serde_json::{Value, json};
@@ -24,29 +27,10 @@ enum Auth {
     Header(&'static str),
 }
 
-/// A response: status, headers and the raw body.
-struct Answer {
-    status: StatusCode,
-    headers: header::HeaderMap,
-    body: Vec<u8>,
-}
-
+/// Assertions on answers of the token check.
 impl Answer {
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|err| {
-            panic!(
-                "status {}: body is not JSON ({err}): {:?}",
-                self.status,
-                String::from_utf8_lossy(&self.body)
-            )
-        })
-    }
-
     fn content_type(&self) -> &str {
-        self.headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
+        self.header(header::CONTENT_TYPE).unwrap_or("")
     }
 
     /// Asserts a `401` with a Bearer challenge and an `{"error": "…"}` body.
@@ -59,9 +43,7 @@ impl Answer {
             String::from_utf8_lossy(&self.body)
         );
         let challenge = self
-            .headers
-            .get(header::WWW_AUTHENTICATE)
-            .and_then(|v| v.to_str().ok())
+            .header(header::WWW_AUTHENTICATE)
             .unwrap_or_else(|| panic!("{what}: 401 without WWW-Authenticate"));
         assert!(
             challenge.starts_with("Bearer"),
@@ -99,18 +81,11 @@ async fn send(
         request = request.json(body);
     }
     let response = request.send().await.expect("request sent");
-    let status = response.status();
-    let headers = response.headers().clone();
     let streaming = path.ends_with("/events") || path.contains("/events?");
-    let body = if streaming && status == StatusCode::OK {
-        Vec::new()
+    if streaming && response.status() == StatusCode::OK {
+        Answer::head(&response)
     } else {
-        response.bytes().await.expect("body").to_vec()
-    };
-    Answer {
-        status,
-        headers,
-        body,
+        Answer::read(response).await
     }
 }
 

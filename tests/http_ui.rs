@@ -19,7 +19,7 @@ use std::{
 
 use common::{
     Engine, TestDb,
-    server::{TestServer, key_set, keys, setup, teardown},
+    server::{RawAnswer as Raw, TestServer, key_set, keys, setup, teardown},
     sse::SseReader,
 };
 use haico::{
@@ -74,28 +74,8 @@ fn expected_etag(bytes: &[u8]) -> String {
     format!("\"{hex}\"")
 }
 
-/// A raw answer: status, headers, body bytes.
-struct Raw {
-    status: StatusCode,
-    headers: header::HeaderMap,
-    body: Vec<u8>,
-}
-
+/// Assertions on UI answers.
 impl Raw {
-    fn header(&self, name: header::HeaderName) -> Option<&str> {
-        self.headers.get(name).and_then(|v| v.to_str().ok())
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap_or_else(|err| {
-            panic!(
-                "status {}: body is not JSON ({err}): {:?}",
-                self.status,
-                String::from_utf8_lossy(&self.body)
-            )
-        })
-    }
-
     /// The security headers every UI answer carries.
     #[track_caller]
     fn assert_secured(&self, what: &str) {
@@ -146,12 +126,7 @@ async fn raw(
     if let Some(body) = body {
         request = request.json(body);
     }
-    let response = request.send().await.expect("request sent");
-    Raw {
-        status: response.status(),
-        headers: response.headers().clone(),
-        body: response.bytes().await.expect("body").to_vec(),
-    }
+    Raw::read(request.send().await.expect("request sent")).await
 }
 
 async fn get(server: &TestServer, path: &str, headers: &[(&str, &str)]) -> Raw {

@@ -7,7 +7,7 @@ use haico::{
     http::{ApiToken, AppState, HttpConfig},
     store::Database,
 };
-use reqwest::{Method, StatusCode};
+use reqwest::{Method, StatusCode, header};
 use serde_json::Value;
 use tokio::{sync::oneshot, task::JoinHandle};
 
@@ -310,4 +310,51 @@ pub fn keys(value: &Value) -> std::collections::BTreeSet<&str> {
 /// A set of expected keys, to compare with [`keys`].
 pub fn key_set(names: &[&'static str]) -> std::collections::BTreeSet<&'static str> {
     names.iter().copied().collect()
+}
+
+/// An answer kept whole (status, headers, body bytes), for tests that look at headers or at
+/// bodies that may not be JSON.
+pub struct RawAnswer {
+    pub status: StatusCode,
+    pub headers: header::HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl RawAnswer {
+    /// Reads `response` to its end.
+    pub async fn read(response: reqwest::Response) -> Self {
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = response.bytes().await.expect("body").to_vec();
+        Self {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    /// Keeps only the status and headers (for event streams, which never end).
+    pub fn head(response: &reqwest::Response) -> Self {
+        Self {
+            status: response.status(),
+            headers: response.headers().clone(),
+            body: Vec::new(),
+        }
+    }
+
+    /// A header's value, when it is text.
+    pub fn header(&self, name: header::HeaderName) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The body as JSON; fails the test with the body when it is not.
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|err| {
+            panic!(
+                "status {}: body is not JSON ({err}): {:?}",
+                self.status,
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
 }
