@@ -22,9 +22,9 @@ use super::{
     AppState,
     error::ApiError,
     extract::{Json, Path, Query},
-    html::{HtmlParam, TurnView, turns_view},
+    html::{HtmlParam, render_turns},
 };
-use crate::{ThreadId, agent::StartError, events::subscribe};
+use crate::{ThreadId, agent::StartError, events::subscribe, store::TurnRecord};
 
 pub(super) fn router() -> Router<AppState> {
     Router::new()
@@ -165,7 +165,7 @@ async fn cancel(
     summary = "The conversation: every turn with its messages and steps",
     params(super::openapi::ThreadPath, HtmlParam),
     responses(
-        (status = 200, description = "The turns, in order; with `?html=true` the assistant's messages also have `html`, their text rendered to sanitised HTML", body = Vec<TurnView>),
+        (status = 200, description = "The turns, in order; with `?html=true` the assistant's messages also have `html`, their text rendered to sanitised HTML", body = Vec<TurnRecord>),
         (status = 400, description = "The id in the path or the query string is malformed", body = super::openapi::ErrorBody),
         (status = 404, description = "The thread does not exist", body = super::openapi::ErrorBody),
     ),
@@ -174,7 +174,7 @@ async fn messages(
     State(state): State<AppState>,
     Path(thread_id): Path<String>,
     Query(param): Query<HtmlParam>,
-) -> Result<Json<Vec<TurnView>>, ApiError> {
+) -> Result<Json<Vec<TurnRecord>>, ApiError> {
     let id = ThreadId::parse(&thread_id)?;
     let mut repo = state.db().begin_read().await?;
     if repo.get_thread(id.as_str()).await?.is_none() {
@@ -183,5 +183,5 @@ async fn messages(
     }
     let turns = repo.conversation(id.as_str()).await?;
     repo.rollback().await?;
-    Ok(Json(turns_view(turns, param).await?))
+    Ok(Json(render_turns(turns, param).await?))
 }

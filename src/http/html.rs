@@ -8,17 +8,13 @@
 //! a multi-megabyte document does not hold up a runtime worker (and the event streams on it).
 
 use axum::{Router, routing::post};
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::{AppState, error::ApiError, extract::Json};
 use crate::{
     markdown::to_safe_html,
-    store::{
-        ArtifactSummary, Document, MessageRecord, Preference, StepRecord, Todo, TurnRecord,
-        Workspace,
-    },
+    store::{ArtifactSummary, Document, MessageRecord, Preference, Todo, TurnRecord, Workspace},
 };
 
 /// Markdown at least this long (in bytes, all inputs of one request together) renders on the
@@ -85,37 +81,6 @@ pub(super) struct WorkspaceView {
     artifacts: Vec<ArtifactSummary>,
 }
 
-/// A message, with its rendered text when it is the assistant's and it was asked for.
-#[derive(Debug, Serialize, ToSchema)]
-pub(super) struct MessageView {
-    #[serde(flatten)]
-    message: MessageRecord,
-    /// `content` rendered to sanitised HTML; present only with `?html=true`, on the
-    /// assistant's messages.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
-    html: Option<String>,
-}
-
-/// One turn with everything that happened in it.
-#[derive(Debug, Serialize, ToSchema)]
-pub(super) struct TurnView {
-    /// The turn's number in its thread, from 1.
-    turn_index: i64,
-    /// Running, completed, failed or cancelled.
-    status: String,
-    /// Why it failed, if it did.
-    error: Option<String>,
-    /// When it started.
-    started_at: DateTime<Utc>,
-    /// When it ended, if it has.
-    finished_at: Option<DateTime<Utc>>,
-    /// The user's message and the agent's answer, in order.
-    messages: Vec<MessageView>,
-    /// The tool calls, in order.
-    steps: Vec<StepRecord>,
-}
-
 impl DocumentView {
     fn new(document: Document, html: Option<String>) -> Self {
         Self { document, html }
@@ -178,56 +143,30 @@ pub(super) async fn workspace_view(
     })
 }
 
-/// The conversation view, the assistant's messages rendered when `param` asks.
-pub(super) async fn turns_view(
-    turns: Vec<TurnRecord>,
+/// The conversation, the assistant's messages rendered (into their `html`) when `param` asks.
+pub(super) async fn render_turns(
+    mut turns: Vec<TurnRecord>,
     param: HtmlParam,
-) -> Result<Vec<TurnView>, ApiError> {
-    let mut rendered = if param.html {
-        let inputs = turns
-            .iter()
-            .flat_map(|turn| &turn.messages)
-            .filter(|message| message.role == ASSISTANT)
-            .map(|message| message.content.clone())
-            .collect();
-        render_all(inputs).await?.into_iter()
-    } else {
-        Vec::new().into_iter()
-    };
-    Ok(turns
-        .into_iter()
-        .map(|turn| {
-            let TurnRecord {
-                turn_index,
-                status,
-                error,
-                started_at,
-                finished_at,
-                messages,
-                steps,
-            } = turn;
-            let messages = messages
-                .into_iter()
-                .map(|message| {
-                    let html = if message.role == ASSISTANT {
-                        rendered.next()
-                    } else {
-                        None
-                    };
-                    MessageView { message, html }
-                })
-                .collect();
-            TurnView {
-                turn_index,
-                status,
-                error,
-                started_at,
-                finished_at,
-                messages,
-                steps,
-            }
-        })
-        .collect())
+) -> Result<Vec<TurnRecord>, ApiError> {
+    if !param.html {
+        return Ok(turns);
+    }
+    let inputs = answers(&mut turns)
+        .map(|message| message.content.clone())
+        .collect();
+    let rendered = render_all(inputs).await?;
+    for (message, html) in answers(&mut turns).zip(rendered) {
+        message.html = Some(html);
+    }
+    Ok(turns)
+}
+
+/// The assistant's messages of `turns`, in order.
+fn answers(turns: &mut [TurnRecord]) -> impl Iterator<Item = &mut MessageRecord> {
+    turns
+        .iter_mut()
+        .flat_map(|turn| &mut turn.messages)
+        .filter(|message| message.role == ASSISTANT)
 }
 
 #[utoipa::path(

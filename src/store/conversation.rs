@@ -67,6 +67,12 @@ pub struct MessageRecord {
     pub content: String,
     /// When it was written.
     pub created_at: DateTime<Utc>,
+    /// The text rendered to sanitised HTML; never stored, filled in only by
+    /// `GET …/messages?html=true`, on the assistant's messages.
+    #[sqlx(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub html: Option<String>,
 }
 
 /// One turn with everything that happened in it.
