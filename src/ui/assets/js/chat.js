@@ -59,7 +59,6 @@ export class ChatPanel {
       if (turn.status === 'running') this.markRunning(turn.turn_index);
       else if (turn.status === 'failed' && turn.error) this.addError(view, turn.error);
       else if (turn.status === 'cancelled') this.addError(view, 'Stopped before it finished.', true);
-      this.finishReasoning(view);
     }
     if (pending) this.messages.append(pending.el);
     this.emptyState();
@@ -123,10 +122,6 @@ export class ChatPanel {
     const failed = view.stepList.querySelectorAll('.step.failed').length;
     view.summary.textContent = `Internal reasoning · ${view.steps} step${view.steps === 1 ? '' : 's'}${failed ? ` · ${failed} failed` : ''}`;
     return outcome;
-  }
-
-  finishReasoning(view) {
-    if (view.summary && view.steps === 0) view.summary.textContent = 'Internal reasoning';
   }
 
   answerContent(view) {
