@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 
 const TURNS: usize = 40;
 const WARMUP: usize = 3;
-const STEPS_PER_TURN: usize = 10;
+const CALLS_PER_TURN: usize = 10;
 
 fn script(turns: usize) -> Value {
     let calls = |t: usize| -> Value {
@@ -144,17 +144,17 @@ async fn run(engine: &str, large: bool) {
     assert!(
         turns
             .iter()
-            .all(|t| t.status == "completed" && t.steps.len() == STEPS_PER_TURN)
+            .all(|t| t.status == "completed" && t.tool_calls.len() == CALLS_PER_TURN)
     );
-    assert!(turns.iter().all(|t| t.steps.iter().all(|s| s.success)));
-    // Where the time goes: the median duration of each tool, as the steps recorded it.
+    assert!(turns.iter().all(|t| t.tool_calls.iter().all(|s| s.success)));
+    // Where the time goes: the median duration of each tool, as the tool calls recorded it.
     let mut by_tool: std::collections::BTreeMap<String, Vec<f64>> = Default::default();
     for turn in turns.iter().skip(WARMUP) {
-        for step in &turn.steps {
+        for call in &turn.tool_calls {
             by_tool
-                .entry(step.tool.clone())
+                .entry(call.tool.clone())
                 .or_default()
-                .push(step.duration_ms);
+                .push(call.duration_ms);
         }
     }
     let tool_medians: Vec<String> = by_tool
@@ -169,10 +169,10 @@ async fn run(engine: &str, large: bool) {
     let median = percentile(&times, 0.5);
     let p90 = percentile(&times, 0.9);
     println!(
-        "turn/{engine}/{workspace}: per turn of {STEPS_PER_TURN} tool calls median {median:.2} ms \
+        "turn/{engine}/{workspace}: per turn of {CALLS_PER_TURN} tool calls median {median:.2} ms \
          (p90 {p90:.2} ms); per step median {:.3} ms (p90 {:.3} ms); {TURNS} turns",
-        median / STEPS_PER_TURN as f64,
-        p90 / STEPS_PER_TURN as f64,
+        median / CALLS_PER_TURN as f64,
+        p90 / CALLS_PER_TURN as f64,
         workspace = if large { "1MB-doc+5k-steps" } else { "small" },
     );
     println!(

@@ -34,7 +34,7 @@ async fn main() -> anyhow::Result<()> {
             let model =
                 build_model(&args.llm.config()).context("configuring the language model")?;
             let config = AgentConfig {
-                max_steps: usize::try_from(args.max_steps).unwrap_or(25),
+                max_tool_calls: usize::try_from(args.max_steps).unwrap_or(25),
                 ..AgentConfig::default()
             };
             let result =
@@ -76,7 +76,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     tracing::info!(%addr, backend = ?db.backend(), "haico is listening");
     let model = build_model(&args.llm.config()).context("configuring the language model")?;
     let agent_config = AgentConfig {
-        max_steps: usize::try_from(args.max_steps).unwrap_or(25),
+        max_tool_calls: usize::try_from(args.max_steps).unwrap_or(25),
         ..AgentConfig::default()
     };
     // The poller carries changes other processes (`haico mcp`, replicas) make to this
@@ -104,10 +104,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         required = config.api_token.is_some(),
         "bearer token (HAICO_API_TOKEN)"
     );
-    if haico::ui::has_index() {
+    if haico::http::ui::has_index() {
         tracing::info!(url = %format_args!("http://{addr}/"), "web UI");
     } else {
-        tracing::warn!("this build has no web UI: src/ui/assets/index.html was missing");
+        tracing::warn!("this build has no web UI: ui/index.html was missing");
     }
     http::serve(listener, state, &config, http::shutdown_signal())
         .await

@@ -1,9 +1,10 @@
 //! Prometheus metrics: what the server, the tool runtime and the agent count and time, and the
 //! process-wide recorder `GET /metrics` renders.
 //!
-//! Instrumented code records through the `metrics` facade (a counter or histogram macro is an
-//! atomic update on an already registered series), so the tool runtime and the agent need no
-//! handle passed around. The recorder is installed once per process, on first use, by
+//! Instrumented code records through the small functions below (each a counter or histogram
+//! update on the `metrics` facade, an atomic update on an already registered series), so the
+//! tool runtime and the agent need no handle passed around, and this module depends on nothing
+//! of theirs: they hand it plain labels. The recorder is installed once per process, on first use, by
 //! [`handle`]; calling it again (every test server does) returns the same recorder. Until it
 //! is installed, recording is a no-op.
 //!
@@ -23,22 +24,10 @@
 //! | `haico_model_call_duration_seconds` | histogram | `outcome` |
 //! | `haico_model_call_errors_total` | counter | `kind` (e.g. `timeout`, `rate_limited`) |
 
-use std::{
-    pin::Pin,
-    sync::{Arc, OnceLock},
-    task::{Context, Poll},
-    time::{Duration, Instant},
-};
+use std::{sync::OnceLock, time::Duration};
 
 use ::metrics::{Unit, counter, describe_counter, describe_histogram, histogram};
-use async_trait::async_trait;
-use futures::Stream;
 use metrics_exporter_prometheus::{BuildError, Matcher, PrometheusBuilder, PrometheusHandle};
-
-use crate::{
-    agent::model::{ChatModel, ModelEvent, ModelRequest, ModelStream, ProviderError},
-    tools::{FailureKind, Toolset},
-};
 
 /// HTTP requests answered.
 pub const HTTP_REQUESTS: &str = "haico_http_requests_total";
@@ -86,14 +75,13 @@ pub fn handle() -> &'static PrometheusHandle {
         let recorder = match builder() {
             Ok(builder) => builder.build_recorder(),
             Err(err) => {
-                tracing::warn!(target: "haico::metrics", error = %err, "metric buckets rejected; using defaults");
+                tracing::warn!(error = %err, "metric buckets rejected; using defaults");
                 PrometheusBuilder::new().build_recorder()
             }
         };
         let handle = recorder.handle();
         if ::metrics::set_global_recorder(recorder).is_err() {
             tracing::warn!(
-                target: "haico::metrics",
                 "another metrics recorder is installed; /metrics shows nothing of haico's"
             );
         }
@@ -109,7 +97,7 @@ pub fn handle() -> &'static PrometheusHandle {
             });
         if let Err(err) = spawned {
             // Rendering runs the upkeep too, so only memory between scrapes suffers.
-            tracing::warn!(target: "haico::metrics", error = %err, "could not start the metrics upkeep thread");
+            tracing::warn!(error = %err, "could not start the metrics upkeep thread");
         }
         handle
     })
@@ -193,128 +181,23 @@ pub fn turn_finished(status: &'static str) {
     counter!(TURNS_FINISHED, "status" => status).increment(1);
 }
 
-/// Records one tool call: `name` as called, `failure` when it failed.
-pub fn tool_call(tools: &Toolset, name: &str, failure: Option<FailureKind>, elapsed: Duration) {
-    // Only names of the toolset become labels: the model may call tools that do not exist.
-    let tool = tools.get(name).map_or("unknown", |tool| tool.name());
-    let outcome = failure.map_or("success", failure_label);
+/// Records one tool call: `tool` is the name of a known tool (or `unknown`), `failure` the
+/// failure kind's label when the call failed.
+pub fn tool_call(tool: &'static str, failure: Option<&'static str>, elapsed: Duration) {
+    let outcome = failure.unwrap_or("success");
     counter!(TOOL_CALLS, "tool" => tool, "outcome" => outcome).increment(1);
     histogram!(TOOL_CALL_DURATION, "tool" => tool, "outcome" => outcome)
         .record(elapsed.as_secs_f64());
 }
 
-/// The `outcome` label of a failed tool call.
-pub fn failure_label(kind: FailureKind) -> &'static str {
-    match kind {
-        FailureKind::UnknownTool => "unknown_tool",
-        FailureKind::UnknownThread => "unknown_thread",
-        FailureKind::InvalidArguments => "invalid_arguments",
-        FailureKind::NotFound => "not_found",
-        FailureKind::Storage => "storage",
-        FailureKind::Panic => "panic",
-    }
-}
-
-/// The `kind` label of a failed model call.
-pub fn provider_error_label(err: &ProviderError) -> &'static str {
-    match err {
-        ProviderError::NotConfigured(_) => "not_configured",
-        ProviderError::UnknownProvider(_) => "unknown_provider",
-        ProviderError::InvalidConfig(_) => "invalid_config",
-        ProviderError::Unreachable { .. } => "unreachable",
-        ProviderError::Timeout { .. } => "timeout",
-        ProviderError::RateLimited { .. } => "rate_limited",
-        ProviderError::Status { .. } => "status",
-        ProviderError::StreamCut(_) => "stream_cut",
-        ProviderError::Protocol(_) => "protocol",
-        ProviderError::Api { .. } => "api",
-        ProviderError::Request(_) => "request",
-        ProviderError::ReplayScript { .. } => "replay_script",
-        ProviderError::ReplayExhausted { .. } => "replay_exhausted",
-    }
-}
-
-fn model_call(outcome: &'static str, elapsed: Duration) {
+/// Records one model call that ended with `outcome` (`success`, `error` or `cancelled`).
+pub fn model_call(outcome: &'static str, elapsed: Duration) {
     counter!(MODEL_CALLS, "outcome" => outcome).increment(1);
     histogram!(MODEL_CALL_DURATION, "outcome" => outcome).record(elapsed.as_secs_f64());
 }
 
-fn model_error(err: &ProviderError, elapsed: Duration) {
+/// Records one failed model call and why (`kind`, e.g. `timeout`).
+pub fn model_error(kind: &'static str, elapsed: Duration) {
     model_call("error", elapsed);
-    counter!(MODEL_CALL_ERRORS, "kind" => provider_error_label(err)).increment(1);
-}
-
-/// Wraps `model` so each call's latency and outcome are recorded; behaves exactly like it.
-pub fn instrument_model(model: Arc<dyn ChatModel>) -> Arc<dyn ChatModel> {
-    Arc::new(InstrumentedModel { inner: model })
-}
-
-/// A [`ChatModel`] that times its inner model's calls.
-struct InstrumentedModel {
-    inner: Arc<dyn ChatModel>,
-}
-
-#[async_trait]
-impl ChatModel for InstrumentedModel {
-    fn describe(&self) -> String {
-        self.inner.describe()
-    }
-
-    fn is_configured(&self) -> bool {
-        self.inner.is_configured()
-    }
-
-    async fn stream(&self, request: &ModelRequest) -> Result<ModelStream, ProviderError> {
-        let started = Instant::now();
-        match self.inner.stream(request).await {
-            Ok(inner) => Ok(Box::pin(TimedStream {
-                inner,
-                started,
-                ended: false,
-            })),
-            Err(err) => {
-                model_error(&err, started.elapsed());
-                Err(err)
-            }
-        }
-    }
-}
-
-/// A model's answer stream that records the call when it ends, fails or is dropped early (a
-/// cancelled turn).
-struct TimedStream {
-    inner: ModelStream,
-    started: Instant,
-    ended: bool,
-}
-
-impl Stream for TimedStream {
-    type Item = Result<ModelEvent, ProviderError>;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = &mut *self;
-        let poll = this.inner.as_mut().poll_next(cx);
-        if !this.ended {
-            match &poll {
-                Poll::Ready(None | Some(Ok(ModelEvent::Finished { .. }))) => {
-                    this.ended = true;
-                    model_call("success", this.started.elapsed());
-                }
-                Poll::Ready(Some(Err(err))) => {
-                    this.ended = true;
-                    model_error(err, this.started.elapsed());
-                }
-                Poll::Ready(Some(Ok(_))) | Poll::Pending => {}
-            }
-        }
-        poll
-    }
-}
-
-impl Drop for TimedStream {
-    fn drop(&mut self) {
-        if !self.ended {
-            model_call("cancelled", self.started.elapsed());
-        }
-    }
+    counter!(MODEL_CALL_ERRORS, "kind" => kind).increment(1);
 }

@@ -1,7 +1,7 @@
 //! `haico chat`: one agent turn in the terminal, for people without a browser. It runs the
 //! same agent, tools and storage as the server (so the turn shows up live in any open web UI
-//! on the same database) and prints what the events stream carries: each step as a line with
-//! its tool and `action_and_reasoning`, and the answer as it streams.
+//! on the same database) and prints what the events stream carries: each tool call as a line
+//! with its tool and `action_and_reasoning`, and the answer as it streams.
 
 use std::{io::Write, sync::Arc};
 
@@ -13,7 +13,7 @@ use crate::{
     ThreadId,
     agent::{Agent, AgentConfig, model::ChatModel},
     events::{InProcessBus, subscribe},
-    store::{Database, StoreError},
+    store::Database,
     tools::ToolRuntime,
 };
 
@@ -28,16 +28,13 @@ pub async fn run_turn(
     message: &str,
 ) -> anyhow::Result<()> {
     let thread = ThreadId::parse(thread)?;
-    let mut repo = db.begin_write().await?;
-    match repo.create_thread(thread.as_str(), "Terminal chat").await {
-        Ok(_) => {
-            repo.commit().await?;
-        }
-        Err(StoreError::AlreadyExists(_)) => repo.rollback().await?,
-        Err(err) => return Err(err).context("creating the thread"),
-    }
     let bus = Arc::new(InProcessBus::new());
     let runtime = ToolRuntime::with_bus(db.clone(), bus.clone());
+    runtime
+        .workspaces()
+        .ensure_thread(&thread, "Terminal chat")
+        .await
+        .context("creating the thread")?;
     let agent = Arc::new(Agent::new(runtime, model, config));
     let mut events = Box::pin(
         subscribe(db.clone(), bus, thread.as_str(), None)

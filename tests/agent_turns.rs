@@ -395,7 +395,7 @@ backend_tests! {
                 )])
             })
             .collect();
-        let config = AgentConfig { max_steps: 3, ..AgentConfig::default() };
+        let config = AgentConfig { max_tool_calls: 3, ..AgentConfig::default() };
         let setup = Setup::new(engine, MockLlm::openai(scripts).await, config, None).await;
         setup.server.create_thread("busybee").await;
         let frames = whole_turn(setup.chat("busybee", "Plan forever").await).await;

@@ -4,7 +4,7 @@
 
 use haico::{
     charts::svg::{PALETTE, RenderError, render, render_artifact},
-    tools::charts::{ChartPayload, ChartType},
+    charts::{ChartPayload, ChartType},
 };
 use roxmltree::{Document, Node};
 use serde_json::{Value, json};

@@ -4,7 +4,7 @@
 //! (`POST /api/markdown`, `?html=true` on the document, the workspace and the messages, on
 //! both engines); and response compression, which must never touch an event stream.
 //!
-//! The shell is the real `src/ui/assets/` (debug builds read it from disk): these tests read
+//! The shell is the real `ui/` (debug builds read it from disk): these tests read
 //! the files to compare, and never write there.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -41,7 +41,7 @@ const TOKEN: &str = "ui-test-token";
 
 /// The folder the shell is served from (read only).
 fn assets_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src/ui/assets")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("ui")
 }
 
 /// A file of the shell, as on disk; fails with a clear message when it is not there.
@@ -58,12 +58,12 @@ fn asset_bytes(relative: &str) -> Vec<u8> {
 /// Some JavaScript module of the shell (`js/<first by name>.js`).
 fn some_js_module() -> String {
     let mut names: Vec<String> = std::fs::read_dir(assets_dir().join("js"))
-        .expect("src/ui/assets/js/ exists")
+        .expect("ui/js/ exists")
         .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
         .filter(|name| name.ends_with(".js"))
         .collect();
     names.sort();
-    let name = names.first().expect("a .js file in src/ui/assets/js/");
+    let name = names.first().expect("a .js file in ui/js/");
     format!("js/{name}")
 }
 

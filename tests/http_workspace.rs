@@ -269,7 +269,7 @@ backend_tests! {
         ] {
             put(&server, path, &body).await.error(status);
         }
-        let huge = "x".repeat(haico::tools::documents::MAX_DOCUMENT_CHARS + 1);
+        let huge = "x".repeat(haico::workspace::MAX_DOCUMENT_CHARS + 1);
         let text = put(&server, path, &json!({"content": huge})).await.error(400);
         assert!(text.contains("content"), "{text}");
         assert_eq!(state(&server, "doc").await, before);

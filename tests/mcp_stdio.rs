@@ -74,7 +74,7 @@ async fn tools_are_the_api_tools_and_change_the_workspace() {
         workspace.objective.as_deref(),
         Some("Plan a week in Lisbon")
     );
-    assert_eq!(workspace.todos.len(), 2);
+    assert_eq!(workspace.plan.len(), 2);
 
     // A chart: the envelope carries the artifact and its id.
     let result = call(

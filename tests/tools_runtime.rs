@@ -8,45 +8,46 @@ use common::Harness;
 use haico::{
     ThreadId,
     panels::Panel,
-    store::{NewPreference, NewTodo, PreferenceKind, WorkspaceRepository},
-    tools::{AnyCollection, FailureKind, ToolError, ToolResult, Toolset, build_tools, tool_specs},
+    store::PreferenceKind,
+    tools::{
+        AnyCollection, FailureKind, NewArtifact, ToolError, ToolResult, Toolset, build_tools,
+        tool_specs,
+    },
+    workspace::{Edit, PreferenceDraft, StepDraft},
 };
 use serde_json::{Value, json};
 
 /// A collection that only exists in this test: every tool writes to several panels and then
 /// fails in a different way.
-struct TestTools {
-    thread_id: ThreadId,
-}
+struct TestTools;
 
 impl TestTools {
     /// Writes to every panel of the thread.
-    async fn write_everything(&self, repo: &mut WorkspaceRepository) -> Result<(), ToolError> {
-        let thread = self.thread_id.as_str();
-        repo.set_objective(thread, "an objective that must not survive")
+    async fn write_everything(&self, edit: &mut Edit) -> Result<(), ToolError> {
+        edit.set_objective("an objective that must not survive")
             .await?;
-        repo.append_document(thread, "text that must not survive")
+        edit.append_to_document("text that must not survive")
             .await?;
-        repo.insert_todos(
-            thread,
-            0,
-            &[NewTodo {
+        edit.add_outline(
+            &[StepDraft {
                 text: "a step that must not survive".into(),
                 depth: 0,
             }],
+            None,
         )
         .await?;
-        repo.add_preferences(
-            thread,
-            &[NewPreference {
-                title: "a preference that must not survive".into(),
-                subtitle: None,
-                kind: PreferenceKind::Hard,
-            }],
-        )
+        edit.add_preferences(&[PreferenceDraft {
+            title: "a preference that must not survive".into(),
+            subtitle: None,
+            kind: PreferenceKind::Hard,
+        }])
         .await?;
-        repo.add_artifact(thread, "bar_chart", Some("ghost"), &json!({}), 0)
-            .await?;
+        edit.store_artifact(NewArtifact {
+            artifact_type: "bar_chart".into(),
+            payload: json!({}),
+            title: Some("ghost".into()),
+        })
+        .await?;
         Ok(())
     }
 }
@@ -54,18 +55,16 @@ impl TestTools {
 #[haico::tools::workspace_tools]
 impl TestTools {
     #[haico::tools::workspace_tool(name = "write_then_fail", description = "Writes, then fails.")]
-    async fn write_then_fail(&self, repo: &mut WorkspaceRepository) -> ToolResult {
-        repo.set_objective(self.thread_id.as_str(), "should vanish")
-            .await?;
-        repo.append_document(self.thread_id.as_str(), "should vanish")
-            .await?;
-        self.write_everything(repo).await?;
+    async fn write_then_fail(&self, edit: &mut Edit) -> ToolResult {
+        edit.set_objective("should vanish").await?;
+        edit.append_to_document("should vanish").await?;
+        self.write_everything(edit).await?;
         Err(ToolError::invalid("boom"))
     }
 
     #[haico::tools::workspace_tool(name = "write_then_panic", description = "Writes, then panics.")]
-    async fn write_then_panic(&self, repo: &mut WorkspaceRepository) -> ToolResult {
-        self.write_everything(repo).await?;
+    async fn write_then_panic(&self, edit: &mut Edit) -> ToolResult {
+        self.write_everything(edit).await?;
         panic!("kaboom");
     }
 
@@ -73,8 +72,8 @@ impl TestTools {
         name = "write_then_miss",
         description = "Writes, then finds nothing."
     )]
-    async fn write_then_miss(&self, repo: &mut WorkspaceRepository) -> ToolResult {
-        self.write_everything(repo).await?;
+    async fn write_then_miss(&self, edit: &mut Edit) -> ToolResult {
+        self.write_everything(edit).await?;
         Err(ToolError::NotFound("nothing here".into()))
     }
 }
@@ -82,12 +81,9 @@ impl TestTools {
 fn test_tools(thread: &ThreadId) -> Toolset {
     Toolset::new(
         thread.clone(),
-        AnyCollection::into_tools(Box::new(TestTools {
-            thread_id: thread.clone(),
-        })),
+        AnyCollection::into_tools(Box::new(TestTools)),
     )
 }
-
 /// `fields` plus `action_and_reasoning`.
 fn args(fields: Value) -> Value {
     let mut map = match fields {
@@ -157,7 +153,7 @@ backend_tests! {
         let ws = h.workspace().await;
         assert_eq!(ws.objective.as_deref(), Some("Keep me"));
         assert_eq!(ws.document.as_ref().unwrap().content, "Keep me too");
-        assert!(ws.todos.is_empty() && ws.preferences.is_empty() && ws.artifacts.is_empty());
+        assert!(ws.plan.is_empty() && ws.preferences.is_empty() && ws.artifacts.is_empty());
 
         // The database (on SQLite: its single writer connection) still takes writes.
         h.ok("set_objective", args(json!({"objective": "Changed after the failures"}))).await;
@@ -168,7 +164,7 @@ backend_tests! {
         assert!(record.envelope.success);
         let ws = h.workspace().await;
         assert_eq!(ws.objective.as_deref(), Some("Changed after the failures"));
-        assert_eq!(ws.todos.len(), 1);
+        assert_eq!(ws.plan.len(), 1);
         assert_eq!(ws.artifacts.len(), 1);
         // And a failure after that still rolls back.
         let before = h.state().await;
@@ -207,7 +203,7 @@ backend_tests! {
         assert!(repo.get_thread("ghost").await.unwrap().is_none());
         let ws = repo.workspace("ghost").await.unwrap();
         repo.rollback().await.unwrap();
-        assert!(ws.objective.is_none() && ws.document.is_none() && ws.todos.is_empty());
+        assert!(ws.objective.is_none() && ws.document.is_none() && ws.plan.is_empty());
         assert!(ws.preferences.is_empty() && ws.artifacts.is_empty());
         assert_eq!(h.state().await, before);
 

@@ -34,7 +34,7 @@ fn steps(list: &[(&str, i64)]) -> Value {
 async fn plan(h: &Harness) -> Vec<(String, i64, bool)> {
     h.workspace()
         .await
-        .todos
+        .plan
         .into_iter()
         .map(|t| (t.text, t.depth, t.done))
         .collect()

@@ -2,7 +2,10 @@
 //! messages, newest kept first within a character budget, with a note when older ones are cut.
 
 use super::model::ChatMessage;
-use crate::store::{Database, StoreError};
+use crate::{
+    ThreadId,
+    workspace::{WorkspaceError, Workspaces},
+};
 
 /// Earlier turns of the thread (before `turn_index`) as chat messages within `budget`
 /// characters. The result always starts with a user message and never has two messages of
@@ -10,14 +13,12 @@ use crate::store::{Database, StoreError};
 /// ends with a user message when the last turn got no answer; the caller adds the new message
 /// to that one.
 pub async fn load_history(
-    db: &Database,
-    thread_id: &str,
+    workspaces: &Workspaces,
+    thread: &ThreadId,
     turn_index: i64,
     budget: usize,
-) -> Result<Vec<ChatMessage>, StoreError> {
-    let mut repo = db.begin_read().await?;
-    let rows = repo.history(thread_id, turn_index).await?;
-    repo.rollback().await?;
+) -> Result<Vec<ChatMessage>, WorkspaceError> {
+    let rows = workspaces.earlier_messages(thread, turn_index).await?;
     Ok(fit(
         rows.into_iter()
             .map(|(_, role, content)| (role, content))

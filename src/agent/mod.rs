@@ -4,6 +4,7 @@
 //! LLM providers that implement it ([`providers`]).
 
 pub mod history;
+mod metered;
 pub mod model;
 pub mod prompt;
 pub mod providers;

@@ -232,6 +232,25 @@ pub enum ProviderError {
 }
 
 impl ProviderError {
+    /// A short, fixed name of the error's kind, for metrics labels.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::NotConfigured(_) => "not_configured",
+            Self::UnknownProvider(_) => "unknown_provider",
+            Self::InvalidConfig(_) => "invalid_config",
+            Self::Unreachable { .. } => "unreachable",
+            Self::Timeout { .. } => "timeout",
+            Self::RateLimited { .. } => "rate_limited",
+            Self::Status { .. } => "status",
+            Self::StreamCut(_) => "stream_cut",
+            Self::Protocol(_) => "protocol",
+            Self::Api { .. } => "api",
+            Self::Request(_) => "request",
+            Self::ReplayScript { .. } => "replay_script",
+            Self::ReplayExhausted { .. } => "replay_exhausted",
+        }
+    }
+
     /// Whether trying again later may succeed (network trouble, timeouts, rate limits, server
     /// errors, overload). The HTTP layer retries these before an answer starts streaming.
     pub fn is_transient(&self) -> bool {

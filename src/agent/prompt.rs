@@ -3,10 +3,12 @@
 //! says what was left out.
 
 use crate::{
-    store::{
-        ArtifactSummary, Database, DocumentExcerpt, PlanPage, Preference, StoreError, Workspace,
+    ThreadId,
+    store::{ArtifactSummary, DocumentExcerpt, PlanPage, Preference, Workspace},
+    workspace::{
+        ArtifactQuery, WorkspaceError, Workspaces, artifact_line, plan::render_plan,
+        preferences::render_preferences,
     },
-    tools::{artifacts::artifact_line, preferences::render_preferences, todos::render_plan},
 };
 
 /// How much of the workspace the prompt may carry.
@@ -73,24 +75,26 @@ pub struct PromptWorkspace {
 impl PromptWorkspace {
     /// Reads what the prompt needs, and no more, in one read transaction.
     pub async fn load(
-        db: &Database,
-        thread_id: &str,
+        workspaces: &Workspaces,
+        thread: &ThreadId,
         budget: &PromptBudget,
-    ) -> Result<Self, StoreError> {
+    ) -> Result<Self, WorkspaceError> {
         let (head, tail) = split_budget(budget.document_chars);
-        let mut repo = db.begin_read().await?;
-        let view = Self {
-            objective: repo.get_objective(thread_id).await?,
-            preferences: repo.list_preferences(thread_id).await?,
-            document: repo.document_excerpt(thread_id, head, tail).await?,
-            plan: repo.plan_page(thread_id, as_i64(budget.plan_steps)).await?,
-            artifacts: repo
-                .recent_artifacts(thread_id, as_i64(budget.artifacts))
-                .await?,
-            artifacts_total: repo.count_artifacts(thread_id).await?,
+        let mut view = workspaces.view(thread).await?;
+        let recent = ArtifactQuery {
+            artifact_type: None,
+            limit: as_i64(budget.artifacts),
         };
-        repo.rollback().await?;
-        Ok(view)
+        let loaded = Self {
+            objective: view.objective().await?,
+            preferences: view.preferences().await?,
+            document: view.document_excerpt(head, tail).await?,
+            plan: view.plan_page(as_i64(budget.plan_steps)).await?,
+            artifacts: view.artifacts(&recent).await?,
+            artifacts_total: view.artifact_count().await?,
+        };
+        view.close().await;
+        Ok(loaded)
     }
 
     /// The same view cut from a whole workspace snapshot.
@@ -121,9 +125,9 @@ impl PromptWorkspace {
             preferences: ws.preferences.clone(),
             document,
             plan: PlanPage {
-                steps: ws.todos.iter().take(budget.plan_steps).cloned().collect(),
-                total: as_i64(ws.todos.len()),
-                done: as_i64(ws.todos.iter().filter(|t| t.done).count()),
+                steps: ws.plan.iter().take(budget.plan_steps).cloned().collect(),
+                total: as_i64(ws.plan.len()),
+                done: as_i64(ws.plan.iter().filter(|t| t.done).count()),
             },
             artifacts: ws
                 .artifacts
@@ -220,7 +224,7 @@ fn as_i64(n: usize) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{Document, Preference, PreferenceKind, Todo};
+    use crate::store::{Document, PlanStep, Preference, PreferenceKind};
 
     fn workspace() -> Workspace {
         Workspace {
@@ -230,14 +234,14 @@ mod tests {
                 content: "Day 1".into(),
                 version: 1,
             }),
-            todos: vec![
-                Todo {
+            plan: vec![
+                PlanStep {
                     id: 1,
                     text: "Book".into(),
                     depth: 0,
                     done: true,
                 },
-                Todo {
+                PlanStep {
                     id: 2,
                     text: "Flights".into(),
                     depth: 1,
@@ -289,8 +293,8 @@ mod tests {
     #[test]
     fn cuts_long_plans_and_says_so() {
         let mut ws = workspace();
-        ws.todos = (0..10)
-            .map(|i| Todo {
+        ws.plan = (0..10)
+            .map(|i| PlanStep {
                 id: i,
                 text: format!("s{i}"),
                 depth: 0,

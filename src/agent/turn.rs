@@ -1,10 +1,10 @@
 //! The agent loop (ReAct): call the model with the tools, run the calls it asks for, feed the
 //! envelopes back, repeat until it answers in plain text or the step limit is reached.
 //!
-//! Every step is persisted and announced as it happens (see `events`), so a turn is visible
-//! live on the thread's events stream and complete after a reload. One turn runs per thread
-//! at a time: an in-process map guards this server, a unique index on running turns guards
-//! the database.
+//! Every tool call is persisted and announced as it happens, through the workspace's one
+//! commit path, so a turn is visible live on the thread's events stream and complete after a
+//! reload. One turn runs per thread at a time: an in-process map guards this server, a unique
+//! index on running turns guards the database.
 
 use std::{
     collections::HashMap,
@@ -18,6 +18,7 @@ use futures::StreamExt;
 use serde_json::Value;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use super::{
     history::load_history,
@@ -26,16 +27,17 @@ use super::{
 };
 use crate::{
     ThreadId,
-    events::{LiveEvent, done_event, error_event, message_event, token_data, turn_event},
-    store::{StoreError, TurnStatus},
-    tools::{StepContext, ToolRuntime, Toolset, build_tools},
+    events::LiveEvent,
+    store::TurnStatus,
+    tools::{InTurn, ToolRuntime, Toolset, build_tools},
+    workspace::{TurnEnd, WorkspaceError, announce::token_data},
 };
 
 /// Limits of one turn.
 #[derive(Debug, Clone)]
 pub struct AgentConfig {
-    /// Tool calls one turn may make before it stops and says so.
-    pub max_steps: usize,
+    /// Tool calls one turn may make before it stops and says so (`HAICO_MAX_STEPS`).
+    pub max_tool_calls: usize,
     /// How much of the workspace the system prompt carries.
     pub budget: PromptBudget,
     /// Characters of earlier turns' messages sent as history.
@@ -47,16 +49,13 @@ pub struct AgentConfig {
 impl Default for AgentConfig {
     fn default() -> Self {
         Self {
-            max_steps: 25,
+            max_tool_calls: 25,
             budget: PromptBudget::default(),
             history_chars: 48_000,
             max_tokens: None,
         }
     }
 }
-
-/// The longest user message accepted, in characters.
-pub const MAX_MESSAGE_CHARS: usize = 32_000;
 
 /// Why a turn could not start.
 #[derive(Debug, thiserror::Error)]
@@ -72,7 +71,18 @@ pub enum StartError {
     Busy,
     /// The database failed.
     #[error(transparent)]
-    Store(#[from] StoreError),
+    Store(#[from] crate::store::StoreError),
+}
+
+impl From<WorkspaceError> for StartError {
+    fn from(err: WorkspaceError) -> Self {
+        match err {
+            WorkspaceError::UnknownThread(id) => Self::UnknownThread(id),
+            WorkspaceError::Busy => Self::Busy,
+            WorkspaceError::Store(store) => Self::Store(store),
+            other => Self::InvalidMessage(other.to_string()),
+        }
+    }
 }
 
 /// A turn that has started.
@@ -114,7 +124,7 @@ struct Claim {
 /// How a turn's loop ended.
 enum Outcome {
     Answered(String),
-    StepLimit(String),
+    CallLimit(String),
     Failed(String),
     Cancelled,
 }
@@ -124,7 +134,7 @@ impl Agent {
     pub fn new(runtime: ToolRuntime, model: Arc<dyn ChatModel>, config: AgentConfig) -> Self {
         Self {
             runtime,
-            model: crate::metrics::instrument_model(model),
+            model: super::metered::metered(model),
             config,
             running: Mutex::new(HashMap::new()),
             next_claim: AtomicU64::new(1),
@@ -143,13 +153,11 @@ impl Agent {
 
     /// Marks turns left `running` by a previous process as failed, so their threads accept
     /// new turns. Call once at start-up.
-    pub async fn recover(&self) -> Result<u64, StoreError> {
-        let mut repo = self.runtime.database().begin_write().await?;
-        let n = repo
+    pub async fn recover(&self) -> Result<u64, WorkspaceError> {
+        self.runtime
+            .workspaces()
             .fail_running_turns("interrupted: the server stopped during this turn")
-            .await?;
-        repo.commit().await?;
-        Ok(n)
+            .await
     }
 
     /// Starts a turn: records the user's message, announces the turn and runs it in the
@@ -159,16 +167,7 @@ impl Agent {
         thread_id: &ThreadId,
         message: &str,
     ) -> Result<StartedTurn, StartError> {
-        let message = message.trim();
-        if message.is_empty() {
-            return Err(StartError::InvalidMessage("the message is empty".into()));
-        }
-        let chars = message.chars().count();
-        if chars > MAX_MESSAGE_CHARS {
-            return Err(StartError::InvalidMessage(format!(
-                "the message is {chars} characters long; the limit is {MAX_MESSAGE_CHARS}"
-            )));
-        }
+        let message = crate::workspace::checked_message(message)?;
         let cancel = CancellationToken::new();
         let claim = self.next_claim.fetch_add(1, Ordering::Relaxed);
         {
@@ -184,25 +183,35 @@ impl Agent {
                 },
             );
         }
-        match self.open(thread_id, message).await {
-            Ok((turn_index, first_seq)) => {
+        match self
+            .runtime
+            .workspaces()
+            .open_turn(thread_id, message)
+            .await
+        {
+            Ok(opened) => {
                 crate::metrics::turn_started();
                 let agent = Arc::clone(self);
                 let thread = thread_id.clone();
                 let text = message.to_string();
-                let task = tokio::spawn(async move {
-                    agent.run(&thread, turn_index, text, cancel, claim).await;
-                    agent.release(&thread, claim);
-                });
+                let turn_index = opened.turn_index;
+                let span = tracing::info_span!("turn", thread = %thread, turn = turn_index);
+                let task = tokio::spawn(
+                    async move {
+                        agent.run(&thread, turn_index, text, cancel, claim).await;
+                        agent.release(&thread, claim);
+                    }
+                    .instrument(span),
+                );
                 Ok(StartedTurn {
                     turn_index,
-                    first_seq,
+                    first_seq: opened.first_seq,
                     task,
                 })
             }
             Err(err) => {
                 self.release(thread_id, claim);
-                Err(err)
+                Err(err.into())
             }
         }
     }
@@ -237,33 +246,6 @@ impl Agent {
         }
     }
 
-    /// Opens the turn row, stores the user's message and logs the `turn` event.
-    async fn open(&self, thread_id: &ThreadId, message: &str) -> Result<(i64, i64), StartError> {
-        let db = self.runtime.database();
-        let mut repo = db.begin_write().await?;
-        let turn_index = match repo.open_turn(thread_id.as_str()).await {
-            Ok(Some(turn)) => turn,
-            Ok(None) => {
-                repo.rollback().await?;
-                return Err(StartError::UnknownThread(thread_id.to_string()));
-            }
-            Err(StoreError::AlreadyExists(_)) => {
-                repo.rollback().await?;
-                return Err(StartError::Busy);
-            }
-            Err(err) => return Err(err.into()),
-        };
-        repo.add_message(thread_id.as_str(), turn_index, "user", message)
-            .await?;
-        let events = repo
-            .append_events(thread_id.as_str(), &[turn_event(turn_index)])
-            .await?;
-        repo.commit().await?;
-        let first_seq = events.first().map_or(0, |e| e.seq);
-        self.publish(thread_id, events);
-        Ok((turn_index, first_seq))
-    }
-
     async fn run(
         &self,
         thread_id: &ThreadId,
@@ -294,10 +276,10 @@ impl Agent {
                 parameters: spec.parameters.clone(),
             })
             .collect();
-        let db = self.runtime.database();
+        let workspaces = self.runtime.workspaces();
         let mut messages = match load_history(
-            db,
-            thread_id.as_str(),
+            workspaces,
+            thread_id,
             turn_index,
             self.config.history_chars,
         )
@@ -315,12 +297,12 @@ impl Agent {
             }
             _ => messages.push(ChatMessage::user(message)),
         }
-        let mut steps: usize = 0;
+        let mut calls_made: usize = 0;
         loop {
             if cancel.is_cancelled() {
                 return Outcome::Cancelled;
             }
-            let workspace = match PromptWorkspace::load(db, thread_id.as_str(), &self.config.budget)
+            let workspace = match PromptWorkspace::load(workspaces, thread_id, &self.config.budget)
                 .await
             {
                 Ok(ws) => ws,
@@ -365,20 +347,18 @@ impl Agent {
             }
             messages.push(ChatMessage::assistant(text.clone(), calls.clone()));
             for call in calls {
-                if steps >= self.config.max_steps {
-                    return Outcome::StepLimit(text);
+                if calls_made >= self.config.max_tool_calls {
+                    return Outcome::CallLimit(text);
                 }
                 if cancel.is_cancelled() {
                     return Outcome::Cancelled;
                 }
-                steps += 1;
-                let step = StepContext {
+                calls_made += 1;
+                let at = InTurn {
                     turn_index,
-                    step_index: i64::try_from(steps).unwrap_or(i64::MAX),
+                    call_index: i64::try_from(calls_made).unwrap_or(i64::MAX),
                 };
-                let record = self
-                    .run_call(&tools, &call.name, &call.arguments, step)
-                    .await;
+                let record = self.run_call(&tools, &call.name, &call.arguments, at).await;
                 messages.push(ChatMessage::tool(
                     call.id,
                     call.name,
@@ -386,8 +366,8 @@ impl Agent {
                 ));
             }
             // At the limit the turn ends here, without asking the model once more.
-            if steps >= self.config.max_steps {
-                return Outcome::StepLimit(text);
+            if calls_made >= self.config.max_tool_calls {
+                return Outcome::CallLimit(text);
             }
         }
     }
@@ -398,7 +378,7 @@ impl Agent {
         tools: &Toolset,
         name: &str,
         raw: &str,
-        step: StepContext,
+        at: InTurn,
     ) -> crate::tools::ToolCall {
         let parsed = if raw.trim().is_empty() {
             Ok(Value::Object(serde_json::Map::new()))
@@ -406,7 +386,7 @@ impl Agent {
             serde_json::from_str::<Value>(raw)
         };
         match parsed {
-            Ok(args) => self.runtime.call_in_turn(tools, name, args, step).await,
+            Ok(args) => self.runtime.call_in_turn(tools, name, args, at).await,
             Err(err) => {
                 let shown: String = raw.chars().take(2_000).collect();
                 self.runtime
@@ -418,7 +398,7 @@ impl Agent {
                             "the arguments are not valid JSON ({err}); send one JSON object that \
                              matches the tool's schema"
                         ),
-                        step,
+                        at,
                     )
                     .await
             }
@@ -430,11 +410,11 @@ impl Agent {
     async fn close(&self, thread_id: &ThreadId, turn_index: i64, outcome: Outcome, claim: u64) {
         let (status, message, error) = match outcome {
             Outcome::Answered(text) => (TurnStatus::Completed, Some(text), None),
-            Outcome::StepLimit(text) => {
+            Outcome::CallLimit(text) => {
                 let note = format!(
                     "I stopped here because this turn reached its limit of {} tool calls. Say \
                      \"continue\" and I will pick up where I left off.",
-                    self.config.max_steps
+                    self.config.max_tool_calls
                 );
                 let text = if text.trim().is_empty() {
                     note
@@ -450,73 +430,32 @@ impl Agent {
                 Some("the turn was cancelled".to_string()),
             ),
         };
+        // Free the thread before the end is announced, so a client that sends its next
+        // message the moment it sees `done` is never told a turn is still running (until the
+        // end commits, the database's one-running-turn rule still holds).
+        self.release(thread_id, claim);
+        let end = TurnEnd {
+            status,
+            message: message.as_deref(),
+            error: error.as_deref(),
+        };
         for attempt in 0..3u32 {
             match self
-                .record_end(
-                    thread_id,
-                    turn_index,
-                    status,
-                    message.as_deref(),
-                    error.as_deref(),
-                    claim,
-                )
+                .runtime
+                .workspaces()
+                .close_turn(thread_id, turn_index, end)
                 .await
             {
-                Ok(()) => return,
+                Ok(_) => {
+                    crate::metrics::turn_finished(status.as_str());
+                    return;
+                }
                 Err(err) => {
-                    tracing::error!(target: "haico::agent", thread = %thread_id, turn_index, attempt, error = %err, "could not record the end of a turn");
+                    tracing::error!(attempt, error = %err, "could not record the end of a turn");
                     tokio::time::sleep(std::time::Duration::from_millis(200 << attempt)).await;
                 }
             }
         }
-    }
-
-    async fn record_end(
-        &self,
-        thread_id: &ThreadId,
-        turn_index: i64,
-        status: TurnStatus,
-        message: Option<&str>,
-        error: Option<&str>,
-        claim: u64,
-    ) -> Result<(), StoreError> {
-        let thread = thread_id.as_str();
-        let mut repo = self.runtime.database().begin_write().await?;
-        let mut new = Vec::with_capacity(2);
-        if let Some(text) = message {
-            repo.add_message(thread, turn_index, "assistant", text)
-                .await?;
-            new.push(message_event(text, turn_index));
-        }
-        if let Some(reason) = error {
-            new.push(error_event(reason, turn_index));
-        }
-        repo.close_turn(thread, turn_index, status, error).await?;
-        let status_name = match status {
-            TurnStatus::Running => "running",
-            TurnStatus::Completed => "completed",
-            TurnStatus::Failed => "failed",
-            TurnStatus::Cancelled => "cancelled",
-        };
-        new.push(done_event(turn_index, status_name));
-        let events = repo.append_events(thread, &new).await?;
-        repo.commit().await?;
-        crate::metrics::turn_finished(status_name);
-        // Free the thread before announcing `done`, so a client that sends its next message
-        // the moment it sees `done` is never told a turn is still running.
-        self.release(thread_id, claim);
-        self.publish(thread_id, events);
-        Ok(())
-    }
-
-    fn publish(&self, thread_id: &ThreadId, events: Vec<crate::store::StoredEvent>) {
-        self.runtime.bus().publish(
-            thread_id.as_str(),
-            events
-                .into_iter()
-                .map(|e| Arc::new(LiveEvent::from(e)))
-                .collect(),
-        );
     }
 
     fn publish_token(&self, thread_id: &ThreadId, text: &str) {

@@ -1,24 +1,20 @@
 //! Live events: what happens on a thread, announced to every open client.
 //!
-//! Durable events (workspace changes, artifacts, steps, messages) are first appended to the
-//! thread's log in the transaction that made the change (`store::events`), then published
-//! on an [`EventBus`] after the commit. Subscribers ([`subscribe`]) use the bus only as a
+//! Durable events (workspace changes, artifacts, tool calls, messages) are first appended to
+//! the thread's log in the transaction that made the change, then published on an
+//! [`EventBus`] after the commit; both happen in the workspace's one commit path
+//! ([`crate::workspace::Edit::commit`]), which also decides what each event says. Subscribers ([`subscribe`]) use the bus only as a
 //! wake-up with the payload attached: they follow the log's sequence numbers and read any gap
 //! back from the database, so a late, reordered or missed notification never loses an event.
 //! Streamed answer tokens are transient: published, never stored.
 
 mod bus;
-mod kinds;
 mod poll;
 mod subscribe;
 
 pub use bus::{EventBus, InProcessBus};
-pub use kinds::{
-    EventSource, artifact_event, done_event, error_event, message_event, step_event, token_data,
-    turn_event, workspace_event,
-};
 pub use poll::{DEFAULT_POLL_INTERVAL, PollingBus};
-pub use subscribe::{SubscribeError, subscribe};
+pub use subscribe::{SubscribeError, last_seq, subscribe};
 
 use std::sync::Arc;
 

@@ -73,20 +73,19 @@ impl PollingBus {
                 match bus.poll_once().await {
                     Ok(_) if failing => {
                         failing = false;
-                        tracing::info!(target: "haico::events", "event poller reads the database again");
+                        tracing::info!("event poller reads the database again");
                     }
                     Ok(_) => {}
                     Err(err) if !failing => {
                         failing = true;
                         tracing::warn!(
-                            target: "haico::events",
                             error = %err,
                             "event poller cannot read the database; other processes' changes are \
                              delayed until it can"
                         );
                     }
                     Err(err) => {
-                        tracing::debug!(target: "haico::events", error = %err, "event poll failed again");
+                        tracing::debug!(error = %err, "event poll failed again");
                     }
                 }
             }

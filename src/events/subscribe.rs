@@ -17,6 +17,15 @@ const CATCH_UP_BATCH: i64 = 500;
 #[error("reading the thread's events: {0}")]
 pub struct SubscribeError(#[from] pub StoreError);
 
+/// The thread's latest event number (0 before its first event): where a subscription that
+/// wants only what happens from now on starts.
+pub async fn last_seq(db: &Database, thread_id: &str) -> Result<i64, StoreError> {
+    let mut repo = db.begin_read().await?;
+    let last = repo.last_event_seq(thread_id).await;
+    let _ = repo.rollback().await;
+    last
+}
+
 struct Cursor {
     db: Database,
     thread_id: String,

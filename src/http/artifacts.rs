@@ -2,42 +2,30 @@
 //! rendering of a chart artifact.
 
 use axum::{
-    Router,
     extract::State,
     http::header,
     response::{IntoResponse, Response},
-    routing::get,
 };
 use serde::Deserialize;
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{
-    AppState,
     error::ApiError,
     extract::{Json, Path, Query},
-    require_thread,
+    schema::{ArtifactPath, ErrorBody, PathErrors, ThreadPath},
+    state::AppState,
 };
 use crate::{
-    ThreadId,
     charts::svg::{self, RenderError},
     store::{Artifact, ArtifactSummary},
+    workspace::ArtifactQuery,
 };
 
-/// How many artifacts a list answers with when no `limit` is given.
-pub const DEFAULT_LIMIT: i64 = 50;
-/// The largest `limit` accepted.
-pub const MAX_LIMIT: i64 = 500;
-
-pub(super) fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/threads/{thread_id}/artifacts", get(list_artifacts))
-        .route(
-            "/api/threads/{thread_id}/artifacts/{artifact_id}",
-            get(get_artifact),
-        )
-        .route(
-            "/api/threads/{thread_id}/artifacts/{artifact_id}/chart.svg",
-            get(chart_svg),
-        )
+pub(super) fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_artifacts))
+        .routes(routes!(get_artifact))
+        .routes(routes!(chart_svg))
 }
 
 /// Query of `GET …/artifacts`: `?artifact_type=bar_chart&limit=10`.
@@ -56,39 +44,22 @@ struct ListQuery {
     path = "/api/threads/{thread_id}/artifacts",
     tag = "workspace",
     summary = "List the thread's artifacts, newest first",
-    params(super::openapi::ThreadPath, ListQuery),
+    params(ThreadPath, ListQuery),
     responses(
         (status = 200, description = "The artifacts' metadata", body = Vec<ArtifactSummary>),
-        (status = 400, description = "The thread id, `limit` or the query string is invalid", body = super::openapi::ErrorBody),
-        (status = 404, description = "The thread does not exist", body = super::openapi::ErrorBody),
+        PathErrors,
     ),
 )]
 async fn list_artifacts(
     State(state): State<AppState>,
-    Path(thread_id): Path<String>,
+    Path(path): Path<ThreadPath>,
     Query(query): Query<ListQuery>,
 ) -> Result<Json<Vec<ArtifactSummary>>, ApiError> {
-    let id = ThreadId::parse(&thread_id)?;
-    let limit = match query.limit {
-        None => DEFAULT_LIMIT,
-        Some(n) if (1..=MAX_LIMIT).contains(&n) => n,
-        Some(n) => {
-            return Err(ApiError::BadRequest(format!(
-                "`limit` is {n}: give a number from 1 to {MAX_LIMIT}, or leave it out for \
-                 {DEFAULT_LIMIT}"
-            )));
-        }
-    };
-    // An empty `artifact_type=` means no filter, as in the `list_artifacts` tool.
-    let kind = query
-        .artifact_type
-        .as_deref()
-        .map(str::trim)
-        .filter(|t| !t.is_empty());
-    let mut repo = state.db().begin_read().await?;
-    require_thread(&mut repo, &id).await?;
-    let list = repo.list_artifacts(id.as_str(), kind, limit).await?;
-    repo.rollback().await?;
+    let query = ArtifactQuery::for_user(query.artifact_type.as_deref(), query.limit)?;
+    let list = state
+        .workspaces()
+        .artifacts(&path.thread_id, &query)
+        .await?;
     Ok(Json(list))
 }
 
@@ -97,19 +68,21 @@ async fn list_artifacts(
     path = "/api/threads/{thread_id}/artifacts/{artifact_id}",
     tag = "workspace",
     summary = "Read an artifact with its payload",
-    params(super::openapi::ArtifactPath),
+    params(ArtifactPath),
     responses(
         (status = 200, description = "The artifact", body = Artifact),
-        (status = 400, description = "The id in the path is malformed", body = super::openapi::ErrorBody),
-        (status = 404, description = "The thread or the artifact does not exist", body = super::openapi::ErrorBody),
+        PathErrors,
     ),
 )]
 async fn get_artifact(
     State(state): State<AppState>,
-    Path((thread_id, artifact_id)): Path<(String, i64)>,
+    Path(path): Path<ArtifactPath>,
 ) -> Result<Json<Artifact>, ApiError> {
-    let id = ThreadId::parse(&thread_id)?;
-    read_artifact(&state, &id, artifact_id).await.map(Json)
+    let artifact = state
+        .workspaces()
+        .artifact(&path.thread_id, path.artifact_id)
+        .await?;
+    Ok(Json(artifact))
 }
 
 /// The chart as `image/svg+xml`, drawn on the server so any client can show it.
@@ -118,20 +91,22 @@ async fn get_artifact(
     path = "/api/threads/{thread_id}/artifacts/{artifact_id}/chart.svg",
     tag = "workspace",
     summary = "Draw a chart artifact as SVG",
-    params(super::openapi::ArtifactPath),
+    params(ArtifactPath),
     responses(
         (status = 200, description = "The chart", content_type = "image/svg+xml", body = String),
-        (status = 400, description = "The id in the path is malformed", body = super::openapi::ErrorBody),
-        (status = 404, description = "The thread or the artifact does not exist, or the artifact is not a chart", body = super::openapi::ErrorBody),
-        (status = 422, description = "The chart's payload cannot be drawn", body = super::openapi::ErrorBody),
+        PathErrors,
+        (status = 422, description = "The chart's payload cannot be drawn", body = ErrorBody),
     ),
 )]
 async fn chart_svg(
     State(state): State<AppState>,
-    Path((thread_id, artifact_id)): Path<(String, i64)>,
+    Path(path): Path<ArtifactPath>,
 ) -> Result<Response, ApiError> {
-    let id = ThreadId::parse(&thread_id)?;
-    let artifact = read_artifact(&state, &id, artifact_id).await?;
+    let artifact_id = path.artifact_id;
+    let artifact = state
+        .workspaces()
+        .artifact(&path.thread_id, artifact_id)
+        .await?;
     let svg = svg::render_artifact(&artifact.summary.artifact_type, &artifact.payload).map_err(
         |err| match err {
             RenderError::NotAChart(kind) => ApiError::NotFound(format!(
@@ -155,19 +130,4 @@ async fn chart_svg(
         svg,
     )
         .into_response())
-}
-
-/// One artifact of this thread; 404 for an unknown thread or an id of another thread.
-async fn read_artifact(
-    state: &AppState,
-    id: &ThreadId,
-    artifact_id: i64,
-) -> Result<Artifact, ApiError> {
-    let mut repo = state.db().begin_read().await?;
-    require_thread(&mut repo, id).await?;
-    let artifact = repo.get_artifact(id.as_str(), artifact_id).await?;
-    repo.rollback().await?;
-    artifact.ok_or_else(|| {
-        ApiError::NotFound(format!("artifact {artifact_id} not found in this thread"))
-    })
 }

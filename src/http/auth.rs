@@ -7,7 +7,7 @@
 //! sends the token with `authorization: {credentials: …}` (or `bearer_token_file`) in its
 //! scrape config. Unknown paths answer `401` too, so the route table is not open to probing.
 //!
-//! The shell — `GET /`, `GET /t/{thread_id}` and `GET /assets/{*path}` ([`crate::ui::ROUTES`])
+//! The shell — `GET /`, `GET /t/{thread_id}` and `GET /assets/{*path}` ([`super::ui::ROUTES`])
 //! — loads without a token, because a browser cannot send one before the page has asked for
 //! it. It holds only the static files every copy of haico ships; everything the page then
 //! reads or writes goes through `/api`, which stays protected (including `GET /api/info`).
@@ -136,7 +136,7 @@ pub(super) async fn require_token(
 /// A `GET` (or `HEAD`) of the web UI's static shell, which loads without a token.
 fn is_ui_shell(method: &Method, route: Option<&str>) -> bool {
     (*method == Method::GET || *method == Method::HEAD)
-        && route.is_some_and(|route| crate::ui::ROUTES.contains(&route))
+        && route.is_some_and(|route| super::ui::ROUTES.contains(&route))
 }
 
 /// The token of an `Authorization: Bearer <token>` header (the scheme is case-insensitive).

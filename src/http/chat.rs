@@ -8,29 +8,29 @@
 use std::convert::Infallible;
 
 use axum::{
-    Router,
     extract::State,
     http::StatusCode,
     response::sse::{Event, KeepAlive, Sse},
-    routing::{get, post},
 };
 use futures::{Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{
-    AppState,
     error::ApiError,
     extract::{Json, Path, Query},
     html::{HtmlParam, render_turns},
+    schema::{BodyErrors, ErrorBody, PathErrors, ThreadPath},
+    state::AppState,
 };
-use crate::{ThreadId, agent::StartError, events::subscribe, store::TurnRecord};
+use crate::{agent::StartError, events::subscribe, store::TurnRecord};
 
-pub(super) fn router() -> Router<AppState> {
-    Router::new()
-        .route("/api/threads/{thread_id}/chat", post(chat))
-        .route("/api/threads/{thread_id}/cancel", post(cancel))
-        .route("/api/threads/{thread_id}/messages", get(messages))
+pub(super) fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(chat))
+        .routes(routes!(cancel))
+        .routes(routes!(messages))
 }
 
 /// Body of `POST …/chat`.
@@ -45,24 +45,20 @@ struct ChatRequest {
     path = "/api/threads/{thread_id}/chat",
     tag = "agent",
     summary = "Run one agent turn, streamed as Server-Sent Events",
-    params(super::openapi::ThreadPath),
+    params(ThreadPath),
     request_body(content = ChatRequest, content_type = "application/json"),
     responses(
         (status = 200, description = "`text/event-stream`: `turn`, then `token`, `step`, `artifact` and `workspace` events as they happen, `message` with the answer (or `error`), and `done` last", content_type = "text/event-stream", body = String),
-        (status = 400, description = "Invalid input: JSON that does not parse, or a value that breaks a rule (the text says which)", body = super::openapi::ErrorBody),
-        (status = 413, description = "The body is larger than HAICO_MAX_BODY_BYTES", body = super::openapi::ErrorBody),
-        (status = 415, description = "The body is not declared as `application/json`", body = super::openapi::ErrorBody),
-        (status = 422, description = "The JSON does not have the expected shape (the text names the field)", body = super::openapi::ErrorBody),
-        (status = 404, description = "The thread does not exist", body = super::openapi::ErrorBody),
-        (status = 409, description = "A turn is already running on this thread", body = super::openapi::ErrorBody),
+        PathErrors,
+        BodyErrors,
+        (status = 409, description = "A turn is already running on this thread", body = ErrorBody),
     ),
 )]
 async fn chat(
     State(state): State<AppState>,
-    Path(thread_id): Path<String>,
+    Path(ThreadPath { thread_id: id }): Path<ThreadPath>,
     Json(body): Json<ChatRequest>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    let id = ThreadId::parse(&thread_id)?;
     // Subscribe before the turn starts, so its tokens and its logged events arrive in the
     // order they happen.
     let stream = subscribe(state.db().clone(), state.bus().clone(), id.as_str(), None)
@@ -130,32 +126,25 @@ fn event_turn(data: &str) -> Option<i64> {
     path = "/api/threads/{thread_id}/cancel",
     tag = "agent",
     summary = "Cancel the thread's running turn",
-    params(super::openapi::ThreadPath),
+    params(ThreadPath),
     responses(
         (status = 202, description = "The turn is being cancelled", body = Object, example = json!({"cancelled": true})),
-        (status = 400, description = "The id in the path is malformed", body = super::openapi::ErrorBody),
-        (status = 404, description = "The thread does not exist", body = super::openapi::ErrorBody),
-        (status = 409, description = "No turn is running on this thread", body = super::openapi::ErrorBody),
+        PathErrors,
+        (status = 409, description = "No turn is running on this thread", body = ErrorBody),
     ),
 )]
 async fn cancel(
     State(state): State<AppState>,
-    Path(thread_id): Path<String>,
+    Path(ThreadPath { thread_id: id }): Path<ThreadPath>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let id = ThreadId::parse(&thread_id)?;
     if state.agent().cancel(&id) {
         return Ok((StatusCode::ACCEPTED, Json(json!({"cancelled": true}))));
     }
-    let mut repo = state.db().begin_read().await?;
-    let exists = repo.get_thread(id.as_str()).await?.is_some();
-    repo.rollback().await?;
-    if exists {
-        Err(ApiError::Conflict(
-            "no turn is running on this thread".to_string(),
-        ))
-    } else {
-        Err(ApiError::thread_not_found(id.as_str()))
-    }
+    // Not running here: a 404 for a thread that does not exist, else a 409.
+    state.workspaces().thread(&id).await?;
+    Err(ApiError::Conflict(
+        "no turn is running on this thread".to_string(),
+    ))
 }
 
 #[utoipa::path(
@@ -163,25 +152,17 @@ async fn cancel(
     path = "/api/threads/{thread_id}/messages",
     tag = "agent",
     summary = "The conversation: every turn with its messages and steps",
-    params(super::openapi::ThreadPath, HtmlParam),
+    params(ThreadPath, HtmlParam),
     responses(
         (status = 200, description = "The turns, in order; with `?html=true` the assistant's messages also have `html`, their text rendered to sanitised HTML", body = Vec<TurnRecord>),
-        (status = 400, description = "The id in the path or the query string is malformed", body = super::openapi::ErrorBody),
-        (status = 404, description = "The thread does not exist", body = super::openapi::ErrorBody),
+        PathErrors,
     ),
 )]
 async fn messages(
     State(state): State<AppState>,
-    Path(thread_id): Path<String>,
+    Path(path): Path<ThreadPath>,
     Query(param): Query<HtmlParam>,
 ) -> Result<Json<Vec<TurnRecord>>, ApiError> {
-    let id = ThreadId::parse(&thread_id)?;
-    let mut repo = state.db().begin_read().await?;
-    if repo.get_thread(id.as_str()).await?.is_none() {
-        repo.rollback().await?;
-        return Err(ApiError::thread_not_found(id.as_str()));
-    }
-    let turns = repo.conversation(id.as_str()).await?;
-    repo.rollback().await?;
+    let turns = state.workspaces().conversation(&path.thread_id).await?;
     Ok(Json(render_turns(turns, param).await?))
 }

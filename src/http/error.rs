@@ -1,13 +1,20 @@
 //! The HTTP layer's one error type: a status code and a `{"error": "…"}` body.
 
 use axum::{
-    extract::rejection::{BytesRejection, JsonRejection, PathRejection},
+    extract::{
+        path::ErrorKind,
+        rejection::{BytesRejection, JsonRejection, PathRejection},
+    },
     http::StatusCode,
     response::{IntoResponse, Response},
 };
 use serde_json::json;
 
-use crate::{store::StoreError, thread_id::InvalidThreadId, tools::ToolError};
+use crate::{
+    store::{Document, StoreError},
+    thread_id::InvalidThreadId,
+    workspace::WorkspaceError,
+};
 
 /// Everything a handler can fail with. Caller mistakes map to 4xx; the database failing (and
 /// a bug inside the server) is a 5xx, whose details go to the log, not the client.
@@ -25,6 +32,15 @@ pub enum ApiError {
     /// The request conflicts with the current state (an id that exists already).
     #[error("{0}")]
     Conflict(String),
+    /// A document write named a version that is no longer current; the answer carries the
+    /// current document, so the editor can merge and retry.
+    #[error("{message}")]
+    StaleDocument {
+        /// What happened and what to do.
+        message: String,
+        /// The document as it is now.
+        document: Document,
+    },
     /// The body is larger than the server accepts.
     #[error("{0}")]
     TooLarge(String),
@@ -50,7 +66,7 @@ impl ApiError {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
-            ApiError::Conflict(_) => StatusCode::CONFLICT,
+            ApiError::Conflict(_) | ApiError::StaleDocument { .. } => StatusCode::CONFLICT,
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
@@ -66,7 +82,7 @@ impl ApiError {
 
     /// "thread `x` not found".
     pub fn thread_not_found(id: &str) -> Self {
-        ApiError::NotFound(format!("thread `{id}` not found"))
+        WorkspaceError::UnknownThread(id.to_string()).into()
     }
 }
 
@@ -75,8 +91,12 @@ impl IntoResponse for ApiError {
         let status = self.status_code();
         let message = match &self {
             ApiError::Store(err) => {
-                tracing::error!(target: "haico::http", error = %err, "request failed in storage");
+                tracing::error!(error = %err, "request failed in storage");
                 "the database is unavailable; try again shortly".to_string()
+            }
+            ApiError::StaleDocument { message, document } => {
+                let body = json!({ "error": message, "document": document });
+                return (status, axum::Json(body)).into_response();
             }
             other => other.to_string(),
         };
@@ -108,19 +128,34 @@ impl From<BytesRejection> for ApiError {
     }
 }
 
+/// A path that does not fit its route's parameters: a malformed thread id says why in its own
+/// words (the id rule), anything else in axum's.
 impl From<PathRejection> for ApiError {
     fn from(rejection: PathRejection) -> Self {
+        if let PathRejection::FailedToDeserializePathParams(failed) = &rejection
+            && let ErrorKind::Message(message) = failed.kind()
+        {
+            return ApiError::BadRequest(message.clone());
+        }
         ApiError::BadRequest(rejection.body_text())
     }
 }
 
-/// A tool-layer check failing on the user path: the same rule, answered as HTTP.
-impl From<ToolError> for ApiError {
-    fn from(err: ToolError) -> Self {
+/// A workspace rule refusing a request: the rule's own text, with the status that fits.
+impl From<WorkspaceError> for ApiError {
+    fn from(err: WorkspaceError) -> Self {
+        let message = err.to_string();
         match err {
-            ToolError::InvalidArguments(message) => ApiError::BadRequest(message),
-            ToolError::NotFound(message) => ApiError::NotFound(message),
-            ToolError::Store(store) => ApiError::Store(store),
+            WorkspaceError::Invalid(_) => ApiError::BadRequest(message),
+            WorkspaceError::NotFound(_) | WorkspaceError::UnknownThread(_) => {
+                ApiError::NotFound(message)
+            }
+            WorkspaceError::ThreadExists(_) | WorkspaceError::Busy => ApiError::Conflict(message),
+            WorkspaceError::StaleDocument { current, .. } => ApiError::StaleDocument {
+                message,
+                document: current,
+            },
+            WorkspaceError::Store(store) => ApiError::Store(store),
         }
     }
 }

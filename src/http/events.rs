@@ -7,28 +7,28 @@
 use std::{convert::Infallible, time::Duration};
 
 use axum::{
-    Router,
     extract::State,
     http::HeaderMap,
     response::sse::{Event, KeepAlive, Sse},
-    routing::get,
 };
 use futures::{Stream, StreamExt};
 use serde::Deserialize;
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{
-    AppState,
     error::ApiError,
     extract::{Path, Query},
+    schema::{PathErrors, ThreadPath},
+    state::AppState,
 };
-use crate::{ThreadId, events::subscribe};
+use crate::events::subscribe;
 
 /// How often an idle stream sends a comment line, so proxies keep it open and dead clients
 /// are noticed.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
-pub(super) fn router() -> Router<AppState> {
-    Router::new().route("/api/threads/{thread_id}/events", get(events))
+pub(super) fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(events))
 }
 
 /// Query of the events endpoint.
@@ -42,23 +42,21 @@ struct EventsQuery {
     path = "/api/threads/{thread_id}/events",
     tag = "agent",
     summary = "Every event of the thread, live, as Server-Sent Events",
-    params(super::openapi::ThreadPath,
+    params(ThreadPath,
         ("Last-Event-ID" = Option<String>, Header, description = "Resume after this event number (sent by browsers when they reconnect)"),
         ("last_event_id" = Option<i64>, Query, description = "Resume after this event number, for clients that cannot set headers"),
         ("access_token" = Option<String>, Query, description = "The API token, for `EventSource` clients that cannot send `Authorization` (only this route accepts it)")),
     responses(
         (status = 200, description = "`text/event-stream`: `turn`, `token`, `step`, `artifact`, `workspace`, `message`, `error` and `done` events; durable ones carry their sequence number as `id`", content_type = "text/event-stream", body = String),
-        (status = 400, description = "The thread id or Last-Event-ID is malformed", body = super::openapi::ErrorBody),
-        (status = 404, description = "The thread does not exist", body = super::openapi::ErrorBody),
+        PathErrors,
     ),
 )]
 async fn events(
     State(state): State<AppState>,
-    Path(thread_id): Path<String>,
+    Path(ThreadPath { thread_id: id }): Path<ThreadPath>,
     Query(query): Query<EventsQuery>,
     headers: HeaderMap,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    let id = ThreadId::parse(&thread_id)?;
     let last_seen = match headers.get("last-event-id") {
         Some(value) => Some(
             value
@@ -71,12 +69,7 @@ async fn events(
         ),
         None => query.last_event_id,
     };
-    let mut repo = state.db().begin_read().await?;
-    let exists = repo.get_thread(id.as_str()).await?.is_some();
-    repo.rollback().await?;
-    if !exists {
-        return Err(ApiError::thread_not_found(id.as_str()));
-    }
+    state.workspaces().thread(&id).await?;
     let stream = subscribe(
         state.db().clone(),
         state.bus().clone(),
@@ -85,6 +78,7 @@ async fn events(
     )
     .await
     .map_err(|err| ApiError::Store(err.0))?;
+    // The stream is polled after the handler returned, outside the request's span.
     let thread = id.clone();
     let sse = stream
         .take_until(state.closing().clone().cancelled_owned())
@@ -97,10 +91,10 @@ async fn events(
                 Ok(sse)
             }
             Err(err) => {
-                tracing::warn!(target: "haico::http", thread = %thread, error = %err, "event stream failed");
-                Ok(Event::default()
-                    .event("error")
-                    .data(r#"{"message":"the event stream lost the database; reconnect to resume"}"#))
+                tracing::warn!(thread = %thread, error = %err, "event stream failed");
+                Ok(Event::default().event("error").data(
+                    r#"{"message":"the event stream lost the database; reconnect to resume"}"#,
+                ))
             }
         });
     Ok(Sse::new(sse).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))

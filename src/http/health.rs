@@ -1,12 +1,13 @@
 //! `GET /healthz`: is the server up and does the database answer?
 
-use axum::{Router, extract::State, routing::get};
+use axum::extract::State;
 use serde_json::{Value, json};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::{AppState, error::ApiError, extract::Json};
+use super::{error::ApiError, extract::Json, schema::ErrorBody, state::AppState};
 
-pub(super) fn router() -> Router<AppState> {
-    Router::new().route("/healthz", get(healthz))
+pub(super) fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(healthz))
 }
 
 #[utoipa::path(
@@ -18,7 +19,7 @@ pub(super) fn router() -> Router<AppState> {
     responses(
         (status = 200, description = "Up, and the database answers", body = Object,
          example = json!({"status": "ok"})),
-        (status = 503, description = "The database does not answer", body = super::openapi::ErrorBody),
+        (status = 503, description = "The database does not answer", body = ErrorBody),
     ),
 )]
 async fn healthz(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {

@@ -7,14 +7,16 @@
 //! views serialize exactly as the stored rows do. Large inputs render on the blocking pool, so
 //! a multi-megabyte document does not hold up a runtime worker (and the event streams on it).
 
-use axum::{Router, routing::post};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::{AppState, error::ApiError, extract::Json};
+use super::{error::ApiError, extract::Json, schema::BodyErrors, state::AppState};
 use crate::{
     markdown::to_safe_html,
-    store::{ArtifactSummary, Document, MessageRecord, Preference, Todo, TurnRecord, Workspace},
+    store::{
+        ArtifactSummary, Document, MessageRecord, PlanStep, Preference, TurnRecord, Workspace,
+    },
 };
 
 /// Markdown at least this long (in bytes, all inputs of one request together) renders on the
@@ -25,8 +27,8 @@ const INLINE_LIMIT: usize = 8 * 1024;
 /// The role whose messages get `html`.
 const ASSISTANT: &str = "assistant";
 
-pub(super) fn router() -> Router<AppState> {
-    Router::new().route("/api/markdown", post(render_markdown))
+pub(super) fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(render_markdown))
 }
 
 /// `?html=true`: add the Markdown rendered to sanitised HTML.
@@ -74,7 +76,8 @@ pub(super) struct WorkspaceView {
     /// The document, if one exists.
     document: Option<DocumentView>,
     /// The plan, in order.
-    todos: Vec<Todo>,
+    #[serde(rename = "todos")]
+    plan: Vec<PlanStep>,
     /// The preferences, in order.
     preferences: Vec<Preference>,
     /// Artifact index, newest first.
@@ -95,7 +98,7 @@ async fn render_all(inputs: Vec<String>) -> Result<Vec<String>, ApiError> {
         return Ok(render());
     }
     tokio::task::spawn_blocking(render).await.map_err(|err| {
-        tracing::error!(target: "haico::http", error = %err, "rendering Markdown failed");
+        tracing::error!(error = %err, "rendering Markdown failed");
         ApiError::Internal("the Markdown could not be rendered".to_string())
     })
 }
@@ -126,7 +129,7 @@ pub(super) async fn workspace_view(
     let Workspace {
         objective,
         document,
-        todos,
+        plan,
         preferences,
         artifacts,
     } = workspace;
@@ -137,7 +140,7 @@ pub(super) async fn workspace_view(
     Ok(WorkspaceView {
         objective,
         document,
-        todos,
+        plan,
         preferences,
         artifacts,
     })
@@ -182,10 +185,7 @@ fn answers(turns: &mut [TurnRecord]) -> impl Iterator<Item = &mut MessageRecord>
     responses(
         (status = 200, description = "The HTML", body = MarkdownHtml,
          example = json!({"html": "<p><strong>hi</strong></p>\n"})),
-        (status = 400, description = "JSON that does not parse", body = super::openapi::ErrorBody),
-        (status = 413, description = "The body is larger than HAICO_MAX_BODY_BYTES", body = super::openapi::ErrorBody),
-        (status = 415, description = "The body is not declared as `application/json`", body = super::openapi::ErrorBody),
-        (status = 422, description = "The JSON does not have the expected shape (the text names the field)", body = super::openapi::ErrorBody),
+        BodyErrors,
     ),
 )]
 async fn render_markdown(

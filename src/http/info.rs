@@ -2,15 +2,16 @@
 //! a language model is configured (and if not, how to configure one), and whether the server
 //! requires an API token.
 
-use axum::{Router, extract::State, routing::get};
+use axum::extract::State;
 use serde::Serialize;
 use utoipa::ToSchema;
+use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::{AppState, extract::Json};
+use super::{extract::Json, state::AppState};
 use crate::agent::model::CONFIGURE_HINT;
 
-pub(super) fn router() -> Router<AppState> {
-    Router::new().route("/api/info", get(server_info))
+pub(super) fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(server_info))
 }
 
 /// Answer of `GET /api/info`.

@@ -4,22 +4,21 @@
 use std::time::Instant;
 
 use axum::{
-    Router,
     extract::{MatchedPath, Request},
     http::{Method, header},
     middleware::Next,
     response::{IntoResponse, Response},
-    routing::get,
 };
+use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::AppState;
+use super::state::AppState;
 
 /// The `route` label of a request that matched no route (kept apart so a scan of random paths
 /// cannot grow the label set).
 const UNMATCHED: &str = "unmatched";
 
-pub(super) fn router() -> Router<AppState> {
-    Router::new().route("/metrics", get(metrics_text))
+pub(super) fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(metrics_text))
 }
 
 /// The server's metrics in Prometheus' text exposition format.
@@ -32,7 +31,7 @@ pub(super) fn router() -> Router<AppState> {
          content_type = "text/plain", body = String),
     ),
 )]
-pub(super) async fn metrics_text() -> Response {
+async fn metrics_text() -> Response {
     (
         [(
             header::CONTENT_TYPE,

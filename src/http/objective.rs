@@ -1,27 +1,18 @@
 //! The objective on the user path: `/api/threads/{thread_id}/objective`.
-//!
-//! Also home of the two helpers the other workspace-panel modules share: the thread check and
-//! the mapping of a validation failure to a 400.
 
-use axum::{Router, extract::State, routing::get};
+use axum::extract::State;
 use serde::{Deserialize, Serialize};
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{
-    AppState,
     error::ApiError,
     extract::{Json, Path},
-    require_thread,
-};
-use crate::{
-    ThreadId,
-    tools::{checks::require_text, objective::MAX_OBJECTIVE_CHARS},
+    schema::{BodyErrors, PathErrors, ThreadPath},
+    state::AppState,
 };
 
-pub(super) fn router() -> Router<AppState> {
-    Router::new().route(
-        "/api/threads/{thread_id}/objective",
-        get(get_objective).put(put_objective),
-    )
+pub(super) fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(get_objective, put_objective))
 }
 
 /// The answer of `GET` and `PUT`: `{"objective": "<text>" | null}`.
@@ -42,22 +33,17 @@ struct PutObjective {
     path = "/api/threads/{thread_id}/objective",
     tag = "workspace",
     summary = "Read the objective",
-    params(super::openapi::ThreadPath),
+    params(ThreadPath),
     responses(
         (status = 200, description = "The objective, `null` when none is set", body = ObjectiveView),
-        (status = 400, description = "The id in the path is malformed", body = super::openapi::ErrorBody),
-        (status = 404, description = "The thread does not exist", body = super::openapi::ErrorBody),
+        PathErrors,
     ),
 )]
 async fn get_objective(
     State(state): State<AppState>,
-    Path(thread_id): Path<String>,
+    Path(path): Path<ThreadPath>,
 ) -> Result<Json<ObjectiveView>, ApiError> {
-    let id = ThreadId::parse(&thread_id)?;
-    let mut repo = state.db().begin_read().await?;
-    require_thread(&mut repo, &id).await?;
-    let objective = repo.get_objective(id.as_str()).await?;
-    repo.rollback().await?;
+    let objective = state.workspaces().objective(&path.thread_id).await?;
     Ok(Json(ObjectiveView { objective }))
 }
 
@@ -66,35 +52,23 @@ async fn get_objective(
     path = "/api/threads/{thread_id}/objective",
     tag = "workspace",
     summary = "Set the objective",
-    params(super::openapi::ThreadPath),
+    params(ThreadPath),
     request_body(content = PutObjective, content_type = "application/json"),
     responses(
         (status = 200, description = "The objective as stored (one line)", body = ObjectiveView),
-        (status = 400, description = "Invalid input: JSON that does not parse, or a value that breaks a rule (the text says which)", body = super::openapi::ErrorBody),
-        (status = 413, description = "The body is larger than HAICO_MAX_BODY_BYTES", body = super::openapi::ErrorBody),
-        (status = 415, description = "The body is not declared as `application/json`", body = super::openapi::ErrorBody),
-        (status = 422, description = "The JSON does not have the expected shape (the text names the field)", body = super::openapi::ErrorBody),
-        (status = 404, description = "The thread does not exist", body = super::openapi::ErrorBody),
+        PathErrors,
+        BodyErrors,
     ),
 )]
 async fn put_objective(
     State(state): State<AppState>,
-    Path(thread_id): Path<String>,
+    Path(path): Path<ThreadPath>,
     Json(body): Json<PutObjective>,
 ) -> Result<Json<ObjectiveView>, ApiError> {
-    let id = ThreadId::parse(&thread_id)?;
-    // The same rule as `set_objective`: one line (runs of whitespace, line breaks included,
-    // become single spaces), not empty, at most MAX_OBJECTIVE_CHARS.
-    let line = body
-        .objective
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    let objective = require_text(&line, "objective", MAX_OBJECTIVE_CHARS)?.to_string();
-    let mut repo = state.db().begin_write().await?;
-    require_thread(&mut repo, &id).await?;
-    repo.set_objective(id.as_str(), &objective).await?;
-    state.commit_user_change(repo, &id).await?;
+    let objective = state
+        .workspaces()
+        .put_objective(&path.thread_id, &body.objective)
+        .await?;
     Ok(Json(ObjectiveView {
         objective: Some(objective),
     }))

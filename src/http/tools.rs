@@ -1,28 +1,22 @@
 //! The tool list and the agent-path tools endpoint: `/api/tools`,
 //! `/api/threads/{thread_id}/tools/{tool_name}`.
 
-use axum::{
-    Router,
-    extract::State,
-    routing::{get, post},
-};
+use axum::extract::State;
 use serde_json::Value;
+use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{
-    AppState,
     error::ApiError,
     extract::{AnyJson, Json, Path},
+    schema::{ErrorBody, ToolPath},
+    state::AppState,
 };
-use crate::{
-    ThreadId,
-    tools::{FailureKind, ToolSpec, build_tools, tool_specs},
-};
+use crate::tools::{FailureKind, ToolSpec, build_tools, tool_specs};
 
-pub(super) fn router() -> Router<AppState> {
-    Router::new().route("/api/tools", get(list_tools)).route(
-        "/api/threads/{thread_id}/tools/{tool_name}",
-        post(call_tool),
-    )
+pub(super) fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_tools))
+        .routes(routes!(call_tool))
 }
 
 #[utoipa::path(
@@ -46,29 +40,33 @@ async fn list_tools() -> Json<Vec<&'static ToolSpec>> {
     path = "/api/threads/{thread_id}/tools/{tool_name}",
     tag = "agent",
     summary = "Call one tool on the agent path",
-    params(super::openapi::ToolPath),
+    params(ToolPath),
     request_body(content = Object, description = "The tool's arguments, `action_and_reasoning` included", content_type = "application/json"),
     responses(
         (status = 200, description = "The envelope, as the model sees it: `success` with a `summary` (and the artifact), or an `error` when the call failed and changed nothing", body = crate::tools::Envelope),
-        (status = 400, description = "The thread id is malformed, or the body is not JSON", body = super::openapi::ErrorBody),
-        (status = 404, description = "The thread or the tool does not exist", body = super::openapi::ErrorBody),
-        (status = 413, description = "The body is larger than HAICO_MAX_BODY_BYTES", body = super::openapi::ErrorBody),
-        (status = 415, description = "The body is not declared as `application/json`", body = super::openapi::ErrorBody),
+        (status = 400, description = "The thread id is malformed, or the body is not JSON", body = ErrorBody),
+        (status = 404, description = "The thread or the tool does not exist", body = ErrorBody),
+        (status = 413, description = "The body is larger than HAICO_MAX_BODY_BYTES", body = ErrorBody),
+        (status = 415, description = "The body is not declared as `application/json`", body = ErrorBody),
     ),
 )]
 async fn call_tool(
     State(state): State<AppState>,
-    Path((thread_id, tool_name)): Path<(String, String)>,
+    Path(path): Path<ToolPath>,
     AnyJson(args): AnyJson,
 ) -> Result<Json<Value>, ApiError> {
-    let id = ThreadId::parse(&thread_id)?;
-    let tools = build_tools(&id);
-    if tools.get(&tool_name).is_none() {
-        return Err(ApiError::NotFound(format!("tool `{tool_name}` not found")));
+    let tools = build_tools(&path.thread_id);
+    if tools.get(&path.tool_name).is_none() {
+        return Err(ApiError::NotFound(format!(
+            "tool `{}` not found",
+            path.tool_name
+        )));
     }
-    let call = state.runtime().call(&tools, &tool_name, args).await;
+    let call = state.runtime().call(&tools, &path.tool_name, args).await;
     match call.failure {
-        Some(FailureKind::UnknownThread) => Err(ApiError::thread_not_found(id.as_str())),
+        Some(FailureKind::UnknownThread) => {
+            Err(ApiError::thread_not_found(path.thread_id.as_str()))
+        }
         _ => Ok(Json(call.envelope.to_value())),
     }
 }

@@ -84,9 +84,9 @@ async fn mcp(
         Err(err) => return ApiError::from(err).into_response(),
     };
     if request.method() == Method::POST
-        && let Err(err) = ensure_thread(state.db(), &thread).await
+        && let Err(err) = ensure_thread(state.workspaces(), &thread).await
     {
-        return ApiError::Store(err).into_response();
+        return ApiError::from(err).into_response();
     }
     request.extensions_mut().insert(McpThread(thread));
     match service.oneshot(request).await {

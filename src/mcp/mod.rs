@@ -30,8 +30,9 @@ use rmcp::ServiceExt;
 use crate::{
     ThreadId,
     events::SharedBus,
-    store::{Database, StoreError},
+    store::Database,
     tools::ToolRuntime,
+    workspace::{WorkspaceError, Workspaces},
 };
 
 /// The title a thread made by `haico mcp` gets.
@@ -39,38 +40,30 @@ pub const NEW_THREAD_TITLE: &str = "MCP session";
 
 /// Creates the thread unless it exists. Whoever creates it first wins; a concurrent creation
 /// by someone else is not an error.
-pub async fn ensure_thread(db: &Database, thread: &ThreadId) -> Result<(), StoreError> {
-    let mut repo = db.begin_read().await?;
-    let exists = repo.get_thread(thread.as_str()).await?.is_some();
-    repo.rollback().await?;
-    if exists {
-        return Ok(());
+pub async fn ensure_thread(
+    workspaces: &Workspaces,
+    thread: &ThreadId,
+) -> Result<(), WorkspaceError> {
+    if workspaces.ensure_thread(thread, NEW_THREAD_TITLE).await? {
+        tracing::info!(thread = %thread, "created the thread");
     }
-    let mut repo = db.begin_write().await?;
-    match repo.create_thread(thread.as_str(), NEW_THREAD_TITLE).await {
-        Ok(_) => {
-            repo.commit().await?;
-            tracing::info!(target: "haico::mcp", thread = %thread, "created the thread");
-            Ok(())
-        }
-        Err(err) if err.is_unique_violation() => repo.rollback().await,
-        Err(err) => Err(err),
-    }
+    Ok(())
 }
 
 /// Serves MCP over stdin/stdout for one thread until the client closes stdin. Only JSON-RPC
 /// goes to stdout; logs go to stderr.
 pub async fn serve_stdio(db: Database, bus: SharedBus, thread: ThreadId) -> anyhow::Result<()> {
-    ensure_thread(&db, &thread)
+    let runtime = ToolRuntime::with_bus(db, bus);
+    ensure_thread(runtime.workspaces(), &thread)
         .await
         .with_context(|| format!("creating thread `{thread}`"))?;
-    let server = HaicoMcp::for_thread(ToolRuntime::with_bus(db, bus), thread.clone());
-    tracing::info!(target: "haico::mcp", thread = %thread, "serving MCP on stdio");
+    let server = HaicoMcp::for_thread(runtime, thread.clone());
+    tracing::info!(thread = %thread, "serving MCP on stdio");
     let running = server
         .serve(rmcp::transport::stdio_pipes())
         .await
         .context("starting the MCP session on stdio")?;
     let reason = running.waiting().await.context("running the MCP session")?;
-    tracing::info!(target: "haico::mcp", ?reason, "MCP session ended");
+    tracing::info!(?reason, "MCP session ended");
     Ok(())
 }

@@ -22,7 +22,7 @@ use crate::{
     ThreadId,
     charts::svg::{self, RenderError},
     panels::Panel,
-    store::{Database, Document, StoreError},
+    workspace::{ArtifactQuery, View, WorkspaceError, Workspaces, empty_document},
 };
 
 /// Every haico resource URI starts with this, followed by the thread id.
@@ -116,7 +116,10 @@ fn panel_description(panel: Panel) -> (&'static str, &'static str) {
 }
 
 /// The resources of a thread: its five panels, then its newest artifacts (charts also as SVG).
-pub async fn list(db: &Database, thread: &ThreadId) -> Result<Vec<Resource>, StoreError> {
+pub async fn list(
+    workspaces: &Workspaces,
+    thread: &ThreadId,
+) -> Result<Vec<Resource>, WorkspaceError> {
     let mut resources: Vec<Resource> = Panel::ALL
         .into_iter()
         .map(|panel| {
@@ -127,11 +130,11 @@ pub async fn list(db: &Database, thread: &ThreadId) -> Result<Vec<Resource>, Sto
                 .with_mime_type(JSON_MIME)
         })
         .collect();
-    let mut repo = db.begin_read().await?;
-    let artifacts = repo
-        .list_artifacts(thread.as_str(), None, LISTED_ARTIFACTS)
-        .await?;
-    repo.rollback().await?;
+    let newest = ArtifactQuery {
+        artifact_type: None,
+        limit: LISTED_ARTIFACTS,
+    };
+    let artifacts = workspaces.artifacts(thread, &newest).await?;
     for artifact in artifacts {
         let label = artifact
             .title
@@ -194,85 +197,77 @@ pub fn templates(thread: &ThreadId) -> Vec<ResourceTemplate> {
 /// Reads a resource of `thread`. Unknown URIs, other threads' URIs and missing artifacts are
 /// "resource not found".
 pub async fn read(
-    db: &Database,
+    workspaces: &Workspaces,
     thread: &ThreadId,
     uri: &str,
 ) -> Result<ResourceContents, ErrorData> {
     let parsed = ResourceUri::parse(uri)
         .filter(|parsed| parsed.thread == *thread)
         .ok_or_else(|| not_found(uri, thread))?;
-    let mut repo = db.begin_read().await.map_err(storage_error)?;
-    let contents = match parsed.target {
+    let failed = |err: WorkspaceError| match err {
+        WorkspaceError::UnknownThread(_) | WorkspaceError::NotFound(_) => not_found(uri, thread),
+        other => storage_error(other),
+    };
+    let mut view = workspaces.view(thread).await.map_err(failed)?;
+    let contents = read_in(&mut view, &parsed, uri).await.map_err(failed);
+    view.close().await;
+    contents?
+}
+
+/// Reads one parsed resource in `view`.
+async fn read_in(
+    view: &mut View,
+    parsed: &ResourceUri,
+    uri: &str,
+) -> Result<Result<ResourceContents, ErrorData>, WorkspaceError> {
+    Ok(Ok(match parsed.target {
         Target::Panel(panel) => {
             let value = match panel {
-                Panel::Objective => json!({
-                    "objective": repo.get_objective(thread.as_str()).await.map_err(storage_error)?
-                }),
-                Panel::Document => {
-                    let document = repo
-                        .get_document(thread.as_str())
-                        .await
-                        .map_err(storage_error)?
-                        .unwrap_or(Document {
-                            title: String::new(),
-                            content: String::new(),
-                            version: 0,
-                        });
-                    to_json(&document)
-                }
-                Panel::Plan => to_json(
-                    &repo
-                        .list_todos(thread.as_str())
-                        .await
-                        .map_err(storage_error)?,
-                ),
-                Panel::Preferences => to_json(
-                    &repo
-                        .list_preferences(thread.as_str())
-                        .await
-                        .map_err(storage_error)?,
-                ),
+                Panel::Objective => json!({ "objective": view.objective().await? }),
+                Panel::Document => to_json(&view.document().await?.unwrap_or_else(empty_document)),
+                Panel::Plan => to_json(&view.plan().await?),
+                Panel::Preferences => to_json(&view.preferences().await?),
                 Panel::Artifacts => to_json(
-                    &repo
-                        .list_artifacts(thread.as_str(), None, i64::MAX)
-                        .await
-                        .map_err(storage_error)?,
+                    &view
+                        .artifacts(&ArtifactQuery {
+                            artifact_type: None,
+                            limit: i64::MAX,
+                        })
+                        .await?,
                 ),
             };
             ResourceContents::text(value.to_string(), uri).with_mime_type(JSON_MIME)
         }
         Target::Artifact(id) | Target::ChartSvg(id) => {
-            let artifact = repo
-                .get_artifact(thread.as_str(), id)
-                .await
-                .map_err(storage_error)?
-                .ok_or_else(|| not_found(uri, thread))?;
+            let artifact = view.artifact(id).await?;
             if matches!(parsed.target, Target::Artifact(_)) {
                 ResourceContents::text(to_json(&artifact).to_string(), uri)
                     .with_mime_type(JSON_MIME)
             } else {
-                let drawn =
-                    svg::render_artifact(&artifact.summary.artifact_type, &artifact.payload)
-                        .map_err(|err| match err {
-                            RenderError::NotAChart(kind) => ErrorData::resource_not_found(
-                                format!(
-                                    "artifact {id} is a `{kind}`, not a chart: it has no chart.svg"
-                                ),
-                                Some(json!({ "uri": uri })),
+                match svg::render_artifact(&artifact.summary.artifact_type, &artifact.payload) {
+                    Ok(drawn) => ResourceContents::blob(
+                        base64::engine::general_purpose::STANDARD.encode(drawn),
+                        uri,
+                    )
+                    .with_mime_type(SVG_MIME),
+                    Err(RenderError::NotAChart(kind)) => {
+                        return Ok(Err(ErrorData::resource_not_found(
+                            format!(
+                                "artifact {id} is a `{kind}`, not a chart: it has no chart.svg"
                             ),
-                            RenderError::InvalidPayload(reason) => ErrorData::internal_error(
-                                format!("artifact {id} cannot be drawn: {reason}"),
-                                None,
-                            ),
-                        })?;
-                ResourceContents::blob(base64::engine::general_purpose::STANDARD.encode(drawn), uri)
-                    .with_mime_type(SVG_MIME)
+                            Some(json!({ "uri": uri })),
+                        )));
+                    }
+                    Err(RenderError::InvalidPayload(reason)) => {
+                        return Ok(Err(ErrorData::internal_error(
+                            format!("artifact {id} cannot be drawn: {reason}"),
+                            None,
+                        )));
+                    }
+                }
             }
         }
-    };
-    // A read-only snapshot: nothing to keep, and a failed rollback only drops the connection.
-    let _ = repo.rollback().await;
-    Ok(contents)
+    }))
 }
 
 /// Whether `uri` names a resource of `thread` that can exist (panels always do; artifacts are
@@ -294,8 +289,8 @@ pub fn not_found(uri: &str, thread: &ThreadId) -> ErrorData {
 }
 
 /// A storage failure, reported without internals (the details go to the log).
-pub fn storage_error(err: StoreError) -> ErrorData {
-    tracing::error!(target: "haico::mcp", error = %err, "reading the workspace failed");
+pub fn storage_error(err: WorkspaceError) -> ErrorData {
+    tracing::error!(error = %err, "reading the workspace failed");
     ErrorData::internal_error("the workspace could not be read; try again", None)
 }
 

@@ -34,7 +34,7 @@ use super::{
 };
 use crate::{
     ThreadId,
-    events::subscribe,
+    events::{last_seq, subscribe},
     store::StoreError,
     tools::{ToolRuntime, build_tools},
 };
@@ -169,7 +169,7 @@ impl HaicoMcp {
         let db = self.runtime.database().clone();
         let events = subscribe(db, self.runtime.bus().clone(), thread.as_str(), None)
             .await
-            .map_err(|err| resources::storage_error(err.0))?;
+            .map_err(|err| resources::storage_error(err.0.into()))?;
         let audience = Audience::Session {
             peer,
             subscribed: Arc::clone(&self.subscribed),
@@ -178,7 +178,7 @@ impl HaicoMcp {
         tokio::spawn(async move {
             if let Err(err) = notify::follow(events, thread, audience, stop.cancelled_owned()).await
             {
-                tracing::warn!(target: "haico::mcp", error = %err, "resource notifications stopped");
+                tracing::warn!(error = %err, "resource notifications stopped");
             }
         });
         *following = true;
@@ -272,7 +272,7 @@ impl ServerHandler for HaicoMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let thread = self.thread(&context.extensions)?;
-        let list = resources::list(self.runtime.database(), &thread)
+        let list = resources::list(self.runtime.workspaces(), &thread)
             .await
             .map_err(resources::storage_error)?;
         Ok(ListResourcesResult::with_all_items(list))
@@ -295,7 +295,7 @@ impl ServerHandler for HaicoMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let thread = self.thread(&context.extensions)?;
-        let contents = resources::read(self.runtime.database(), &thread, &request.uri).await?;
+        let contents = resources::read(self.runtime.workspaces(), &thread, &request.uri).await?;
         Ok(ReadResourceResult::new(vec![contents]).into())
     }
 
@@ -334,7 +334,7 @@ impl ServerHandler for HaicoMcp {
             return;
         };
         if let Err(err) = self.follow_session(context.peer.clone(), thread).await {
-            tracing::warn!(target: "haico::mcp", error = %err.message, "cannot follow the thread");
+            tracing::warn!(error = %err.message, "cannot follow the thread");
         }
     }
 
@@ -359,12 +359,7 @@ impl ServerHandler for HaicoMcp {
         if let Some(thread) = thread {
             let db = self.runtime.database().clone();
             let id = thread.clone();
-            let task = tokio::spawn(async move {
-                let mut repo = db.begin_read().await?;
-                let last = repo.last_event_seq(id.as_str()).await?;
-                repo.rollback().await?;
-                Ok(last)
-            });
+            let task = tokio::spawn(async move { last_seq(&db, id.as_str()).await });
             if let Ok(mut baselines) = self.baselines.lock() {
                 baselines.push((thread, task));
             }
@@ -389,10 +384,10 @@ impl ServerHandler for HaicoMcp {
             last_seen,
         )
         .await
-        .map_err(|err| resources::storage_error(err.0))?;
+        .map_err(|err| resources::storage_error(err.0.into()))?;
         let audience = Audience::Listener(context.sink().clone());
         notify::follow(events, thread, audience, context.cancelled())
             .await
-            .map_err(|err| resources::storage_error(err.0))
+            .map_err(|err| resources::storage_error(err.0.into()))
     }
 }

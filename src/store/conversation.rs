@@ -1,4 +1,4 @@
-//! Turns, messages and tool steps: the conversation beside the workspace, persisted so a
+//! Turns, messages and tool calls: the conversation beside the workspace, persisted so a
 //! thread can be reloaded, replayed and studied.
 
 use chrono::{DateTime, Utc};
@@ -18,14 +18,15 @@ pub enum TurnStatus {
     Running,
     /// The agent answered.
     Completed,
-    /// The model or the server failed; the steps that ran are kept.
+    /// The model or the server failed; the tool calls that ran are kept.
     Failed,
     /// The user stopped it.
     Cancelled,
 }
 
 impl TurnStatus {
-    fn as_str(self) -> &'static str {
+    /// The stored spelling.
+    pub fn as_str(self) -> &'static str {
         match self {
             TurnStatus::Running => "running",
             TurnStatus::Completed => "completed",
@@ -35,11 +36,12 @@ impl TurnStatus {
     }
 }
 
-/// One recorded tool call of a turn.
+/// One recorded tool call of a turn (a "step" on the wire).
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
-pub struct StepRecord {
-    /// Position in the turn, from 1.
-    pub step_index: i64,
+pub struct ToolCallRecord {
+    /// Position in the turn, from 1 (`step_index` on the wire).
+    #[serde(rename = "step_index")]
+    pub call_index: i64,
     /// The tool's name as the model called it.
     pub tool: String,
     /// The arguments, without `action_and_reasoning`.
@@ -90,8 +92,9 @@ pub struct TurnRecord {
     pub finished_at: Option<DateTime<Utc>>,
     /// The user's message and the agent's answer, in order.
     pub messages: Vec<MessageRecord>,
-    /// The tool calls, in order.
-    pub steps: Vec<StepRecord>,
+    /// The tool calls, in order (`steps` on the wire).
+    #[serde(rename = "steps")]
+    pub tool_calls: Vec<ToolCallRecord>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -111,9 +114,9 @@ struct MessageRow {
 }
 
 #[derive(sqlx::FromRow)]
-struct StepRow {
+struct ToolCallRow {
     turn_index: i64,
-    step_index: i64,
+    call_index: i64,
     tool: String,
     arguments: String,
     action_and_reasoning: Option<String>,
@@ -123,13 +126,13 @@ struct StepRow {
     created_at: DateTime<Utc>,
 }
 
-/// A step to record.
+/// A tool call of a turn to record.
 #[derive(Debug, Clone, Copy)]
-pub struct NewStep<'a> {
+pub struct NewToolCall<'a> {
     /// The turn it belongs to.
     pub turn_index: i64,
-    /// Its position in the turn.
-    pub step_index: i64,
+    /// Its position in the turn, from 1.
+    pub call_index: i64,
     /// The tool's name.
     pub tool: &'a str,
     /// The arguments (JSON).
@@ -245,36 +248,40 @@ impl WorkspaceRepository {
         Ok(id)
     }
 
-    /// Stores a tool step of a turn.
-    pub async fn add_step(&mut self, thread_id: &str, step: NewStep<'_>) -> Result<(), StoreError> {
+    /// Stores a tool call of a turn.
+    pub async fn add_tool_call(
+        &mut self,
+        thread_id: &str,
+        call: NewToolCall<'_>,
+    ) -> Result<(), StoreError> {
         let at = now();
-        let arguments = serde_json::to_string(step.arguments)?;
-        let result = serde_json::to_string(step.result)?;
+        let arguments = serde_json::to_string(call.arguments)?;
+        let result = serde_json::to_string(call.result)?;
         with_conn!(self, conn => {
             sqlx::query(
-                "INSERT INTO steps (thread_id, turn_index, step_index, tool, arguments, \
+                "INSERT INTO tool_calls (thread_id, turn_index, call_index, tool, arguments, \
                  action_and_reasoning, result, success, duration_ms, created_at) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
             )
             .bind(thread_id)
-            .bind(step.turn_index)
-            .bind(step.step_index)
-            .bind(step.tool)
+            .bind(call.turn_index)
+            .bind(call.call_index)
+            .bind(call.tool)
             .bind(&arguments)
-            .bind(step.action_and_reasoning)
+            .bind(call.action_and_reasoning)
             .bind(&result)
-            .bind(step.success)
-            .bind(step.duration_ms)
+            .bind(call.success)
+            .bind(call.duration_ms)
             .bind(at)
             .execute(conn)
             .await
             .map(|r| r.rows_affected())
         })
-        .context("storing a step")?;
+        .context("storing a tool call")?;
         Ok(())
     }
 
-    /// The conversation: every turn with its messages and steps, oldest first.
+    /// The conversation: every turn with its messages and tool calls, oldest first.
     pub async fn conversation(&mut self, thread_id: &str) -> Result<Vec<TurnRecord>, StoreError> {
         let turns: Vec<TurnRow> = with_conn!(self, conn => {
             sqlx::query_as(
@@ -296,17 +303,17 @@ impl WorkspaceRepository {
             .await
         })
         .context("reading messages")?;
-        let steps: Vec<StepRow> = with_conn!(self, conn => {
+        let calls: Vec<ToolCallRow> = with_conn!(self, conn => {
             sqlx::query_as(
-                "SELECT turn_index, step_index, tool, arguments, action_and_reasoning, result, \
-                 success, duration_ms, created_at FROM steps \
-                 WHERE thread_id = $1 ORDER BY turn_index, step_index",
+                "SELECT turn_index, call_index, tool, arguments, action_and_reasoning, result, \
+                 success, duration_ms, created_at FROM tool_calls \
+                 WHERE thread_id = $1 ORDER BY turn_index, call_index",
             )
             .bind(thread_id)
             .fetch_all(conn)
             .await
         })
-        .context("reading steps")?;
+        .context("reading tool calls")?;
         let mut out: Vec<TurnRecord> = turns
             .into_iter()
             .map(|t| TurnRecord {
@@ -316,7 +323,7 @@ impl WorkspaceRepository {
                 started_at: t.started_at,
                 finished_at: t.finished_at,
                 messages: Vec::new(),
-                steps: Vec::new(),
+                tool_calls: Vec::new(),
             })
             .collect();
         for row in messages {
@@ -324,10 +331,10 @@ impl WorkspaceRepository {
                 turn.messages.push(row.message);
             }
         }
-        for row in steps {
+        for row in calls {
             if let Some(turn) = out.iter_mut().find(|t| t.turn_index == row.turn_index) {
-                turn.steps.push(StepRecord {
-                    step_index: row.step_index,
+                turn.tool_calls.push(ToolCallRecord {
+                    call_index: row.call_index,
                     tool: row.tool,
                     arguments: serde_json::from_str(&row.arguments)?,
                     action_and_reasoning: row.action_and_reasoning,

@@ -39,35 +39,6 @@ impl WorkspaceRepository {
         Ok(row.map(|(v,)| v))
     }
 
-    /// Replaces the body; the title changes only when one is given.
-    pub async fn upsert_document(
-        &mut self,
-        thread_id: &str,
-        content: &str,
-        title: Option<&str>,
-    ) -> Result<DocumentWrite, StoreError> {
-        let at = now();
-        let (chars, version): (i64, i64) = with_conn!(self, conn => {
-            sqlx::query_as(
-                "INSERT INTO documents (thread_id, title, content, version, updated_at) \
-                 VALUES ($1, COALESCE($2, ''), $3, 1, $4) \
-                 ON CONFLICT (thread_id) DO UPDATE SET content = excluded.content, \
-                 title = COALESCE($2, documents.title), version = documents.version + 1, \
-                 updated_at = excluded.updated_at \
-                 RETURNING CAST(length(content) AS BIGINT), version",
-            )
-            .bind(thread_id)
-            .bind(title)
-            .bind(content)
-            .bind(at)
-            .fetch_one(conn)
-            .await
-        })
-        .context("writing the document")?;
-        self.mark(Panel::Document);
-        Ok(DocumentWrite { chars, version })
-    }
-
     /// Appends to the body, creating the document when there is none.
     pub async fn append_document(
         &mut self,

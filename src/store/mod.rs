@@ -12,11 +12,11 @@ mod error;
 mod events;
 mod models;
 mod objectives;
+mod plan;
 mod preferences;
 mod prompt_view;
 mod repository;
 mod threads;
-mod todos;
 
 use std::{str::FromStr, time::Duration};
 
@@ -26,17 +26,18 @@ use sqlx::{
     sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous},
 };
 
-pub use conversation::{MessageRecord, NewStep, StepRecord, TurnRecord, TurnStatus};
+pub use conversation::{MessageRecord, NewToolCall, ToolCallRecord, TurnRecord, TurnStatus};
+pub use documents::DocumentWrite;
 pub(crate) use error::Context;
 pub use error::StoreError;
 pub use events::{NewEvent, StoredEvent};
 pub use models::{
-    Artifact, ArtifactSummary, Document, Preference, PreferenceKind, Thread, Todo, Workspace,
+    Artifact, ArtifactSummary, Document, PlanStep, Preference, PreferenceKind, Thread, Workspace,
 };
+pub use plan::{NewPlanStep, StepAt, StepPlace, StepRange};
 pub use preferences::{NewPreference, PreferencePatch, WriteOutcome};
 pub use prompt_view::{DocumentExcerpt, PlanPage};
 pub use repository::{Backend, WorkspaceRepository};
-pub use todos::{NewTodo, RemovedRange, TodoPlace};
 
 /// The default database: a SQLite file in the working directory.
 pub const DEFAULT_DATABASE_URL: &str = "sqlite:haico.db";

@@ -31,9 +31,9 @@ pub struct Document {
     pub version: i64,
 }
 
-/// One step of the plan.
+/// One step of the plan (a "todo" on the wire, as in the seeds).
 #[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow, utoipa::ToSchema)]
-pub struct Todo {
+pub struct PlanStep {
     /// Stable id, for the user path.
     pub id: i64,
     /// The step's text.
@@ -130,8 +130,9 @@ pub struct Workspace {
     pub objective: Option<String>,
     /// The document, if one exists.
     pub document: Option<Document>,
-    /// The plan, in order.
-    pub todos: Vec<Todo>,
+    /// The plan, in order (`todos` on the wire).
+    #[serde(rename = "todos")]
+    pub plan: Vec<PlanStep>,
     /// The preferences, in order.
     pub preferences: Vec<Preference>,
     /// Artifact index, newest first.

@@ -3,7 +3,7 @@
 //! the totals the prompt reports, instead of the whole workspace before every model call.
 
 use super::{
-    ArtifactSummary, Context, StoreError, Todo,
+    ArtifactSummary, Context, PlanStep, StoreError,
     repository::{Tx, WorkspaceRepository, with_conn},
 };
 
@@ -24,7 +24,7 @@ pub struct DocumentExcerpt {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanPage {
     /// The first steps, in order.
-    pub steps: Vec<Todo>,
+    pub steps: Vec<PlanStep>,
     /// Steps in the whole plan.
     pub total: i64,
     /// Done steps in the whole plan.
@@ -82,7 +82,7 @@ impl WorkspaceRepository {
 
     /// The first `limit` steps of the plan, with the plan's totals.
     pub async fn plan_page(&mut self, thread_id: &str, limit: i64) -> Result<PlanPage, StoreError> {
-        let steps: Vec<Todo> = with_conn!(self, conn => {
+        let steps: Vec<PlanStep> = with_conn!(self, conn => {
             sqlx::query_as(
                 "SELECT id, text, depth, done FROM todos WHERE thread_id = $1 \
                  ORDER BY position LIMIT $2",

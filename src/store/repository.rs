@@ -1,6 +1,6 @@
 //! [`WorkspaceRepository`]: the workspace's queries, bound to one open transaction.
 //!
-//! Each domain adds its queries in its own file (`todos.rs`, `preferences.rs`, …) as an
+//! Each domain adds its queries in its own file (`plan.rs`, `preferences.rs`, …) as an
 //! `impl WorkspaceRepository` block. Queries written once run on both engines (both accept
 //! `$N` placeholders); where the SQL must differ, the method matches on the engine.
 

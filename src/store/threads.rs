@@ -128,7 +128,7 @@ impl WorkspaceRepository {
         Ok(Workspace {
             objective: self.get_objective(thread_id).await?,
             document: self.get_document(thread_id).await?,
-            todos: self.list_todos(thread_id).await?,
+            plan: self.plan_steps(thread_id).await?,
             preferences: self.list_preferences(thread_id).await?,
             artifacts: self.list_artifacts(thread_id, None, i64::MAX).await?,
         })

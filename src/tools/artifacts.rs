@@ -4,28 +4,11 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{ToolError, ToolResult, workspace_tool, workspace_tools};
-use crate::{
-    ThreadId,
-    store::{ArtifactSummary, WorkspaceRepository},
-};
+use super::{ToolResult, workspace_tool, workspace_tools};
+use crate::workspace::{ArtifactQuery, View, artifact_line};
 
-/// How many artifacts `list_artifacts` shows when no limit is given.
-pub const DEFAULT_LIMIT: i64 = 20;
-/// The most it shows whatever the limit.
-pub const MAX_LIMIT: i64 = 100;
-
-/// Reads a thread's artifacts.
-pub struct ArtifactTools {
-    thread_id: ThreadId,
-}
-
-impl ArtifactTools {
-    /// The artifact tools of one thread.
-    pub fn new(thread_id: ThreadId) -> Self {
-        Self { thread_id }
-    }
-}
+/// Reads the artifacts.
+pub struct ArtifactTools;
 
 /// Arguments of `list_artifacts`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -55,30 +38,11 @@ impl ArtifactTools {
         description = "List the artifacts (charts) made in this conversation, newest first: id, \
                        type, title and turn. Optionally filter by type and limit the count."
     )]
-    async fn list_artifacts(
-        &self,
-        repo: &mut WorkspaceRepository,
-        args: ListArtifactsArgs,
-    ) -> ToolResult {
-        let limit = match args.limit {
-            None => DEFAULT_LIMIT,
-            Some(n) if n >= 1 => n.min(MAX_LIMIT),
-            Some(n) => {
-                return Err(ToolError::invalid(format!(
-                    "`limit` is {n}: give a number from 1 to {MAX_LIMIT}, or leave it out"
-                )));
-            }
-        };
-        let kind = args
-            .artifact_type
-            .as_deref()
-            .map(str::trim)
-            .filter(|t| !t.is_empty());
-        let artifacts = repo
-            .list_artifacts(self.thread_id.as_str(), kind, limit)
-            .await?;
+    async fn list_artifacts(&self, view: &mut View, args: ListArtifactsArgs) -> ToolResult {
+        let query = ArtifactQuery::for_agent(args.artifact_type.as_deref(), args.limit)?;
+        let artifacts = view.artifacts(&query).await?;
         if artifacts.is_empty() {
-            return Ok(match kind {
+            return Ok(match &query.artifact_type {
                 Some(kind) => format!("(no {kind} artifacts yet)"),
                 None => "(no artifacts yet)".to_string(),
             }
@@ -94,20 +58,8 @@ impl ArtifactTools {
         description = "Read one artifact of this conversation in full (its metadata and payload) \
                        by id, e.g. to build on an earlier chart."
     )]
-    async fn get_artifact(
-        &self,
-        repo: &mut WorkspaceRepository,
-        args: GetArtifactArgs,
-    ) -> ToolResult {
-        let artifact = repo
-            .get_artifact(self.thread_id.as_str(), args.artifact_id)
-            .await?
-            .ok_or_else(|| {
-                ToolError::NotFound(format!(
-                    "artifact {} not found in this conversation; list_artifacts shows the ids",
-                    args.artifact_id
-                ))
-            })?;
+    async fn get_artifact(&self, view: &mut View, args: GetArtifactArgs) -> ToolResult {
+        let artifact = view.artifact(args.artifact_id).await?;
         let text = json!({
             "id": artifact.summary.id,
             "artifact_type": artifact.summary.artifact_type,
@@ -118,16 +70,4 @@ impl ArtifactTools {
         });
         Ok(text.to_string().into())
     }
-}
-
-/// One artifact as an index line, `#12 bar_chart "Sales" (turn 3)`; the same text the agent's
-/// prompt shows.
-pub fn artifact_line(artifact: &ArtifactSummary) -> String {
-    format!(
-        "#{} {} \"{}\" (turn {})",
-        artifact.id,
-        artifact.artifact_type,
-        artifact.title.as_deref().unwrap_or("untitled"),
-        artifact.turn_index
-    )
 }

@@ -3,23 +3,11 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{ToolResult, checks::require_text, workspace_tool, workspace_tools};
-use crate::{ThreadId, store::WorkspaceRepository};
+use super::{ToolResult, workspace_tool, workspace_tools};
+use crate::workspace::Edit;
 
-/// The longest objective, in characters.
-pub const MAX_OBJECTIVE_CHARS: usize = 500;
-
-/// Keeps a thread's objective current.
-pub struct ObjectiveTools {
-    thread_id: ThreadId,
-}
-
-impl ObjectiveTools {
-    /// The objective tools of one thread.
-    pub fn new(thread_id: ThreadId) -> Self {
-        Self { thread_id }
-    }
-}
+/// Keeps the objective current.
+pub struct ObjectiveTools;
 
 /// Arguments of `set_objective`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -36,20 +24,8 @@ impl ObjectiveTools {
         description = "Set or replace the one-line objective: your current understanding of what \
                        the user is trying to achieve. Update it whenever that understanding changes."
     )]
-    async fn set_objective(
-        &self,
-        repo: &mut WorkspaceRepository,
-        args: SetObjectiveArgs,
-    ) -> ToolResult {
-        // One line: runs of whitespace, line breaks included, become single spaces.
-        let line = args
-            .objective
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        let objective = require_text(&line, "objective", MAX_OBJECTIVE_CHARS)?;
-        repo.set_objective(self.thread_id.as_str(), objective)
-            .await?;
+    async fn set_objective(&self, edit: &mut Edit, args: SetObjectiveArgs) -> ToolResult {
+        let objective = edit.set_objective(&args.objective).await?;
         Ok(format!("objective set: {objective}").into())
     }
 }

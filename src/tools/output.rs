@@ -1,21 +1,8 @@
 //! What a tool body hands back to the runtime: a summary for the model, optionally an artifact
 //! to persist, or a typed error that becomes a failure envelope.
 
-use serde_json::Value;
-
-use crate::store::StoreError;
-
-/// A new artifact a tool body wants stored; the runtime persists it in the call's own
-/// transaction and tags it with the thread's current turn, so bodies never touch artifact rows.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NewArtifact {
-    /// Stable type tag clients dispatch on, e.g. `line_chart`.
-    pub artifact_type: String,
-    /// The artifact's typed content, stored as JSON.
-    pub payload: Value,
-    /// Optional human-readable title for artifact indexes.
-    pub title: Option<String>,
-}
+pub use crate::workspace::NewArtifact;
+use crate::{store::StoreError, workspace::WorkspaceError};
 
 /// The successful result of a tool body.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,6 +56,21 @@ pub enum ToolError {
     /// The storage layer failed; the call's transaction is rolled back.
     #[error("storage error: {0}")]
     Store(#[from] StoreError),
+}
+
+/// A workspace rule refusing the call, as the model reads it.
+impl From<WorkspaceError> for ToolError {
+    fn from(err: WorkspaceError) -> Self {
+        match err {
+            WorkspaceError::NotFound(message) => Self::NotFound(message),
+            WorkspaceError::UnknownThread(_) => Self::NotFound(err.to_string()),
+            WorkspaceError::Store(store) => Self::Store(store),
+            WorkspaceError::Invalid(message) => Self::InvalidArguments(message),
+            other @ (WorkspaceError::ThreadExists(_)
+            | WorkspaceError::StaleDocument { .. }
+            | WorkspaceError::Busy) => Self::InvalidArguments(other.to_string()),
+        }
+    }
 }
 
 impl ToolError {

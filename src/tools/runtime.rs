@@ -1,8 +1,10 @@
-//! The runtime around every tool call: argument checks, one transaction per call, panic
-//! containment, artifact storage and the envelope.
+//! The runtime around every tool call: argument checks, one workspace edit per call, panic
+//! containment, the artifact and the envelope.
 //!
 //! Whatever happens inside a body, the caller gets a [`ToolCall`] with an [`Envelope`]; a
-//! failed call (bad arguments, unknown thread, database error, panic) has written nothing.
+//! failed call (bad arguments, unknown thread, a broken rule, database error, panic) has
+//! written nothing. Changes are committed and announced by the workspace's one commit path
+//! ([`Edit::commit`](crate::workspace::Edit::commit)), never here.
 
 use std::{
     panic::AssertUnwindSafe,
@@ -12,6 +14,7 @@ use std::{
 use futures::FutureExt;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
+use tracing::Instrument;
 
 use super::{
     args::json_kind,
@@ -21,12 +24,10 @@ use super::{
     spec::ACTION_AND_REASONING,
 };
 use crate::{
-    events::{
-        EventSource, InProcessBus, LiveEvent, SharedBus, artifact_event, step_event,
-        workspace_event,
-    },
+    events::SharedBus,
     panels::PanelSet,
-    store::{Database, NewStep, StoreError, StoredEvent, WorkspaceRepository},
+    store::{Database, NewToolCall},
+    workspace::{ChangeNote, Edit, Source, StoredArtifact, WorkspaceError, Workspaces},
 };
 
 /// Why a call failed, for callers that map failures onto something else (HTTP status codes,
@@ -48,19 +49,18 @@ pub enum FailureKind {
     Panic,
 }
 
-/// An artifact a call stored, as announced to clients.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct StoredArtifact {
-    /// Its id.
-    pub artifact_id: i64,
-    /// Its type tag.
-    pub artifact_type: String,
-    /// Its title.
-    pub title: Option<String>,
-    /// Its content.
-    pub payload: Value,
-    /// The turn it belongs to.
-    pub turn_index: i64,
+impl FailureKind {
+    /// The snake-case name, as in metrics labels.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::UnknownTool => "unknown_tool",
+            FailureKind::UnknownThread => "unknown_thread",
+            FailureKind::InvalidArguments => "invalid_arguments",
+            FailureKind::NotFound => "not_found",
+            FailureKind::Storage => "storage",
+            FailureKind::Panic => "panic",
+        }
+    }
 }
 
 /// Everything about one finished call: what was asked, what came back, what changed.
@@ -86,32 +86,53 @@ pub struct ToolCall {
     pub duration: Duration,
 }
 
-/// Runs tool calls against one database and announces their changes on an event bus.
+/// Where a tool call sits in an agent turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InTurn {
+    /// The turn.
+    pub turn_index: i64,
+    /// The call's position in the turn, from 1.
+    pub call_index: i64,
+}
+
+/// Runs tool calls against the workspaces of one database.
 #[derive(Debug, Clone)]
 pub struct ToolRuntime {
-    db: Database,
-    bus: SharedBus,
+    workspaces: Workspaces,
 }
+
+/// A failure on its way to the envelope.
+type Failure = (FailureKind, String);
 
 impl ToolRuntime {
     /// A runtime over `db` with a bus of its own (enough when nobody else subscribes).
     pub fn new(db: Database) -> Self {
-        Self::with_bus(db, std::sync::Arc::new(InProcessBus::new()))
+        Self::over(Workspaces::standalone(db))
     }
 
     /// A runtime over `db` that publishes on `bus`, shared with the HTTP layer's subscribers.
     pub fn with_bus(db: Database, bus: SharedBus) -> Self {
-        Self { db, bus }
+        Self::over(Workspaces::new(db, bus))
+    }
+
+    /// A runtime over the given workspaces.
+    pub fn over(workspaces: Workspaces) -> Self {
+        Self { workspaces }
+    }
+
+    /// The workspaces calls run against.
+    pub fn workspaces(&self) -> &Workspaces {
+        &self.workspaces
     }
 
     /// The database calls run against.
     pub fn database(&self) -> &Database {
-        &self.db
+        self.workspaces.database()
     }
 
     /// The bus calls publish on.
     pub fn bus(&self) -> &SharedBus {
-        &self.bus
+        self.workspaces.bus()
     }
 
     /// Calls the tool `name` of `tools` with the model's raw JSON `args`, outside any turn.
@@ -119,7 +140,7 @@ impl ToolRuntime {
         self.call_with(tools, name, args, None).await
     }
 
-    /// Calls a tool as step `step` of an agent turn: besides the call itself, the step is
+    /// Calls a tool as the `call_index`th call of an agent turn: besides the call itself, it is
     /// recorded (in the call's transaction when it succeeds, in one of its own when it fails)
     /// and announced with a `step` event before the call's `artifact` and `workspace` events.
     pub async fn call_in_turn(
@@ -127,20 +148,20 @@ impl ToolRuntime {
         tools: &Toolset,
         name: &str,
         args: Value,
-        step: StepContext,
+        at: InTurn,
     ) -> ToolCall {
-        self.call_with(tools, name, args, Some(step)).await
+        self.call_with(tools, name, args, Some(at)).await
     }
 
     /// Records a call that could not even be attempted (the model's arguments were not JSON,
-    /// say) as a failed step of a turn, so the model and the trace both see why.
+    /// say) as a failed call of a turn, so the model and the trace both see why.
     pub async fn reject_in_turn(
         &self,
         tools: &Toolset,
         name: &str,
         arguments: Value,
         error: String,
-        step: StepContext,
+        at: InTurn,
     ) -> ToolCall {
         let mut call = ToolCall {
             tool: name.to_string(),
@@ -150,11 +171,15 @@ impl ToolRuntime {
             changed: PanelSet::default(),
             artifact: None,
             failure: Some(FailureKind::InvalidArguments),
-            turn_index: Some(step.turn_index),
+            turn_index: Some(at.turn_index),
             duration: Duration::ZERO,
         };
-        self.record_failed_step(tools, &mut call, step).await;
-        crate::metrics::tool_call(tools, name, call.failure, call.duration);
+        self.record_alone(tools, &mut call, at).await;
+        crate::metrics::tool_call(
+            known_tool(tools, name),
+            call.failure.map(FailureKind::as_str),
+            call.duration,
+        );
         call
     }
 
@@ -163,65 +188,71 @@ impl ToolRuntime {
         tools: &Toolset,
         name: &str,
         args: Value,
-        step: Option<StepContext>,
+        at: Option<InTurn>,
     ) -> ToolCall {
-        let started = Instant::now();
-        let mut call = ToolCall {
-            tool: name.to_string(),
-            arguments: Value::Object(Map::new()),
-            action_and_reasoning: None,
-            envelope: Envelope::failure(""),
-            changed: PanelSet::default(),
-            artifact: None,
-            failure: None,
-            turn_index: None,
-            duration: Duration::ZERO,
-        };
-        let outcome = self.run(tools, name, args, &mut call, step, started).await;
-        call.duration = started.elapsed();
-        match outcome {
-            Ok(envelope) => call.envelope = envelope,
-            Err((kind, message)) => {
-                call.failure = Some(kind);
-                call.changed = PanelSet::default();
-                call.artifact = None;
-                call.envelope = Envelope::failure(message);
-                if let Some(step) = step
-                    && kind != FailureKind::UnknownThread
-                {
-                    self.record_failed_step(tools, &mut call, step).await;
-                }
-            }
-        }
-        tracing::info!(
-            target: "haico::tools",
+        let span = tracing::info_span!(
+            "tool_call",
             thread = %tools.thread_id(),
             tool = name,
-            action_and_reasoning = call.action_and_reasoning.as_deref().unwrap_or(""),
-            success = call.envelope.success,
-            duration_us = u64::try_from(call.duration.as_micros()).unwrap_or(u64::MAX),
-            "tool call"
+            turn = at.map(|at| at.turn_index),
         );
-        crate::metrics::tool_call(tools, name, call.failure, call.duration);
-        call
+        async {
+            let started = Instant::now();
+            let mut call = ToolCall {
+                tool: name.to_string(),
+                arguments: Value::Object(Map::new()),
+                action_and_reasoning: None,
+                envelope: Envelope::failure(""),
+                changed: PanelSet::default(),
+                artifact: None,
+                failure: None,
+                turn_index: None,
+                duration: Duration::ZERO,
+            };
+            let outcome = self.run(tools, name, args, &mut call, at, started).await;
+            call.duration = started.elapsed();
+            match outcome {
+                Ok(envelope) => call.envelope = envelope,
+                Err((kind, message)) => {
+                    call.failure = Some(kind);
+                    call.changed = PanelSet::default();
+                    call.artifact = None;
+                    call.envelope = Envelope::failure(message);
+                    if let Some(at) = at
+                        && kind != FailureKind::UnknownThread
+                    {
+                        self.record_alone(tools, &mut call, at).await;
+                    }
+                }
+            }
+            tracing::info!(
+                action_and_reasoning = call.action_and_reasoning.as_deref().unwrap_or(""),
+                success = call.envelope.success,
+                duration_us = u64::try_from(call.duration.as_micros()).unwrap_or(u64::MAX),
+                "tool call"
+            );
+            crate::metrics::tool_call(
+                known_tool(tools, name),
+                call.failure.map(FailureKind::as_str),
+                call.duration,
+            );
+            call
+        }
+        .instrument(span)
+        .await
     }
 
-    /// Writes a failed step and its event in a transaction of its own (the call's own was
-    /// rolled back). A storage failure here is logged: the model still gets its envelope.
-    async fn record_failed_step(&self, tools: &Toolset, call: &mut ToolCall, step: StepContext) {
-        let thread_id = tools.thread_id().as_str();
-        let result: Result<Vec<StoredEvent>, StoreError> = async {
-            let mut repo = self.db.begin_write().await?;
-            let events = record_step(&mut repo, thread_id, call, step).await?;
-            repo.commit().await?;
-            Ok(events)
-        }
-        .await;
-        match result {
-            Ok(events) => publish(&self.bus, thread_id, events),
-            Err(err) => {
-                tracing::error!(target: "haico::tools", error = %err, "could not record a failed step");
-            }
+    /// Records a call in a transaction of its own (its own was rolled back, or it only read).
+    /// A storage failure here is logged: the model still gets its envelope.
+    async fn record_alone(&self, tools: &Toolset, call: &mut ToolCall, at: InTurn) {
+        let result = call.envelope.to_value();
+        let record = tool_call_record(call, &result, at);
+        if let Err(err) = self
+            .workspaces
+            .record_tool_call(tools.thread_id(), record)
+            .await
+        {
+            tracing::error!(error = %err, "could not record a tool call");
         }
     }
 
@@ -231,11 +262,11 @@ impl ToolRuntime {
         name: &str,
         args: Value,
         call: &mut ToolCall,
-        step: Option<StepContext>,
+        at: Option<InTurn>,
         started: Instant,
-    ) -> Result<Envelope, (FailureKind, String)> {
+    ) -> Result<Envelope, Failure> {
         // The record keeps what was asked, also when the call fails before it runs (an
-        // unknown tool, a missing `action_and_reasoning`), so the step's trace shows it.
+        // unknown tool, a missing `action_and_reasoning`), so the call's trace shows it.
         let split = match split_action_and_reasoning(args) {
             Ok((reasoning, args)) => {
                 call.action_and_reasoning = Some(reasoning);
@@ -255,101 +286,36 @@ impl ToolRuntime {
             )
         })?;
         let args = split.map_err(|message| (FailureKind::InvalidArguments, message))?;
-
-        let thread_id = tools.thread_id().as_str();
-        // A read-only tool runs on a read snapshot (SQLite's reader connections) and takes no
-        // thread lock; any other runs in a write transaction holding the thread's row lock.
-        let read_only = tool.read_only();
-        let mut repo = if read_only {
-            self.db.begin_read().await
+        if tool.read_only() {
+            self.run_read(tools, tool, args, call, at, started).await
         } else {
-            self.db.begin_write().await
-        }
-        .map_err(storage_failure)?;
-        let turn = if read_only {
-            repo.get_thread(thread_id)
-                .await
-                .map(|thread| thread.map(|t| t.turn_index))
-        } else {
-            repo.lock_thread(thread_id).await
-        };
-        let turn_index = match turn {
-            Ok(Some(turn)) => turn,
-            Ok(None) => {
-                discard(repo).await;
-                return Err((
-                    FailureKind::UnknownThread,
-                    format!("thread `{thread_id}` does not exist"),
-                ));
-            }
-            Err(err) => {
-                discard(repo).await;
-                return Err(storage_failure(err));
-            }
-        };
-        call.turn_index = Some(turn_index);
-
-        let outcome = AssertUnwindSafe(tool.invoke(&mut repo, args))
-            .catch_unwind()
-            .await;
-        let output = match outcome {
-            Ok(Ok(output)) => output,
-            Ok(Err(err)) => {
-                discard(repo).await;
-                return Err(body_failure(err));
-            }
-            Err(panic) => {
-                discard(repo).await;
-                tracing::error!(
-                    target: "haico::tools",
-                    tool = name,
-                    panic = panic_message(&*panic),
-                    "tool body panicked; its transaction was rolled back"
-                );
-                return Err((
-                    FailureKind::Panic,
-                    format!(
-                        "tool `{name}` failed with an internal error; nothing was changed. \
-                         Try again or continue without it."
-                    ),
-                ));
-            }
-        };
-        if read_only {
-            discard(repo).await;
-            return self
-                .finish_read(thread_id, output, call, step, started)
-                .await;
-        }
-        match self
-            .finish(
-                &mut repo, thread_id, turn_index, output, call, step, started,
-            )
-            .await
-        {
-            Ok((envelope, events)) => {
-                let changed = repo.commit().await.map_err(storage_failure)?;
-                call.changed = changed;
-                publish(&self.bus, thread_id, events);
-                Ok(envelope)
-            }
-            Err(err) => {
-                discard(repo).await;
-                Err(storage_failure(err))
-            }
+            self.run_write(tools, tool, args, call, at, started).await
         }
     }
 
-    /// The end of a read-only call: nothing to commit; in a turn, the step is recorded in a
-    /// write transaction of its own.
-    async fn finish_read(
+    /// A read-only tool: runs on a view (a snapshot, no thread lock); in a turn, the call is
+    /// recorded afterwards in a short write of its own.
+    async fn run_read(
         &self,
-        thread_id: &str,
-        output: ToolOutput,
+        tools: &Toolset,
+        tool: &BoundTool,
+        args: Value,
         call: &mut ToolCall,
-        step: Option<StepContext>,
+        at: Option<InTurn>,
         started: Instant,
-    ) -> Result<Envelope, (FailureKind, String)> {
+    ) -> Result<Envelope, Failure> {
+        let mut view = self
+            .workspaces
+            .view(tools.thread_id())
+            .await
+            .map_err(open_failure)?;
+        call.turn_index = Some(view.turn_index());
+        let outcome = match tool.read(&mut view, args) {
+            Some(body) => contain(tool.name(), body).await,
+            None => Err(declaration_mismatch(tool.name())),
+        };
+        view.close().await;
+        let output = outcome?;
         if output.artifact.is_some() {
             return Err((
                 FailureKind::Storage,
@@ -360,130 +326,140 @@ impl ToolRuntime {
             ));
         }
         let envelope = Envelope::ok(output.summary);
-        if let Some(step) = step {
+        if let Some(at) = at {
             call.envelope = envelope.clone();
             call.duration = started.elapsed();
-            let mut repo = self.db.begin_write().await.map_err(storage_failure)?;
-            match record_step(&mut repo, thread_id, call, step).await {
-                Ok(events) => {
-                    repo.commit().await.map_err(storage_failure)?;
-                    publish(&self.bus, thread_id, events);
-                }
-                Err(err) => {
-                    discard(repo).await;
-                    return Err(storage_failure(err));
-                }
-            }
+            let result = envelope.to_value();
+            self.workspaces
+                .record_tool_call(tools.thread_id(), tool_call_record(call, &result, at))
+                .await
+                .map_err(storage_failure)?;
         }
         Ok(envelope)
     }
 
-    /// Stores the body's artifact, records the step (in a turn), logs the events announcing
-    /// the change and marks the thread active, all still inside the call's transaction.
-    /// Returns the envelope and the events to publish once committed.
-    #[allow(clippy::too_many_arguments)]
-    async fn finish(
+    /// A tool that may write: runs on an edit holding the thread, which is committed (and
+    /// announced) when the body succeeds and discarded otherwise.
+    async fn run_write(
         &self,
-        repo: &mut WorkspaceRepository,
-        thread_id: &str,
-        turn_index: i64,
-        output: ToolOutput,
+        tools: &Toolset,
+        tool: &BoundTool,
+        args: Value,
         call: &mut ToolCall,
-        step: Option<StepContext>,
+        at: Option<InTurn>,
         started: Instant,
-    ) -> Result<(Envelope, Vec<StoredEvent>), StoreError> {
-        let mut envelope = Envelope::ok(output.summary);
-        if let Some(artifact) = output.artifact {
-            let id = repo
-                .add_artifact(
-                    thread_id,
-                    &artifact.artifact_type,
-                    artifact.title.as_deref(),
-                    &artifact.payload,
-                    turn_index,
-                )
-                .await?;
-            envelope.artifact = Some(json!({
-                "artifact_type": artifact.artifact_type,
-                "title": artifact.title,
-                "payload": artifact.payload,
-            }));
-            envelope.artifact_id = Some(id);
-            call.artifact = Some(StoredArtifact {
-                artifact_id: id,
-                artifact_type: artifact.artifact_type,
-                title: artifact.title,
-                payload: artifact.payload,
-                turn_index,
-            });
-        }
-        let changed = repo.changed();
-        let mut events = Vec::new();
-        if let Some(step) = step {
-            call.envelope = envelope.clone();
-            call.duration = started.elapsed();
-            events.extend(record_step(repo, thread_id, call, step).await?);
-        }
-        if !changed.is_empty() {
-            let mut new = Vec::with_capacity(2);
-            if let Some(artifact) = &call.artifact {
-                new.push(artifact_event(artifact));
+    ) -> Result<Envelope, Failure> {
+        let mut edit = self
+            .workspaces
+            .edit(tools.thread_id(), Source::Agent)
+            .await
+            .map_err(open_failure)?;
+        call.turn_index = Some(edit.turn_index());
+        let outcome = match tool.write(&mut edit, args) {
+            Some(body) => contain(tool.name(), body).await,
+            None => Err(declaration_mismatch(tool.name())),
+        };
+        let output = match outcome {
+            Ok(output) => output,
+            Err(failure) => {
+                edit.discard().await;
+                return Err(failure);
             }
-            new.push(workspace_event(changed, EventSource::Agent));
-            events.extend(repo.append_events(thread_id, &new).await?);
-            repo.touch_thread(thread_id).await?;
-        }
-        Ok((envelope, events))
-    }
-}
-
-/// The position of a tool call in an agent turn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StepContext {
-    /// The turn.
-    pub turn_index: i64,
-    /// The call's position in the turn, from 1.
-    pub step_index: i64,
-}
-
-/// Stores a step row and appends its `step` event, in `repo`'s transaction.
-async fn record_step(
-    repo: &mut WorkspaceRepository,
-    thread_id: &str,
-    call: &ToolCall,
-    step: StepContext,
-) -> Result<Vec<StoredEvent>, StoreError> {
-    let result = call.envelope.to_value();
-    let duration_ms = call.duration.as_secs_f64() * 1000.0;
-    repo.add_step(
-        thread_id,
-        NewStep {
-            turn_index: step.turn_index,
-            step_index: step.step_index,
-            tool: &call.tool,
-            arguments: &call.arguments,
-            action_and_reasoning: call.action_and_reasoning.as_deref(),
-            result: &result,
-            success: call.envelope.success,
-            duration_ms,
-        },
-    )
-    .await?;
-    let event = step_event(call, &result, step.turn_index, duration_ms);
-    repo.append_events(thread_id, &[event]).await
-}
-
-/// Hands committed events to the bus.
-pub(crate) fn publish(bus: &SharedBus, thread_id: &str, events: Vec<StoredEvent>) {
-    if !events.is_empty() {
-        bus.publish(
-            thread_id,
-            events
-                .into_iter()
-                .map(|e| std::sync::Arc::new(LiveEvent::from(e)))
-                .collect(),
+        };
+        let envelope = match finish(&mut edit, output, call, at, started).await {
+            Ok(envelope) => envelope,
+            Err(err) => {
+                edit.discard().await;
+                return Err(storage_failure(err));
+            }
+        };
+        let note = ChangeNote::tool(
+            call.tool.clone(),
+            call.action_and_reasoning.clone(),
+            envelope.summary.clone().unwrap_or_default(),
         );
+        let committed = edit.commit(note).await.map_err(storage_failure)?;
+        call.changed = committed.changed;
+        Ok(envelope)
     }
+}
+
+/// Stores the body's artifact and, in a turn, records the call, all inside the call's edit.
+async fn finish(
+    edit: &mut Edit,
+    output: ToolOutput,
+    call: &mut ToolCall,
+    at: Option<InTurn>,
+    started: Instant,
+) -> Result<Envelope, WorkspaceError> {
+    let mut envelope = Envelope::ok(output.summary);
+    if let Some(artifact) = output.artifact {
+        let stored = edit.store_artifact(artifact).await?;
+        envelope.artifact = Some(json!({
+            "artifact_type": stored.artifact_type,
+            "title": stored.title,
+            "payload": stored.payload,
+        }));
+        envelope.artifact_id = Some(stored.artifact_id);
+        call.artifact = Some(stored);
+    }
+    if let Some(at) = at {
+        call.envelope = envelope.clone();
+        call.duration = started.elapsed();
+        let result = envelope.to_value();
+        edit.record_tool_call(tool_call_record(call, &result, at))
+            .await?;
+    }
+    Ok(envelope)
+}
+
+/// The row a call of a turn is recorded as; `result` is its envelope.
+fn tool_call_record<'a>(call: &'a ToolCall, result: &'a Value, at: InTurn) -> NewToolCall<'a> {
+    NewToolCall {
+        turn_index: at.turn_index,
+        call_index: at.call_index,
+        tool: &call.tool,
+        arguments: &call.arguments,
+        action_and_reasoning: call.action_and_reasoning.as_deref(),
+        result,
+        success: call.envelope.success,
+        duration_ms: call.duration.as_secs_f64() * 1000.0,
+    }
+}
+
+/// Runs a body with its panics contained: a panic becomes a failure, never a crashed turn.
+async fn contain(name: &str, body: super::ToolFuture<'_>) -> Result<ToolOutput, Failure> {
+    match AssertUnwindSafe(body).catch_unwind().await {
+        Ok(Ok(output)) => Ok(output),
+        Ok(Err(err)) => Err(body_failure(err)),
+        Err(panic) => {
+            tracing::error!(
+                panic = panic_message(&*panic),
+                "tool body panicked; its transaction was rolled back"
+            );
+            Err((
+                FailureKind::Panic,
+                format!(
+                    "tool `{name}` failed with an internal error; nothing was changed. Try again \
+                     or continue without it."
+                ),
+            ))
+        }
+    }
+}
+
+/// A tool's glue and its declaration disagree (cannot happen with generated glue).
+fn declaration_mismatch(name: &str) -> Failure {
+    (
+        FailureKind::Panic,
+        format!("tool `{name}` is declared inconsistently; nothing was changed"),
+    )
+}
+
+/// The name a metrics label may carry: a tool of the toolset, or `unknown` for one the model
+/// made up.
+fn known_tool(tools: &Toolset, name: &str) -> &'static str {
+    tools.get(name).map_or("unknown", BoundTool::name)
 }
 
 /// Takes `action_and_reasoning` out of the arguments; it must be a non-empty string. On
@@ -520,32 +496,32 @@ fn split_action_and_reasoning(args: Value) -> Result<(String, Value), (String, V
     Err((message, Value::Object(map)))
 }
 
-fn storage_failure(err: StoreError) -> (FailureKind, String) {
-    tracing::error!(target: "haico::tools", error = %err, "tool call hit a storage error");
+/// Opening the call's edit or view failed: the thread is unknown, or the database is down.
+fn open_failure(err: WorkspaceError) -> Failure {
+    match err {
+        WorkspaceError::UnknownThread(_) => (FailureKind::UnknownThread, err.to_string()),
+        other => storage_failure(other),
+    }
+}
+
+fn storage_failure(err: WorkspaceError) -> Failure {
+    tracing::error!(error = %err, "tool call hit a storage error");
     (
         FailureKind::Storage,
         format!("the workspace could not be saved ({err}); nothing was changed"),
     )
 }
 
-fn body_failure(err: ToolError) -> (FailureKind, String) {
+fn body_failure(err: ToolError) -> Failure {
     let kind = match &err {
         ToolError::InvalidArguments(_) => FailureKind::InvalidArguments,
         ToolError::NotFound(_) => FailureKind::NotFound,
         ToolError::Store(_) => FailureKind::Storage,
     };
     if let ToolError::Store(inner) = &err {
-        tracing::error!(target: "haico::tools", error = %inner, "tool body hit a storage error");
+        tracing::error!(error = %inner, "tool body hit a storage error");
     }
     (kind, err.to_string())
-}
-
-/// Rolls back; a failed rollback is only logged, since the connection discards the
-/// transaction anyway when it goes back to the pool.
-async fn discard(repo: WorkspaceRepository) {
-    if let Err(err) = repo.rollback().await {
-        tracing::warn!(target: "haico::tools", error = %err, "rollback failed");
-    }
 }
 
 fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {

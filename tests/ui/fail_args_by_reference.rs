@@ -1,5 +1,5 @@
 // The args struct is taken by value: it is deserialized from the model's JSON.
-use haico::store::WorkspaceRepository;
+use haico::workspace::Edit;
 use haico::tools::{ToolResult, workspace_tool, workspace_tools};
 
 struct DemoTools;
@@ -7,7 +7,7 @@ struct DemoTools;
 #[workspace_tools]
 impl DemoTools {
     #[workspace_tool(name = "list", description = "List the notes")]
-    async fn list(&self, _repo: &mut WorkspaceRepository, _args: &String) -> ToolResult {
+    async fn list(&self, _edit: &mut Edit, _args: &String) -> ToolResult {
         Ok("listed".into())
     }
 }

@@ -1,5 +1,5 @@
 // A bare `#[workspace_tool]` has neither a name nor a description.
-use haico::store::WorkspaceRepository;
+use haico::workspace::Edit;
 use haico::tools::{ToolResult, workspace_tool, workspace_tools};
 
 struct DemoTools;
@@ -7,7 +7,7 @@ struct DemoTools;
 #[workspace_tools]
 impl DemoTools {
     #[workspace_tool]
-    async fn list(&self, _repo: &mut WorkspaceRepository) -> ToolResult {
+    async fn list(&self, _edit: &mut Edit) -> ToolResult {
         Ok("listed".into())
     }
 }

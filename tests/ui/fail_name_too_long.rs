@@ -1,5 +1,5 @@
 // Tool names are at most 64 characters long.
-use haico::store::WorkspaceRepository;
+use haico::workspace::Edit;
 use haico::tools::{ToolResult, workspace_tool, workspace_tools};
 
 struct DemoTools;
@@ -10,7 +10,7 @@ impl DemoTools {
         name = "list_every_single_note_of_the_workspace_in_the_order_they_were_added",
         description = "List the notes"
     )]
-    async fn list(&self, _repo: &mut WorkspaceRepository) -> ToolResult {
+    async fn list(&self, _edit: &mut Edit) -> ToolResult {
         Ok("listed".into())
     }
 }

@@ -1,5 +1,5 @@
 // Tool methods need a `&self` receiver.
-use haico::store::WorkspaceRepository;
+use haico::workspace::Edit;
 use haico::tools::{ToolResult, workspace_tool, workspace_tools};
 
 struct DemoTools;
@@ -7,7 +7,7 @@ struct DemoTools;
 #[workspace_tools]
 impl DemoTools {
     #[workspace_tool(name = "list", description = "List the notes")]
-    async fn list(_repo: &mut WorkspaceRepository) -> ToolResult {
+    async fn list(_edit: &mut Edit) -> ToolResult {
         Ok("listed".into())
     }
 }

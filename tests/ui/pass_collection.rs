@@ -1,5 +1,5 @@
 // A collection with one args tool and one no-args tool; `main` reads its entries.
-use haico::store::WorkspaceRepository;
+use haico::workspace::Edit;
 use haico::tools::{ToolCollection, ToolError, ToolResult, workspace_tool, workspace_tools};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -18,12 +18,12 @@ struct AddNoteArgs {
 #[workspace_tools]
 impl NoteTools {
     #[workspace_tool(name = "add_note", description = "Add a note to the workspace.")]
-    async fn add_note(&self, _repo: &mut WorkspaceRepository, args: AddNoteArgs) -> ToolResult {
+    async fn add_note(&self, _edit: &mut Edit, args: AddNoteArgs) -> ToolResult {
         Ok(format!("{}{}", self.prefix, args.text).into())
     }
 
     #[workspace_tool(name = "list_notes", description = "List the notes.")]
-    async fn list_notes(&self, _repo: &mut WorkspaceRepository) -> Result<String, ToolError> {
+    async fn list_notes(&self, _edit: &mut Edit) -> Result<String, ToolError> {
         Ok(self.helper())
     }
 

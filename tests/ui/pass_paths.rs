@@ -1,5 +1,5 @@
 // The attributes also work when named by path, next to other methods and attributes.
-use haico::store::WorkspaceRepository;
+use haico::workspace::Edit;
 use haico::tools::{ToolCollection, ToolResult};
 
 pub struct PathTools;
@@ -8,7 +8,7 @@ pub struct PathTools;
 impl PathTools {
     /// Says hello.
     #[haico::tools::workspace_tool(name = "hello", description = "Say hello.")]
-    pub async fn hello(&self, _repo: &mut WorkspaceRepository) -> ToolResult {
+    pub async fn hello(&self, _edit: &mut Edit) -> ToolResult {
         Ok("hello".into())
     }
 

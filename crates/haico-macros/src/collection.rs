@@ -168,6 +168,7 @@ fn collect_tools(item_impl: &mut ItemImpl) -> syn::Result<Vec<Tool>> {
         let attr = errors.keep(tool_attr::parse(first));
         let sig = errors.keep(signature::analyze(&method.sig));
         if let (Some(attr), Some(sig)) = (attr, sig) {
+            errors.keep(signature::check_handle(&sig, attr.read_only));
             tools.push(Tool {
                 attr_path: first.path().clone(),
                 attr,
@@ -227,12 +228,15 @@ fn generate(item_impl: &ItemImpl, tools: &[Tool]) -> TokenStream {
     let ty_path = qualified(self_ty);
     let entries = tools.iter().map(|tool| {
         let (spec_fn, invoke_fn) = glue_names(&tool.sig.method);
-        let read_only = tool.attr.read_only;
+        let kind = if tool.attr.read_only {
+            quote!(Read)
+        } else {
+            quote!(Write)
+        };
         quote! {
             ::haico::tools::ToolEntry {
                 spec: #ty_path::#spec_fn,
-                invoke: #ty_path::#invoke_fn,
-                read_only: #read_only
+                invoke: ::haico::tools::Invoke::#kind(#ty_path::#invoke_fn)
             }
         }
     });
@@ -294,6 +298,7 @@ fn glue_fns(tool: &Tool) -> TokenStream {
         method,
         args_ty,
         output_span,
+        ..
     } = &tool.sig;
     let (spec_fn, invoke_fn) = glue_names(method);
     // Call-site hygiene, but errors about the call point at the method / its return type.
@@ -304,13 +309,19 @@ fn glue_fns(tool: &Tool) -> TokenStream {
         Some(args_ty) => (
             quote!(::haico::tools::ToolSpec::for_args::<#args_ty>(#name, #description)),
             quote!(let args = ::haico::tools::__private::parse_args::<#args_ty>(args)?;),
-            quote_spanned!(call_span=> this.#method(repo, args).await),
+            quote_spanned!(call_span=> this.#method(workspace, args).await),
         ),
         None => (
             quote!(::haico::tools::ToolSpec::without_args(#name, #description)),
             quote!(::haico::tools::__private::parse_no_args(args)?;),
-            quote_spanned!(call_span=> this.#method(repo).await),
+            quote_spanned!(call_span=> this.#method(workspace).await),
         ),
+    };
+    // A read-only tool gets a view (a read snapshot), any other an edit of its thread.
+    let handle = if tool.attr.read_only {
+        quote!(::haico::tools::__private::View)
+    } else {
+        quote!(::haico::tools::__private::Edit)
     };
     let convert =
         quote_spanned!(output_span=> ::haico::tools::__private::IntoToolResult::into_tool_result);
@@ -331,7 +342,7 @@ fn glue_fns(tool: &Tool) -> TokenStream {
         #[doc(hidden)]
         fn #invoke_fn<'a>(
             this: &'a Self,
-            repo: &'a mut ::haico::store::WorkspaceRepository,
+            workspace: &'a mut #handle,
             args: ::haico::tools::__private::Value,
         ) -> ::haico::tools::ToolFuture<'a> {
             ::std::boxed::Box::pin(async move {
@@ -386,13 +397,13 @@ mod tests {
         quote! {
             impl TodoTools {
                 #[workspace_tool(name = "add_todos", description = "Add a whole outline")]
-                async fn add_todos(&self, repo: &mut WorkspaceRepository, args: AddTodosArgs) -> ToolResult {
+                async fn add_todos(&self, edit: &mut Edit, args: AddTodosArgs) -> ToolResult {
                     todo_body()
                 }
 
                 /// Lists the plan.
-                #[workspace_tool(name = "list_todos", description = "List the numbered plan")]
-                async fn list_todos(&self, repo: &mut WorkspaceRepository) -> ToolResult {
+                #[workspace_tool(name = "list_todos", read_only, description = "List the numbered plan")]
+                async fn list_todos(&self, view: &mut View) -> ToolResult {
                     list_body()
                 }
 
@@ -442,12 +453,12 @@ mod tests {
         let actual = expand_ok(TokenStream::new(), todo_tools())?;
         let expected: File = parse_quote! {
             impl TodoTools {
-                async fn add_todos(&self, repo: &mut WorkspaceRepository, args: AddTodosArgs) -> ToolResult {
+                async fn add_todos(&self, edit: &mut Edit, args: AddTodosArgs) -> ToolResult {
                     todo_body()
                 }
 
                 /// Lists the plan.
-                async fn list_todos(&self, repo: &mut WorkspaceRepository) -> ToolResult {
+                async fn list_todos(&self, view: &mut View) -> ToolResult {
                     list_body()
                 }
 
@@ -467,12 +478,12 @@ mod tests {
                 #[doc(hidden)]
                 fn __haico_invoke_add_todos<'a>(
                     this: &'a Self,
-                    repo: &'a mut ::haico::store::WorkspaceRepository,
+                    workspace: &'a mut ::haico::tools::__private::Edit,
                     args: ::haico::tools::__private::Value,
                 ) -> ::haico::tools::ToolFuture<'a> {
                     ::std::boxed::Box::pin(async move {
                         let args = ::haico::tools::__private::parse_args::<AddTodosArgs>(args)?;
-                        ::haico::tools::__private::IntoToolResult::into_tool_result(this.add_todos(repo, args).await)
+                        ::haico::tools::__private::IntoToolResult::into_tool_result(this.add_todos(workspace, args).await)
                     })
                 }
                 #[doc(hidden)]
@@ -487,12 +498,12 @@ mod tests {
                 #[doc(hidden)]
                 fn __haico_invoke_list_todos<'a>(
                     this: &'a Self,
-                    repo: &'a mut ::haico::store::WorkspaceRepository,
+                    workspace: &'a mut ::haico::tools::__private::View,
                     args: ::haico::tools::__private::Value,
                 ) -> ::haico::tools::ToolFuture<'a> {
                     ::std::boxed::Box::pin(async move {
                         ::haico::tools::__private::parse_no_args(args)?;
-                        ::haico::tools::__private::IntoToolResult::into_tool_result(this.list_todos(repo).await)
+                        ::haico::tools::__private::IntoToolResult::into_tool_result(this.list_todos(workspace).await)
                     })
                 }
             }
@@ -501,8 +512,8 @@ mod tests {
                 #[allow(clippy::used_underscore_items)]
                 fn entries() -> &'static [::haico::tools::ToolEntry<Self>] {
                     static ENTRIES: [::haico::tools::ToolEntry<TodoTools>; 2] = [
-                        ::haico::tools::ToolEntry { spec: TodoTools::__haico_spec_add_todos, invoke: TodoTools::__haico_invoke_add_todos, read_only: false },
-                        ::haico::tools::ToolEntry { spec: TodoTools::__haico_spec_list_todos, invoke: TodoTools::__haico_invoke_list_todos, read_only: false },
+                        ::haico::tools::ToolEntry { spec: TodoTools::__haico_spec_add_todos, invoke: ::haico::tools::Invoke::Write(TodoTools::__haico_invoke_add_todos) },
+                        ::haico::tools::ToolEntry { spec: TodoTools::__haico_spec_list_todos, invoke: ::haico::tools::Invoke::Read(TodoTools::__haico_invoke_list_todos) },
                     ];
                     &ENTRIES
                 }
@@ -593,7 +604,7 @@ mod tests {
         let item = quote! {
             impl Tools<u8> {
                 #[workspace_tool(name = "t", description = "d")]
-                async fn t(&self, repo: &mut WorkspaceRepository) -> ToolResult { body() }
+                async fn t(&self, edit: &mut Edit) -> ToolResult { body() }
             }
         };
         let out = expand(TokenStream::new(), item)?.to_string();
@@ -611,7 +622,7 @@ mod tests {
             #[cfg(feature = "x")]
             impl Tools {
                 #[workspace_tool(name = "t", description = "d")]
-                async fn t(&self, repo: &mut WorkspaceRepository) -> ToolResult { body() }
+                async fn t(&self, edit: &mut Edit) -> ToolResult { body() }
             }
         };
         let file = expand_ok(TokenStream::new(), item)?;
@@ -637,7 +648,7 @@ mod tests {
         let trait_impl = quote! {
             impl Tools for TodoTools {
                 #[workspace_tool(name = "t", description = "d")]
-                async fn t(&self, repo: &mut WorkspaceRepository) -> ToolResult { body() }
+                async fn t(&self, edit: &mut Edit) -> ToolResult { body() }
             }
         };
         let message = error_of(TokenStream::new(), trait_impl);
@@ -646,7 +657,7 @@ mod tests {
         let generic = quote! {
             impl<T> TodoTools<T> {
                 #[workspace_tool(name = "t", description = "d")]
-                async fn t(&self, repo: &mut WorkspaceRepository) -> ToolResult { body() }
+                async fn t(&self, edit: &mut Edit) -> ToolResult { body() }
             }
         };
         let message = error_of(TokenStream::new(), generic);
@@ -680,9 +691,9 @@ mod tests {
         let item = quote! {
             impl TodoTools {
                 #[workspace_tool(name = "list", description = "a")]
-                async fn first(&self, repo: &mut WorkspaceRepository) -> ToolResult { body() }
+                async fn first(&self, edit: &mut Edit) -> ToolResult { body() }
                 #[workspace_tool(name = "list", description = "b")]
-                async fn second(&self, repo: &mut WorkspaceRepository) -> ToolResult { body() }
+                async fn second(&self, edit: &mut Edit) -> ToolResult { body() }
             }
         };
         let message = error_of(TokenStream::new(), item);
@@ -697,14 +708,14 @@ mod tests {
         let item = quote! {
             impl TodoTools {
                 #[workspace_tool(name = "Bad Name", description = "a")]
-                async fn first(&self, repo: &mut WorkspaceRepository) -> ToolResult { body() }
+                async fn first(&self, edit: &mut Edit) -> ToolResult { body() }
                 #[workspace_tool(name = "second", description = "b")]
-                fn second(&self, repo: &mut WorkspaceRepository) -> ToolResult { body() }
+                fn second(&self, edit: &mut Edit) -> ToolResult { body() }
                 #[workspace_tool(name = "third", description = "c")]
                 const THIRD: u8 = 3;
                 #[workspace_tool(name = "fourth", description = "d")]
                 #[workspace_tool(name = "fourth", description = "d")]
-                async fn fourth(&self, repo: &mut WorkspaceRepository) -> ToolResult { body() }
+                async fn fourth(&self, edit: &mut Edit) -> ToolResult { body() }
             }
         };
         let message = error_of(TokenStream::new(), item);

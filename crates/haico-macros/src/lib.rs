@@ -20,10 +20,11 @@ use proc_macro::TokenStream;
 /// Implements `haico::tools::ToolCollection` for the self type of an inherent impl block, with
 /// one tool per method marked `#[workspace_tool(name = "...", description = "...")]`.
 ///
-/// Tool methods must look like `async fn name(&self, repo: &mut WorkspaceRepository) -> ToolResult`
-/// or `async fn name(&self, repo: &mut WorkspaceRepository, args: YourArgs) -> ToolResult`, where
-/// `YourArgs` derives `serde::Deserialize` and `schemars::JsonSchema`. Other methods are left
-/// untouched.
+/// Tool methods must look like `async fn name(&self, edit: &mut Edit) -> ToolResult` or
+/// `async fn name(&self, edit: &mut Edit, args: YourArgs) -> ToolResult`, where `YourArgs`
+/// derives `serde::Deserialize` and `schemars::JsonSchema`; a tool declared `read_only` takes
+/// `view: &mut View` instead of the edit (a read snapshot it cannot write through). Other
+/// methods are left untouched.
 #[proc_macro_attribute]
 pub fn workspace_tools(attr: TokenStream, item: TokenStream) -> TokenStream {
     collection::workspace_tools(attr.into(), item.into()).into()

@@ -11,8 +11,8 @@ use syn::{
 use crate::errors::Errors;
 
 /// The two method shapes a tool can have, quoted in error messages.
-const SHAPES: &str = "expected `(&self, repo: &mut WorkspaceRepository)` or `(&self, repo: &mut \
-                      WorkspaceRepository, args: YourArgs)`";
+const SHAPES: &str = "expected `(&self, edit: &mut Edit)` or `(&self, edit: &mut Edit, args: \
+                      YourArgs)` (a `read_only` tool takes `view: &mut View` instead)";
 
 /// What the glue of one tool needs to know about its method.
 #[derive(Debug, Clone)]
@@ -21,6 +21,9 @@ pub(crate) struct ToolSignature {
     pub(crate) method: Ident,
     /// The type of the argument struct, as written, or `None` for a tool without arguments.
     pub(crate) args_ty: Option<Type>,
+    /// The name of the workspace handle's type as written (`Edit`, `View`, …), when the method
+    /// has one.
+    pub(crate) handle: Option<Ident>,
     /// Where the return type is written, so conversion errors point at it.
     pub(crate) output_span: Span,
 }
@@ -78,17 +81,17 @@ pub(crate) fn analyze(sig: &Signature) -> syn::Result<ToolSignature> {
                 parens,
                 format!(
                     "tool method `{method}` takes nothing besides `&self`, but every tool \
-                     receives the workspace repository: {SHAPES}"
+                     receives its workspace: {SHAPES}"
                 ),
             ));
             None
         }
-        [repo] => {
-            errors.keep(check_repo(repo));
+        [workspace] => {
+            errors.keep(check_workspace(workspace));
             None
         }
-        [repo, args] => {
-            errors.keep(check_repo(repo));
+        [workspace, args] => {
+            errors.keep(check_workspace(workspace));
             errors.keep(check_args(args)).map(|()| (*args.ty).clone())
         }
         [_, _, extra @ ..] => {
@@ -123,6 +126,7 @@ pub(crate) fn analyze(sig: &Signature) -> syn::Result<ToolSignature> {
     Ok(ToolSignature {
         method: method.clone(),
         args_ty,
+        handle: params.first().and_then(|param| handle_name(&param.ty)),
         output_span,
     })
 }
@@ -136,7 +140,7 @@ fn check_receiver(receiver: &Receiver, method: &Ident) -> syn::Result<()> {
             format!(
                 "tool method `{method}` must take `&self`, not `&mut self`: the runtime shares one \
                  collection value between calls; keep changing state in the workspace, through \
-                 `repo`"
+                 `edit`"
             ),
         )),
         _ => Err(Error::new_spanned(
@@ -149,16 +153,55 @@ fn check_receiver(receiver: &Receiver, method: &Ident) -> syn::Result<()> {
     }
 }
 
-/// The parameter after `&self` receives the call's `&mut WorkspaceRepository`. Only the
-/// `&mut` is checked here; the compiler checks the rest against the generated call.
-fn check_repo(repo: &PatType) -> syn::Result<()> {
-    match &*repo.ty {
+/// The parameter after `&self` receives the call's workspace: `&mut Edit`, or `&mut View` for
+/// a `read_only` tool. Only the `&mut` is checked here; the compiler checks the type against
+/// the generated call.
+fn check_workspace(workspace: &PatType) -> syn::Result<()> {
+    match &*workspace.ty {
         Type::Reference(reference) if reference.mutability.is_some() => Ok(()),
         _ => Err(Error::new_spanned(
-            &repo.ty,
-            "the first parameter after `&self` receives the workspace repository and must be \
-             `repo: &mut WorkspaceRepository`",
+            &workspace.ty,
+            "the first parameter after `&self` receives the call's workspace and must be \
+             `edit: &mut Edit` (or `view: &mut View` for a `read_only` tool)",
         )),
+    }
+}
+
+/// The last segment of the type behind a `&mut` (`Edit` in `&mut haico::workspace::Edit`).
+fn handle_name(ty: &Type) -> Option<Ident> {
+    match ty {
+        Type::Reference(reference) => match &*reference.elem {
+            Type::Path(path) => path.path.segments.last().map(|s| s.ident.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A tool's declaration and its workspace handle must agree: a `read_only` tool runs on a
+/// read snapshot and gets a `View`; any other gets an `Edit`. Types named otherwise (aliases)
+/// are left to the compiler.
+pub(crate) fn check_handle(sig: &ToolSignature, read_only: bool) -> syn::Result<()> {
+    let Some(handle) = &sig.handle else {
+        return Ok(());
+    };
+    let method = &sig.method;
+    match (read_only, handle.to_string().as_str()) {
+        (true, "Edit") => Err(Error::new(
+            handle.span(),
+            format!(
+                "tool `{method}` is declared `read_only`, so it runs on a read snapshot: take \
+                 `view: &mut View`, or drop `read_only` if it writes"
+            ),
+        )),
+        (false, "View") => Err(Error::new(
+            handle.span(),
+            format!(
+                "tool `{method}` takes a `View`, which cannot write: declare it \
+                 `#[workspace_tool(read_only, ...)]`, or take `edit: &mut Edit`"
+            ),
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -217,7 +260,7 @@ mod tests {
     #[test]
     fn accepts_both_shapes() -> syn::Result<()> {
         let with_args: Signature = parse_quote!(
-            async fn add_todos(&self, repo: &mut WorkspaceRepository, args: AddTodosArgs) -> ToolResult
+            async fn add_todos(&self, edit: &mut Edit, args: AddTodosArgs) -> ToolResult
         );
         let parsed = analyze(&with_args)?;
         assert_eq!(parsed.method, "add_todos");
@@ -225,12 +268,12 @@ mod tests {
         assert_eq!(parsed.args_ty, Some(expected));
 
         let without: Signature = parse_quote!(
-            async fn list_todos(&self, repo: &mut WorkspaceRepository) -> Result<String, ToolError>
+            async fn list_todos(&self, edit: &mut Edit) -> Result<String, ToolError>
         );
         assert_eq!(analyze(&without)?.args_ty, None);
 
         let lifetimes: Signature = parse_quote!(
-            async fn list<'r>(&'r self, _repo: &'r mut WorkspaceRepository, Args { a }: Args) -> ToolResult
+            async fn list<'r>(&'r self, _edit: &'r mut Edit, Args { a }: Args) -> ToolResult
         );
         assert!(analyze(&lifetimes)?.args_ty.is_some());
         Ok(())
@@ -238,23 +281,20 @@ mod tests {
 
     #[test]
     fn rejects_sync_methods() {
-        let sig: Signature =
-            parse_quote!(fn list(&self, repo: &mut WorkspaceRepository) -> ToolResult);
+        let sig: Signature = parse_quote!(fn list(&self, edit: &mut Edit) -> ToolResult);
         assert!(error_of(&sig).contains("tool method `list` must be `async`"));
     }
 
     #[test]
     fn rejects_other_receivers() {
-        let by_value: Signature =
-            parse_quote!(async fn list(self, repo: &mut WorkspaceRepository) -> ToolResult);
+        let by_value: Signature = parse_quote!(async fn list(self, edit: &mut Edit) -> ToolResult);
         assert!(error_of(&by_value).contains("not `self` by value"));
 
         let by_mut: Signature =
-            parse_quote!(async fn list(&mut self, repo: &mut WorkspaceRepository) -> ToolResult);
+            parse_quote!(async fn list(&mut self, edit: &mut Edit) -> ToolResult);
         assert!(error_of(&by_mut).contains("not `&mut self`"));
 
-        let none: Signature =
-            parse_quote!(async fn list(repo: &mut WorkspaceRepository) -> ToolResult);
+        let none: Signature = parse_quote!(async fn list(edit: &mut Edit) -> ToolResult);
         let message = error_of(&none);
         assert!(message.contains("needs a `&self` receiver"), "{message}");
     }
@@ -267,30 +307,54 @@ mod tests {
             message.contains("takes nothing besides `&self`"),
             "{message}"
         );
-        assert!(
-            message.contains("(&self, repo: &mut WorkspaceRepository)"),
-            "{message}"
-        );
+        assert!(message.contains("(&self, edit: &mut Edit)"), "{message}");
 
         let many: Signature = parse_quote!(
-            async fn list(&self, repo: &mut WorkspaceRepository, a: A, b: B) -> ToolResult
+            async fn list(&self, edit: &mut Edit, a: A, b: B) -> ToolResult
         );
         assert!(error_of(&many).contains("has 3 parameters after `&self`"));
     }
 
     #[test]
-    fn rejects_bad_repo_and_args_types() {
-        let shared_repo: Signature =
-            parse_quote!(async fn list(&self, repo: &WorkspaceRepository) -> ToolResult);
-        assert!(error_of(&shared_repo).contains("must be `repo: &mut WorkspaceRepository`"));
+    fn rejects_bad_workspace_and_args_types() {
+        let shared_edit: Signature = parse_quote!(async fn list(&self, edit: &Edit) -> ToolResult);
+        assert!(error_of(&shared_edit).contains("must be `edit: &mut Edit`"));
 
-        let borrowed: Signature = parse_quote!(async fn add(&self, repo: &mut WorkspaceRepository, args: &Args) -> ToolResult);
+        let borrowed: Signature =
+            parse_quote!(async fn add(&self, edit: &mut Edit, args: &Args) -> ToolResult);
         assert!(error_of(&borrowed).contains("take it by value, e.g. `args: Args`"));
 
         let self_args: Signature = parse_quote!(
-            async fn add(&self, repo: &mut WorkspaceRepository, args: Vec<Self>) -> ToolResult
+            async fn add(&self, edit: &mut Edit, args: Vec<Self>) -> ToolResult
         );
         assert!(error_of(&self_args).contains("instead of using `Self`"));
+    }
+
+    #[test]
+    fn the_handle_matches_the_declaration() -> syn::Result<()> {
+        let edit: Signature = parse_quote!(async fn peek(&self, e: &mut Edit) -> ToolResult);
+        let view: Signature =
+            parse_quote!(async fn peek(&self, v: &mut haico::workspace::View) -> ToolResult);
+        let alias: Signature = parse_quote!(async fn peek(&self, w: &mut Handle) -> ToolResult);
+        let (edit, view, alias) = (analyze(&edit)?, analyze(&view)?, analyze(&alias)?);
+        assert!(check_handle(&edit, false).is_ok());
+        assert!(check_handle(&view, true).is_ok());
+        assert!(check_handle(&alias, true).is_ok() && check_handle(&alias, false).is_ok());
+        let read_only_edit = check_handle(&edit, true).map_err(|e| e.to_string());
+        assert!(
+            read_only_edit
+                .as_ref()
+                .is_err_and(|e| e.contains("take `view: &mut View`")),
+            "{read_only_edit:?}"
+        );
+        let writing_view = check_handle(&view, false).map_err(|e| e.to_string());
+        assert!(
+            writing_view
+                .as_ref()
+                .is_err_and(|e| e.contains("declare it `#[workspace_tool(read_only, ...)]`")),
+            "{writing_view:?}"
+        );
+        Ok(())
     }
 
     #[test]

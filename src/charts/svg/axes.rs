@@ -4,6 +4,7 @@
 use super::{
     HEIGHT, MARGIN, Prepared, TEXT_COLOR, TITLE_BAND, WIDTH,
     escape::{num, text_width, truncate},
+    geometry::Rect,
     legend,
     scale::{Scale, Ticks, nice_ticks, tick_labels},
     writer::Svg,
@@ -14,24 +15,6 @@ const AXIS_TITLE_FONT: f64 = 12.0;
 /// The longest x label shown when labels are rotated.
 const MAX_ROTATED_CHARS: usize = 18;
 
-/// A rectangle in SVG pixels.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Rect {
-    pub x: f64,
-    pub y: f64,
-    pub w: f64,
-    pub h: f64,
-}
-
-impl Rect {
-    pub fn right(&self) -> f64 {
-        self.x + self.w
-    }
-
-    pub fn bottom(&self) -> f64 {
-        self.y + self.h
-    }
-}
 /// How the category labels under the plot are drawn.
 #[derive(Debug, Clone, PartialEq)]
 struct XLabels {

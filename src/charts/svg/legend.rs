@@ -2,8 +2,8 @@
 
 use super::{
     TEXT_COLOR,
-    axes::Rect,
     escape::{chars_fitting, num, text_width, truncate},
+    geometry::Rect,
     writer::Svg,
 };
 

@@ -21,6 +21,7 @@
 mod axes;
 mod bar;
 mod escape;
+mod geometry;
 mod legend;
 mod line;
 mod pie;
@@ -30,7 +31,7 @@ mod writer;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::tools::charts::{ChartPayload, ChartStyle, ChartType, is_css_color};
+use super::model::{ChartPayload, ChartStyle, ChartType, is_css_color};
 use escape::{chars_fitting, num, one_line, truncate};
 use writer::Svg;
 
@@ -256,7 +257,7 @@ fn value_text(value: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::charts::{ChartData, Series};
+    use crate::charts::model::{ChartData, Series};
 
     fn chart(labels: &[&str], series: &[(&str, &[f64])], style: ChartStyle) -> ChartPayload {
         ChartPayload {

@@ -6,8 +6,8 @@ use std::f64::consts::{FRAC_PI_2, TAU};
 
 use super::{
     HEIGHT, MARGIN, Prepared, TITLE_BAND, WIDTH,
-    axes::Rect,
     escape::num,
+    geometry::Rect,
     legend::{self, Item},
     value_text,
     writer::Svg,

@@ -1,7 +1,7 @@
 //! The value axis: "nice" round ticks covering the data, their labels, and the mapping of
 //! values to vertical pixels.
 
-use super::axes::Rect;
+use super::geometry::Rect;
 
 /// How many ticks the value axis aims for.
 const TARGET_TICKS: f64 = 5.0;

@@ -1,0 +1,108 @@
+//! What a change announces: the JSON of every event on a thread's stream (SPEC section 4).
+//!
+//! Durable events are built here and appended to the thread's log by [`super::Edit::commit`];
+//! the only transient one, `token`, is published by the agent as the answer streams.
+
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::StoredArtifact;
+use crate::{panels::PanelSet, store::NewEvent};
+
+/// Which path a change came in by. It decides the lock rule (the agent path respects
+/// preference locks, the user path overrides them) and is announced with the change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// The agent, the tools endpoint or an MCP client: anything on the tool path.
+    Agent,
+    /// A person editing through the REST API or the UI.
+    User,
+}
+
+impl Source {
+    /// The name used in events and the API.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Agent => "agent",
+            Source::User => "user",
+        }
+    }
+}
+
+/// `workspace` — `{panels, source}`: these panels changed; clients re-sync them.
+pub fn workspace_event(panels: PanelSet, source: Source) -> NewEvent {
+    NewEvent {
+        event: "workspace",
+        data: json!({ "panels": panels, "source": source }).to_string(),
+    }
+}
+
+/// `artifact` — `{artifact_id, artifact_type, title, payload, turn_index}`.
+pub fn artifact_event(artifact: &StoredArtifact) -> NewEvent {
+    NewEvent {
+        event: "artifact",
+        data: serde_json::to_string(artifact).unwrap_or_else(|_| "{}".to_string()),
+    }
+}
+
+/// `step` — `{tool, action_and_reasoning, arguments, result, turn_index, duration_ms}`, after
+/// each tool call of a turn; `result` is the envelope object.
+pub fn tool_call_event(
+    tool: &str,
+    action_and_reasoning: Option<&str>,
+    arguments: &Value,
+    result: &Value,
+    turn_index: i64,
+    duration_ms: f64,
+) -> NewEvent {
+    NewEvent {
+        event: "step",
+        data: json!({
+            "tool": tool,
+            "action_and_reasoning": action_and_reasoning,
+            "arguments": arguments,
+            "result": result,
+            "turn_index": turn_index,
+            "duration_ms": duration_ms,
+        })
+        .to_string(),
+    }
+}
+
+/// `turn` — `{turn_index}`, first event of a turn.
+pub fn turn_event(turn_index: i64) -> NewEvent {
+    NewEvent {
+        event: "turn",
+        data: json!({ "turn_index": turn_index }).to_string(),
+    }
+}
+
+/// `message` — `{content, turn_index}`, the agent's final answer.
+pub fn message_event(content: &str, turn_index: i64) -> NewEvent {
+    NewEvent {
+        event: "message",
+        data: json!({ "content": content, "turn_index": turn_index }).to_string(),
+    }
+}
+
+/// `error` — `{message, turn_index}`, a turn failed or was cancelled.
+pub fn error_event(message: &str, turn_index: i64) -> NewEvent {
+    NewEvent {
+        event: "error",
+        data: json!({ "message": message, "turn_index": turn_index }).to_string(),
+    }
+}
+
+/// `done` — `{turn_index, status}`, last event of a turn.
+pub fn done_event(turn_index: i64, status: &str) -> NewEvent {
+    NewEvent {
+        event: "done",
+        data: json!({ "turn_index": turn_index, "status": status }).to_string(),
+    }
+}
+
+/// `token` — `{text}`, streamed answer text; transient (published, never stored).
+pub fn token_data(text: &str) -> String {
+    json!({ "text": text }).to_string()
+}

@@ -1,0 +1,198 @@
+//! The conversation beside the workspace: turns, their messages and their tool calls, each
+//! written and announced through the same commit path as a workspace change.
+//!
+//! One turn runs per thread at a time, whichever process runs it: opening a turn inserts a
+//! `running` row that a unique index allows once per thread.
+
+use super::{
+    ChangeNote, Committed, Edit, Source, WorkspaceError, Workspaces,
+    announce::{done_event, error_event, message_event, tool_call_event, turn_event},
+    rules::char_count,
+};
+use crate::{
+    ThreadId,
+    store::{NewToolCall, StoreError, TurnRecord, TurnStatus},
+};
+
+/// The longest user message accepted, in characters.
+pub const MAX_MESSAGE_CHARS: usize = 32_000;
+
+/// A turn that has been opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TurnOpened {
+    /// Its index in the thread, from 1.
+    pub turn_index: i64,
+    /// The sequence number of its `turn` event: a subscription after `first_seq - 1` sees it
+    /// all.
+    pub first_seq: i64,
+}
+
+/// How a turn ended, as recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TurnEnd<'a> {
+    /// Completed, failed or cancelled.
+    pub status: TurnStatus,
+    /// The agent's answer, when it gave one.
+    pub message: Option<&'a str>,
+    /// Why it did not complete.
+    pub error: Option<&'a str>,
+}
+
+/// A user message as the agent takes it: trimmed, not empty, within [`MAX_MESSAGE_CHARS`].
+pub fn checked_message(message: &str) -> Result<&str, WorkspaceError> {
+    let message = message.trim();
+    if message.is_empty() {
+        return Err(WorkspaceError::invalid("the message is empty"));
+    }
+    let chars = char_count(message);
+    if chars > MAX_MESSAGE_CHARS {
+        return Err(WorkspaceError::invalid(format!(
+            "the message is {chars} characters long; the limit is {MAX_MESSAGE_CHARS}"
+        )));
+    }
+    Ok(message)
+}
+
+impl Edit {
+    /// Records a tool call of a turn and queues its `step` event, ahead of the change's own
+    /// events.
+    pub async fn record_tool_call(&mut self, call: NewToolCall<'_>) -> Result<(), WorkspaceError> {
+        let thread = self.thread_str();
+        self.repo().add_tool_call(&thread, call).await?;
+        self.announce(tool_call_event(
+            call.tool,
+            call.action_and_reasoning,
+            call.arguments,
+            call.result,
+            call.turn_index,
+            call.duration_ms,
+        ));
+        Ok(())
+    }
+}
+
+impl Workspaces {
+    /// Opens the thread's next turn: records the user's message and announces the turn.
+    pub async fn open_turn(
+        &self,
+        thread: &ThreadId,
+        message: &str,
+    ) -> Result<TurnOpened, WorkspaceError> {
+        let message = checked_message(message)?;
+        let mut edit = self.edit_unchecked(thread, Source::User).await?;
+        let opened = async {
+            let thread_id = edit.thread_str();
+            let turn_index = match edit.repo().open_turn(&thread_id).await {
+                Ok(Some(turn)) => turn,
+                Ok(None) => return Err(WorkspaceError::UnknownThread(thread_id)),
+                Err(StoreError::AlreadyExists(_)) => return Err(WorkspaceError::Busy),
+                Err(err) => return Err(err.into()),
+            };
+            edit.repo()
+                .add_message(&thread_id, turn_index, "user", message)
+                .await?;
+            edit.announce(turn_event(turn_index));
+            Ok(turn_index)
+        }
+        .await;
+        let turn_index = match opened {
+            Ok(turn_index) => turn_index,
+            Err(err) => {
+                edit.discard().await;
+                return Err(err);
+            }
+        };
+        let committed = edit.commit(ChangeNote::user("opened a turn")).await?;
+        Ok(TurnOpened {
+            turn_index,
+            first_seq: committed.first_seq().unwrap_or(0),
+        })
+    }
+
+    /// Records how a turn ended (the answer, if any) and announces `message` or `error`, then
+    /// `done`.
+    pub async fn close_turn(
+        &self,
+        thread: &ThreadId,
+        turn_index: i64,
+        end: TurnEnd<'_>,
+    ) -> Result<Committed, WorkspaceError> {
+        let mut edit = self.edit_unchecked(thread, Source::Agent).await?;
+        let closed = async {
+            let thread_id = edit.thread_str();
+            if let Some(text) = end.message {
+                edit.repo()
+                    .add_message(&thread_id, turn_index, "assistant", text)
+                    .await?;
+                edit.announce(message_event(text, turn_index));
+            }
+            if let Some(reason) = end.error {
+                edit.announce(error_event(reason, turn_index));
+            }
+            edit.repo()
+                .close_turn(&thread_id, turn_index, end.status, end.error)
+                .await?;
+            edit.announce(done_event(turn_index, end.status.as_str()));
+            Ok::<(), WorkspaceError>(())
+        }
+        .await;
+        if let Err(err) = closed {
+            edit.discard().await;
+            return Err(err);
+        }
+        edit.commit(ChangeNote::default()).await
+    }
+
+    /// Records a tool call in a transaction of its own (a call that failed, whose own
+    /// transaction was rolled back, or a read-only one) and announces it.
+    pub async fn record_tool_call(
+        &self,
+        thread: &ThreadId,
+        call: NewToolCall<'_>,
+    ) -> Result<Committed, WorkspaceError> {
+        let mut edit = self.edit_unchecked(thread, Source::Agent).await?;
+        if let Err(err) = edit.record_tool_call(call).await {
+            edit.discard().await;
+            return Err(err);
+        }
+        edit.commit(ChangeNote::default()).await
+    }
+
+    /// Marks every turn left `running` as failed with `reason`; returns how many there were.
+    pub async fn fail_running_turns(&self, reason: &str) -> Result<u64, WorkspaceError> {
+        let mut repo = self.db.begin_write().await?;
+        let failed = repo.fail_running_turns(reason).await;
+        match failed {
+            Ok(n) => {
+                repo.commit().await?;
+                Ok(n)
+            }
+            Err(err) => {
+                let _ = repo.rollback().await;
+                Err(err.into())
+            }
+        }
+    }
+
+    /// The conversation: every turn with its messages and tool calls.
+    pub async fn conversation(&self, thread: &ThreadId) -> Result<Vec<TurnRecord>, WorkspaceError> {
+        {
+            let mut view = self.view(thread).await?;
+            let found = view.conversation().await;
+            view.settle(found).await
+        }
+    }
+
+    /// The user's and the agent's messages of the turns before `before_turn`, oldest first:
+    /// `(turn_index, role, content)`.
+    pub async fn earlier_messages(
+        &self,
+        thread: &ThreadId,
+        before_turn: i64,
+    ) -> Result<Vec<(i64, String, String)>, WorkspaceError> {
+        let mut repo = self.db.begin_read().await?;
+        let rows = repo.history(thread.as_str(), before_turn).await;
+        let _ = repo.rollback().await;
+        Ok(rows?)
+    }
+}

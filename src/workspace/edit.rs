@@ -1,0 +1,260 @@
+//! [`Edit`]: one change of a thread's workspace, from its first write to the commit that
+//! announces it.
+//!
+//! An edit is a write transaction bound to one thread and one [`Source`]. The panel modules
+//! add their operations to it (`impl Edit` blocks in `plan.rs`, `preferences.rs`, …), each
+//! applying its rules before it writes. [`Edit::commit`] is the one way a change becomes
+//! visible: it appends the change's events to the thread's log inside the transaction,
+//! commits, and then publishes exactly what was committed. Dropped or discarded, an edit has
+//! written nothing.
+
+use std::{
+    ops::{Deref, DerefMut},
+    sync::Arc,
+};
+
+use super::{
+    Source, StoredArtifact, View, WorkspaceError,
+    announce::{artifact_event, workspace_event},
+    view::discard,
+};
+use crate::{
+    ThreadId,
+    events::{LiveEvent, SharedBus},
+    panels::PanelSet,
+    store::{NewEvent, StoredEvent, WorkspaceRepository},
+};
+
+/// A change of one thread's workspace, open until [`commit`](Self::commit).
+pub struct Edit {
+    view: View,
+    source: Source,
+    locked: bool,
+    bus: SharedBus,
+    /// Events to append ahead of the change's own (a tool call's record), in order.
+    lead: Vec<NewEvent>,
+    /// Artifacts stored by this edit, announced at commit.
+    artifacts: Vec<StoredArtifact>,
+}
+
+impl std::fmt::Debug for Edit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Edit")
+            .field("thread", &self.view.thread)
+            .field("source", &self.source)
+            .field("locked", &self.locked)
+            .finish()
+    }
+}
+
+/// What a committed change says about itself; kept with the change (its summary is what the
+/// history of the next issue lists) and used for the log line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChangeNote {
+    /// One line on what changed: the envelope's summary for a tool call, a short description
+    /// for a user edit.
+    pub summary: String,
+    /// The tool that made the change, on the agent path.
+    pub tool: Option<String>,
+    /// The agent's sentence on what it did and why, on the agent path.
+    pub action_and_reasoning: Option<String>,
+}
+
+impl ChangeNote {
+    /// A person's edit, described in a few words.
+    pub fn user(summary: impl Into<String>) -> Self {
+        Self {
+            summary: summary.into(),
+            ..Self::default()
+        }
+    }
+
+    /// A tool call's change.
+    pub fn tool(
+        tool: impl Into<String>,
+        action_and_reasoning: Option<String>,
+        summary: impl Into<String>,
+    ) -> Self {
+        Self {
+            summary: summary.into(),
+            tool: Some(tool.into()),
+            action_and_reasoning,
+        }
+    }
+}
+
+/// What a commit did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Committed {
+    /// The panels the change touched (empty when it changed nothing).
+    pub changed: PanelSet,
+    /// The events it appended and published, in order.
+    pub events: Vec<StoredEvent>,
+}
+
+impl Committed {
+    /// The sequence number of the first event appended, if any.
+    pub fn first_seq(&self) -> Option<i64> {
+        self.events.first().map(|event| event.seq)
+    }
+}
+
+impl Edit {
+    /// An edit of `thread` on an open write transaction. The caller has checked (or locked)
+    /// the thread, or the first write finds out.
+    pub(super) fn new(
+        repo: WorkspaceRepository,
+        thread: &ThreadId,
+        turn_index: i64,
+        source: Source,
+        locked: bool,
+        bus: SharedBus,
+    ) -> Self {
+        Self {
+            view: View {
+                repo,
+                thread: thread.clone(),
+                turn_index,
+            },
+            source,
+            locked,
+            bus,
+            lead: Vec::new(),
+            artifacts: Vec::new(),
+        }
+    }
+
+    /// Which path this change came in by.
+    pub fn source(&self) -> Source {
+        self.source
+    }
+
+    /// The panels written so far.
+    pub fn changed(&self) -> PanelSet {
+        self.view.repo.changed()
+    }
+
+    /// The repository, for the panel modules' writes.
+    pub(super) fn repo(&mut self) -> &mut WorkspaceRepository {
+        &mut self.view.repo
+    }
+
+    /// The thread id as the store takes it.
+    pub(super) fn thread_str(&self) -> String {
+        self.view.thread.as_str().to_string()
+    }
+
+    /// Holds the thread for the rest of the transaction (a no-op when already held): other
+    /// edits that lock it wait until this one ends. Agent calls are opened locked; the user
+    /// path's plan edits lock here, because positions must not move under them.
+    pub(super) async fn lock(&mut self) -> Result<(), WorkspaceError> {
+        if self.locked {
+            return Ok(());
+        }
+        let thread = self.view.thread.to_string();
+        match self.view.repo.lock_thread(&thread).await? {
+            Some(turn_index) => {
+                self.view.turn_index = turn_index;
+                self.locked = true;
+                Ok(())
+            }
+            None => Err(WorkspaceError::UnknownThread(thread)),
+        }
+    }
+
+    /// Queues an event to be appended ahead of the change's own at commit.
+    pub(super) fn announce(&mut self, event: NewEvent) {
+        self.lead.push(event);
+    }
+
+    /// Remembers an artifact this edit stored, to announce it at commit.
+    pub(super) fn stored_artifact(&mut self, artifact: StoredArtifact) {
+        self.artifacts.push(artifact);
+    }
+
+    /// Commits the change and announces it: the queued events, an `artifact` event per stored
+    /// artifact and a `workspace` event naming the changed panels are appended to the thread's
+    /// log in this transaction; after the commit they are published. An edit that changed
+    /// nothing and queued nothing commits without announcing anything.
+    pub async fn commit(mut self, note: ChangeNote) -> Result<Committed, WorkspaceError> {
+        let changed = self.changed();
+        let thread = self.thread_str();
+        let stored = match self.append_announcements(changed, &thread).await {
+            Ok(stored) => stored,
+            Err(err) => {
+                discard(self.view.repo).await;
+                return Err(err);
+            }
+        };
+        let Edit {
+            view, source, bus, ..
+        } = self;
+        view.repo.commit().await?;
+        if !changed.is_empty() {
+            tracing::debug!(
+                panels = ?changed.iter().map(|p| p.as_str()).collect::<Vec<_>>(),
+                source = source.as_str(),
+                tool = note.tool.as_deref().unwrap_or(""),
+                summary = %note.summary,
+                "workspace changed"
+            );
+        }
+        publish(&bus, &thread, &stored);
+        Ok(Committed {
+            changed,
+            events: stored,
+        })
+    }
+
+    /// Appends the queued events and the change's own to the log, in this transaction.
+    async fn append_announcements(
+        &mut self,
+        changed: PanelSet,
+        thread: &str,
+    ) -> Result<Vec<StoredEvent>, WorkspaceError> {
+        let mut events = std::mem::take(&mut self.lead);
+        if !changed.is_empty() {
+            events.extend(self.artifacts.iter().map(artifact_event));
+            events.push(workspace_event(changed, self.source));
+            // Thread lists sort by the agent's last work; a person's edit does not take the
+            // thread row, so it never waits behind an agent call.
+            if self.source == Source::Agent {
+                self.view.repo.touch_thread(thread).await?;
+            }
+        }
+        Ok(self.view.repo.append_events(thread, &events).await?)
+    }
+
+    /// Abandons the change: nothing it wrote stays.
+    pub async fn discard(self) {
+        discard(self.view.repo).await;
+    }
+}
+
+impl Deref for Edit {
+    type Target = View;
+
+    fn deref(&self) -> &View {
+        &self.view
+    }
+}
+
+impl DerefMut for Edit {
+    fn deref_mut(&mut self) -> &mut View {
+        &mut self.view
+    }
+}
+
+/// Hands committed events to the bus.
+fn publish(bus: &SharedBus, thread_id: &str, events: &[StoredEvent]) {
+    if !events.is_empty() {
+        bus.publish(
+            thread_id,
+            events
+                .iter()
+                .cloned()
+                .map(|e| Arc::new(LiveEvent::from(e)))
+                .collect(),
+        );
+    }
+}

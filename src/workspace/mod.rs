@@ -1,0 +1,57 @@
+//! The domain layer: every rule of a thread's workspace, in one place that every entry point
+//! calls.
+//!
+//! The tools (the agent and MCP), the REST user path, the agent loop and the command line are
+//! adapters: they translate their input into calls on this module and its answers back into
+//! envelopes, status codes or terminal lines. They never write to the store or publish events
+//! themselves. What lives here:
+//!
+//! - **limits and validation** ([`rules`] and each panel's module): text lengths, batch sizes,
+//!   one-line objectives, outline depths, so a rule and its error text exist once;
+//! - **the two paths** ([`Source`]): the agent path respects preference locks, the user path
+//!   overrides them and is the only one that can lock or unlock;
+//! - **placement** ([`plan`]): where an outline or a step goes, and what a removal takes with it;
+//! - **the thread lock** ([`Edit`]): an agent call holds its thread for the whole transaction,
+//!   so every index it sees is resolved against one snapshot; a person's plan edits take it
+//!   too, while a person's preference, document and objective edits deliberately do not, so a
+//!   lock never waits behind an agent call;
+//! - **one commit path** ([`Edit::commit`]): the change's events are appended to the thread's
+//!   log in the same transaction, the transaction commits, and only then are the events
+//!   published, so every client (in any process) learns of exactly what was committed;
+//! - **what a change announces** ([`announce`]): the JSON of every event.
+//!
+//! [`Workspaces`] is the entry point: it opens an [`Edit`] (a write) or a [`View`] (a read
+//! snapshot) of one thread, and offers the user path's one-shot operations, each a complete
+//! change (checked, written, committed and announced) or an error that wrote nothing.
+
+pub mod announce;
+mod artifacts;
+mod conversation;
+mod document;
+mod edit;
+mod error;
+mod objective;
+pub mod plan;
+pub mod preferences;
+pub mod rules;
+mod service;
+mod threads;
+mod view;
+
+pub use announce::Source;
+pub use artifacts::{
+    AGENT_LIST_DEFAULT, AGENT_LIST_MAX, ArtifactQuery, LIST_DEFAULT, LIST_MAX, NewArtifact,
+    StoredArtifact, artifact_line,
+};
+pub use conversation::{MAX_MESSAGE_CHARS, TurnEnd, TurnOpened, checked_message};
+pub use document::{Appended, MAX_DOCUMENT_CHARS, MAX_DOCUMENT_TITLE_CHARS, empty_document};
+pub use edit::{ChangeNote, Committed, Edit};
+pub use error::WorkspaceError;
+pub use objective::{MAX_OBJECTIVE_CHARS, normalize_objective};
+pub use plan::{MAX_DEPTH, MAX_STEP_CHARS, StepDraft, StepPlacement};
+pub use preferences::{
+    MAX_SUBTITLE_CHARS, MAX_TITLE_CHARS, PreferenceChange, PreferenceDraft, TargetOutcome,
+};
+pub use service::Workspaces;
+pub use threads::{DEFAULT_THREAD_TITLE, MAX_THREAD_TITLE_CHARS};
+pub use view::View;

@@ -1,0 +1,543 @@
+//! The plan: an ordered outline of steps, each with a text, a depth and a done mark.
+//!
+//! The agent names steps by 1-based index in the plan as it stood when its call began (every
+//! target of a call is resolved against that snapshot before anything changes); a person names
+//! them by stable id. Both paths keep the plan an outline: its first step is at depth 0 and
+//! each step is at most one level deeper than the one before it, never deeper than
+//! [`MAX_DEPTH`]. A step's sub-steps are the steps right after it that are deeper; placing a
+//! step "under" another puts it after that step's last sub-step, and removing a step removes
+//! its sub-steps too. Every plan edit holds the thread, so positions never move under it.
+
+use super::{
+    Edit, Source, WorkspaceError, Workspaces,
+    rules::{
+        Resolved, as_i64, count, plural, position_of, require_batch, require_text, resolve_indices,
+    },
+};
+use crate::{
+    ThreadId,
+    store::{NewPlanStep, PlanStep, StepRange},
+};
+
+/// The longest step text, in characters.
+pub const MAX_STEP_CHARS: usize = 2_000;
+/// The deepest nesting the outline allows (0 is top level).
+pub const MAX_DEPTH: i64 = 12;
+
+/// One step of an outline to add: its text and its depth inside that outline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepDraft {
+    /// What the step is.
+    pub text: String,
+    /// 0 for a top-level step of the outline, 1 for its sub-step, and so on.
+    pub depth: i64,
+}
+
+/// Where an outline went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutlinePlace {
+    /// After the last step of the plan.
+    End,
+    /// Nested under the step at this 1-based index, whose text is given.
+    Under {
+        /// The parent's index.
+        index: i64,
+        /// The parent's text.
+        text: String,
+    },
+}
+
+/// What adding an outline did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutlineAdded {
+    /// Steps added.
+    pub added: usize,
+    /// Steps in the plan now.
+    pub total: usize,
+    /// Where they went.
+    pub place: OutlinePlace,
+}
+
+/// The outcome of a batch over 1-based indices: what each valid target became, and the
+/// indices that named nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StepBatch<T> {
+    /// Per target that was changed, its 1-based index and what happened to it.
+    pub applied: Vec<(i64, T)>,
+    /// The indices that name no step, as given.
+    pub out_of_range: Vec<i64>,
+    /// Steps in the plan when the call began.
+    pub len: usize,
+}
+
+/// A step that a removal took out, with how many sub-steps went with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemovedStep {
+    /// Its text.
+    pub text: String,
+    /// Sub-steps removed with it.
+    pub sub_steps: usize,
+}
+
+/// Where a person puts a new step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepPlacement {
+    /// At the end of the plan, at this depth (0 when not given), which may be at most one
+    /// deeper than the last step.
+    End {
+        /// The depth asked for.
+        depth: Option<i64>,
+    },
+    /// As the last sub-step of the step with this id.
+    Under(i64),
+    /// As the next sibling of the step with this id, after its sub-steps.
+    After(i64),
+}
+
+impl StepPlacement {
+    /// The placement a request names with its optional `parent_id`, `after_id` and `depth`;
+    /// they exclude each other (the depth follows from a parent or a sibling).
+    pub fn from_fields(
+        parent_id: Option<i64>,
+        after_id: Option<i64>,
+        depth: Option<i64>,
+    ) -> Result<Self, WorkspaceError> {
+        match (parent_id, after_id, depth) {
+            (Some(_), Some(_), _) => Err(WorkspaceError::invalid(
+                "give `parent_id` (nest under a step) or `after_id` (follow a step), not both",
+            )),
+            (Some(_), None, Some(_)) | (None, Some(_), Some(_)) => Err(WorkspaceError::invalid(
+                "`depth` follows from `parent_id` or `after_id`; send it only when appending \
+                     at the end of the plan",
+            )),
+            (Some(parent), None, None) => Ok(Self::Under(parent)),
+            (None, Some(sibling), None) => Ok(Self::After(sibling)),
+            (None, None, depth) => {
+                if let Some(depth) = depth
+                    && !(0..=MAX_DEPTH).contains(&depth)
+                {
+                    return Err(WorkspaceError::invalid(format!(
+                        "`depth` is {depth}: give a depth from 0 to {MAX_DEPTH}"
+                    )));
+                }
+                Ok(Self::End { depth })
+            }
+        }
+    }
+}
+
+/// Checks an outline: every text, and depths that start at 0 and deepen one level at a time.
+fn checked_outline(steps: &[StepDraft]) -> Result<Vec<NewPlanStep>, WorkspaceError> {
+    require_batch(steps, "steps")?;
+    let mut checked = Vec::with_capacity(steps.len());
+    let mut previous: Option<i64> = None;
+    for (i, step) in steps.iter().enumerate() {
+        let text = require_text(&step.text, &format!("steps[{i}].text"), MAX_STEP_CHARS)?;
+        let depth = step.depth;
+        match previous {
+            None if depth != 0 => {
+                return Err(WorkspaceError::invalid(format!(
+                    "`steps[0].depth` is {depth}: the first step of an outline must have depth 0"
+                )));
+            }
+            Some(prev) if depth > prev + 1 => {
+                return Err(WorkspaceError::invalid(format!(
+                    "`steps[{i}].depth` is {depth} right after a step of depth {prev}: a step \
+                     can be at most one level deeper than the step before it"
+                )));
+            }
+            _ => {}
+        }
+        previous = Some(depth);
+        checked.push(NewPlanStep {
+            text: text.to_string(),
+            depth,
+        });
+    }
+    Ok(checked)
+}
+
+/// Checks the text of a step to write.
+fn checked_step_text<'a>(text: &'a str, field: &str) -> Result<&'a str, WorkspaceError> {
+    require_text(text, field, MAX_STEP_CHARS)
+}
+
+/// The text "step 4 not found in this thread".
+fn step_not_found(step_id: i64) -> WorkspaceError {
+    WorkspaceError::NotFound(format!("step {step_id} not found in this thread"))
+}
+
+/// "`parent_id` 9 does not name a step of this thread".
+fn unknown_reference(field: &str, step_id: i64) -> WorkspaceError {
+    WorkspaceError::invalid(format!(
+        "`{field}` {step_id} does not name a step of this thread"
+    ))
+}
+
+impl Edit {
+    /// Adds a whole outline: at the end of the plan, or nested under the step at the 1-based
+    /// `parent_index` (after its last sub-step, every depth offset by the parent's depth + 1).
+    /// A malformed outline or an unknown parent adds nothing.
+    pub async fn add_outline(
+        &mut self,
+        steps: &[StepDraft],
+        parent_index: Option<i64>,
+    ) -> Result<OutlineAdded, WorkspaceError> {
+        let mut steps = checked_outline(steps)?;
+        self.lock().await?;
+        let thread = self.thread_str();
+        let len = count(self.repo().plan_len(&thread).await?);
+        let (position, base, place) = match parent_index {
+            None => (as_i64(len), 0, OutlinePlace::End),
+            Some(index) => {
+                let parent = match position_of(index, len) {
+                    Some(position) => self.repo().step_at(&thread, as_i64(position)).await?,
+                    None => None,
+                };
+                let Some(parent) = parent else {
+                    return Err(WorkspaceError::invalid(format!(
+                        "`parent_index` {index} does not name a step (the plan has {}); nothing \
+                         was added",
+                        plural(len, "step")
+                    )));
+                };
+                let end = self
+                    .repo()
+                    .subtree_end(&thread, index - 1, parent.depth)
+                    .await?;
+                (
+                    end,
+                    parent.depth + 1,
+                    OutlinePlace::Under {
+                        index,
+                        text: parent.text,
+                    },
+                )
+            }
+        };
+        let deepest = steps.iter().map(|s| s.depth).max().unwrap_or(0) + base;
+        if deepest > MAX_DEPTH {
+            return Err(WorkspaceError::invalid(format!(
+                "the outline would reach depth {deepest}; the plan nests at most {MAX_DEPTH} levels"
+            )));
+        }
+        for step in &mut steps {
+            step.depth += base;
+        }
+        self.repo().insert_steps(&thread, position, &steps).await?;
+        Ok(OutlineAdded {
+            added: steps.len(),
+            total: len + steps.len(),
+            place,
+        })
+    }
+
+    /// Flips done / not done of the steps at these 1-based indices; each applied target
+    /// reports its new state (`true`: done).
+    pub async fn toggle_steps(
+        &mut self,
+        indices: &[i64],
+    ) -> Result<StepBatch<bool>, WorkspaceError> {
+        require_batch(indices, "indices")?;
+        let (thread, len, targets) = self.resolve_steps(indices.iter().copied()).await?;
+        let mut batch = StepBatch {
+            out_of_range: targets.out_of_range,
+            len,
+            ..StepBatch::default()
+        };
+        for position in targets.positions {
+            if let Some(done) = self
+                .repo()
+                .toggle_step_at(&thread, as_i64(position))
+                .await?
+            {
+                batch.applied.push((as_i64(position + 1), done));
+            }
+        }
+        Ok(batch)
+    }
+
+    /// Rewrites the text of the steps at these 1-based indices (depth and done stay). Each
+    /// index may appear once.
+    pub async fn rewrite_steps(
+        &mut self,
+        updates: &[(i64, String)],
+    ) -> Result<StepBatch<()>, WorkspaceError> {
+        require_batch(updates, "updates")?;
+        let mut texts = Vec::with_capacity(updates.len());
+        for (i, (index, text)) in updates.iter().enumerate() {
+            let text = checked_step_text(text, &format!("updates[{i}].text"))?;
+            if updates[..i].iter().any(|(earlier, _)| earlier == index) {
+                return Err(WorkspaceError::invalid(format!(
+                    "index {index} appears more than once in `updates`; give each step one new text"
+                )));
+            }
+            texts.push(text);
+        }
+        let (thread, len, targets) = self
+            .resolve_steps(updates.iter().map(|(index, _)| *index))
+            .await?;
+        let mut batch = StepBatch {
+            out_of_range: targets.out_of_range,
+            len,
+            ..StepBatch::default()
+        };
+        for ((index, _), text) in updates.iter().zip(texts) {
+            let Some(position) = position_of(*index, len) else {
+                continue;
+            };
+            if self
+                .repo()
+                .set_step_text_at(&thread, as_i64(position), text)
+                .await?
+            {
+                batch.applied.push((*index, ()));
+            }
+        }
+        Ok(batch)
+    }
+
+    /// Removes the steps at these 1-based indices with their sub-steps. A target inside
+    /// another target's sub-steps goes with it and is not reported on its own.
+    pub async fn remove_steps(
+        &mut self,
+        indices: &[i64],
+    ) -> Result<StepBatch<RemovedStep>, WorkspaceError> {
+        require_batch(indices, "indices")?;
+        let (thread, len, targets) = self.resolve_steps(indices.iter().copied()).await?;
+        // Resolve every target and its sub-steps against the plan as it is now.
+        let mut ranges: Vec<(StepRange, String)> = Vec::new();
+        for position in targets.positions {
+            let start = as_i64(position);
+            let Some(step) = self.repo().step_at(&thread, start).await? else {
+                continue;
+            };
+            let end = self.repo().subtree_end(&thread, start, step.depth).await?;
+            ranges.push((StepRange { start, end }, step.text));
+        }
+        ranges.sort_by_key(|(range, _)| range.start);
+        // Sub-trees either nest or are disjoint: drop the ranges inside an earlier one.
+        let mut kept: Vec<(StepRange, String)> = Vec::new();
+        for (range, text) in ranges {
+            if kept.last().is_some_and(|(last, _)| range.start < last.end) {
+                continue;
+            }
+            kept.push((range, text));
+        }
+        let only_ranges: Vec<StepRange> = kept.iter().map(|(r, _)| *r).collect();
+        self.repo()
+            .remove_step_ranges(&thread, &only_ranges)
+            .await?;
+        Ok(StepBatch {
+            applied: kept
+                .into_iter()
+                .map(|(range, text)| {
+                    (
+                        range.start + 1,
+                        RemovedStep {
+                            text,
+                            sub_steps: count(range.end - range.start - 1),
+                        },
+                    )
+                })
+                .collect(),
+            out_of_range: targets.out_of_range,
+            len,
+        })
+    }
+
+    /// Adds one step where a person put it; returns it with its id.
+    pub async fn add_step(
+        &mut self,
+        text: &str,
+        placement: StepPlacement,
+    ) -> Result<PlanStep, WorkspaceError> {
+        let text = checked_step_text(text, "text")?;
+        self.lock().await?;
+        let thread = self.thread_str();
+        let (position, depth) = match placement {
+            StepPlacement::Under(parent_id) => {
+                let parent = self
+                    .repo()
+                    .step_place(&thread, parent_id)
+                    .await?
+                    .ok_or_else(|| unknown_reference("parent_id", parent_id))?;
+                if parent.depth + 1 > MAX_DEPTH {
+                    return Err(WorkspaceError::invalid(format!(
+                        "step {parent_id} is at depth {}; the plan nests at most {MAX_DEPTH} levels",
+                        parent.depth
+                    )));
+                }
+                let end = self
+                    .repo()
+                    .subtree_end(&thread, parent.position, parent.depth)
+                    .await?;
+                (end, parent.depth + 1)
+            }
+            StepPlacement::After(sibling_id) => {
+                let sibling = self
+                    .repo()
+                    .step_place(&thread, sibling_id)
+                    .await?
+                    .ok_or_else(|| unknown_reference("after_id", sibling_id))?;
+                let end = self
+                    .repo()
+                    .subtree_end(&thread, sibling.position, sibling.depth)
+                    .await?;
+                (end, sibling.depth)
+            }
+            StepPlacement::End { depth } => {
+                let len = self.repo().plan_len(&thread).await?;
+                let deepest_allowed = if len > 0 {
+                    self.repo()
+                        .step_at(&thread, len - 1)
+                        .await?
+                        .map_or(0, |step| step.depth + 1)
+                } else {
+                    0
+                };
+                let depth = depth.unwrap_or(0);
+                if depth > deepest_allowed {
+                    return Err(WorkspaceError::invalid(format!(
+                        "`depth` is {depth} but the last step allows at most {deepest_allowed}: a \
+                         step is at most one level deeper than the step before it"
+                    )));
+                }
+                (len, depth)
+            }
+        };
+        Ok(self
+            .repo()
+            .insert_step(&thread, position, text, depth)
+            .await?)
+    }
+
+    /// Changes a step's text, its done mark, or both, by id.
+    pub async fn update_step(
+        &mut self,
+        step_id: i64,
+        text: Option<&str>,
+        done: Option<bool>,
+    ) -> Result<PlanStep, WorkspaceError> {
+        if text.is_none() && done.is_none() {
+            return Err(WorkspaceError::invalid(
+                "nothing to change: send text, done or both",
+            ));
+        }
+        let text = text.map(|t| checked_step_text(t, "text")).transpose()?;
+        self.lock().await?;
+        let thread = self.thread_str();
+        self.repo()
+            .update_step(&thread, step_id, text, done)
+            .await?
+            .ok_or_else(|| step_not_found(step_id))
+    }
+
+    /// Removes a step and its sub-steps by id; returns how many steps went.
+    pub async fn remove_step(&mut self, step_id: i64) -> Result<u64, WorkspaceError> {
+        self.lock().await?;
+        let thread = self.thread_str();
+        self.repo()
+            .remove_step_subtree(&thread, step_id)
+            .await?
+            .ok_or_else(|| step_not_found(step_id))
+    }
+
+    /// The thread id, the plan's length and `indices` resolved against it, under the lock.
+    async fn resolve_steps(
+        &mut self,
+        indices: impl IntoIterator<Item = i64>,
+    ) -> Result<(String, usize, Resolved), WorkspaceError> {
+        self.lock().await?;
+        let thread = self.thread_str();
+        let len = count(self.repo().plan_len(&thread).await?);
+        Ok((thread, len, resolve_indices(indices, len)))
+    }
+}
+
+impl Workspaces {
+    /// A person adds a step (see [`StepPlacement`]).
+    pub async fn add_step(
+        &self,
+        thread: &ThreadId,
+        text: &str,
+        placement: StepPlacement,
+    ) -> Result<PlanStep, WorkspaceError> {
+        checked_step_text(text, "text")?;
+        let mut edit = self.edit(thread, Source::User).await?;
+        let outcome = edit.add_step(text, placement).await;
+        self.settle(edit, outcome, |step| {
+            format!("added the step \"{}\"", step.text)
+        })
+        .await
+    }
+
+    /// A person rewrites or ticks a step.
+    pub async fn update_step(
+        &self,
+        thread: &ThreadId,
+        step_id: i64,
+        text: Option<&str>,
+        done: Option<bool>,
+    ) -> Result<PlanStep, WorkspaceError> {
+        if text.is_none() && done.is_none() {
+            return Err(WorkspaceError::invalid(
+                "nothing to change: send text, done or both",
+            ));
+        }
+        if let Some(text) = text {
+            checked_step_text(text, "text")?;
+        }
+        let mut edit = self.edit(thread, Source::User).await?;
+        let outcome = edit.update_step(step_id, text, done).await;
+        self.settle(edit, outcome, |step| match (text, done) {
+            (Some(_), _) => format!("rewrote the step \"{}\"", step.text),
+            (None, Some(true)) => format!("ticked off the step \"{}\"", step.text),
+            (None, _) => format!("marked the step \"{}\" not done", step.text),
+        })
+        .await
+    }
+
+    /// A person removes a step with its sub-steps.
+    pub async fn remove_step(&self, thread: &ThreadId, step_id: i64) -> Result<(), WorkspaceError> {
+        let mut edit = self.edit(thread, Source::User).await?;
+        let outcome = edit.remove_step(step_id).await;
+        self.settle(edit, outcome, |removed| {
+            format!(
+                "removed {}",
+                plural(usize::try_from(*removed).unwrap_or(usize::MAX), "step")
+            )
+        })
+        .await
+        .map(|_| ())
+    }
+
+    /// The plan, in order.
+    pub async fn plan(&self, thread: &ThreadId) -> Result<Vec<PlanStep>, WorkspaceError> {
+        {
+            let mut view = self.view(thread).await?;
+            let found = view.plan().await;
+            view.settle(found).await
+        }
+    }
+}
+
+/// The plan as numbered lines (`N. [ ] text`), two spaces of indent per depth level: what
+/// `list_todos` answers and the agent's prompt shows.
+pub fn render_plan(steps: &[PlanStep]) -> String {
+    if steps.is_empty() {
+        return "(the plan is empty)".to_string();
+    }
+    let mut out = String::new();
+    for (i, step) in steps.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        for _ in 0..step.depth.max(0) {
+            out.push_str("  ");
+        }
+        let mark = if step.done { 'x' } else { ' ' };
+        out.push_str(&format!("{}. [{mark}] {}", i + 1, step.text));
+    }
+    out
+}

@@ -1,0 +1,118 @@
+//! [`Workspaces`]: the entry point of the domain layer for every adapter.
+
+use std::sync::Arc;
+
+use super::{ChangeNote, Edit, Source, View, WorkspaceError, view::discard};
+use crate::{
+    ThreadId,
+    events::{InProcessBus, SharedBus},
+    store::{Database, Workspace},
+};
+
+/// Opens edits and views of threads on one database, and publishes what edits commit on one
+/// bus. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Workspaces {
+    pub(super) db: Database,
+    pub(super) bus: SharedBus,
+}
+
+impl Workspaces {
+    /// The workspaces of `db`, announcing changes on `bus` (shared with the subscribers).
+    pub fn new(db: Database, bus: SharedBus) -> Self {
+        Self { db, bus }
+    }
+
+    /// The workspaces of `db` with a bus of their own (enough when nobody else subscribes).
+    pub fn standalone(db: Database) -> Self {
+        Self::new(db, Arc::new(InProcessBus::new()))
+    }
+
+    /// The database.
+    pub fn database(&self) -> &Database {
+        &self.db
+    }
+
+    /// The bus changes are published on.
+    pub fn bus(&self) -> &SharedBus {
+        &self.bus
+    }
+
+    /// Opens a change of `thread` by `source`. An agent change holds the thread from the start
+    /// (calls on one thread run one after another, and every index a call resolves refers to
+    /// the plan as it stood when it began); a person's change only checks that the thread
+    /// exists, and the operations that need the lock take it.
+    pub async fn edit(&self, thread: &ThreadId, source: Source) -> Result<Edit, WorkspaceError> {
+        let mut repo = self.db.begin_write().await?;
+        let found = match source {
+            Source::Agent => repo.lock_thread(thread.as_str()).await,
+            Source::User => repo
+                .get_thread(thread.as_str())
+                .await
+                .map(|row| row.map(|t| t.turn_index)),
+        };
+        match found {
+            Ok(Some(turn_index)) => Ok(Edit::new(
+                repo,
+                thread,
+                turn_index,
+                source,
+                source == Source::Agent,
+                self.bus.clone(),
+            )),
+            Ok(None) => {
+                discard(repo).await;
+                Err(WorkspaceError::UnknownThread(thread.to_string()))
+            }
+            Err(err) => {
+                discard(repo).await;
+                Err(err.into())
+            }
+        }
+    }
+
+    /// A write transaction on `thread` without any check: for records (a turn's opening, a
+    /// failed call) whose own write finds out whether the thread exists.
+    pub(super) async fn edit_unchecked(
+        &self,
+        thread: &ThreadId,
+        source: Source,
+    ) -> Result<Edit, WorkspaceError> {
+        let repo = self.db.begin_write().await?;
+        Ok(Edit::new(repo, thread, 0, source, false, self.bus.clone()))
+    }
+
+    /// A consistent read of `thread`.
+    pub async fn view(&self, thread: &ThreadId) -> Result<View, WorkspaceError> {
+        let repo = self.db.begin_read().await?;
+        Ok(View::open(repo, thread).await?.0)
+    }
+
+    /// Everything the thread's panels show, in display order.
+    pub async fn snapshot(&self, thread: &ThreadId) -> Result<Workspace, WorkspaceError> {
+        let mut view = self.view(thread).await?;
+        let snapshot = view.snapshot().await;
+        view.settle(snapshot).await
+    }
+
+    /// Ends a person's one-shot change: commits it, described by `describe`, when `outcome`
+    /// is a success, and discards it (nothing written) when it is an error.
+    pub(super) async fn settle<T>(
+        &self,
+        edit: Edit,
+        outcome: Result<T, WorkspaceError>,
+        describe: impl FnOnce(&T) -> String,
+    ) -> Result<T, WorkspaceError> {
+        match outcome {
+            Ok(value) => {
+                let summary = describe(&value);
+                edit.commit(ChangeNote::user(summary)).await?;
+                Ok(value)
+            }
+            Err(err) => {
+                edit.discard().await;
+                Err(err)
+            }
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! Threads: the conversations each workspace belongs to. Creating, renaming and deleting a
+//! thread is not a change of its workspace, so none of them is announced on its stream.
+
+use super::{WorkspaceError, Workspaces, rules::require_text};
+use crate::{
+    ThreadId,
+    store::{StoreError, Thread},
+};
+
+/// The longest thread title, in characters.
+pub const MAX_THREAD_TITLE_CHARS: usize = 200;
+/// The title of a thread created without one.
+pub const DEFAULT_THREAD_TITLE: &str = "New thread";
+
+/// A thread title as stored: trimmed, not blank, within the limit.
+fn checked_title(title: &str) -> Result<&str, WorkspaceError> {
+    require_text(title, "title", MAX_THREAD_TITLE_CHARS)
+}
+
+impl Workspaces {
+    /// Creates a thread with `title` (or the default one); an id in use is
+    /// [`WorkspaceError::ThreadExists`].
+    pub async fn create_thread(
+        &self,
+        id: &ThreadId,
+        title: Option<&str>,
+    ) -> Result<Thread, WorkspaceError> {
+        let title = match title {
+            Some(title) => checked_title(title)?,
+            None => DEFAULT_THREAD_TITLE,
+        };
+        let mut repo = self.db.begin_write().await?;
+        match repo.create_thread(id.as_str(), title).await {
+            Ok(thread) => {
+                repo.commit().await?;
+                Ok(thread)
+            }
+            Err(err) => {
+                let _ = repo.rollback().await;
+                if err.is_unique_violation() {
+                    Err(WorkspaceError::ThreadExists(id.to_string()))
+                } else {
+                    Err(err.into())
+                }
+            }
+        }
+    }
+
+    /// Creates the thread unless it exists; whoever creates it first wins, and a concurrent
+    /// creation by someone else is not an error. Returns whether this call created it.
+    pub async fn ensure_thread(&self, id: &ThreadId, title: &str) -> Result<bool, WorkspaceError> {
+        match self.thread(id).await {
+            Ok(_) => return Ok(false),
+            Err(WorkspaceError::UnknownThread(_)) => {}
+            Err(err) => return Err(err),
+        }
+        match self.create_thread(id, Some(title)).await {
+            Ok(_) => Ok(true),
+            Err(WorkspaceError::ThreadExists(_)) => Ok(false),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// One thread.
+    pub async fn thread(&self, id: &ThreadId) -> Result<Thread, WorkspaceError> {
+        let mut repo = self.db.begin_read().await?;
+        let thread = repo.get_thread(id.as_str()).await;
+        let _ = repo.rollback().await;
+        thread?.ok_or_else(|| WorkspaceError::UnknownThread(id.to_string()))
+    }
+
+    /// Every thread, most recently active first.
+    pub async fn threads(&self) -> Result<Vec<Thread>, WorkspaceError> {
+        let mut repo = self.db.begin_read().await?;
+        let threads = repo.list_threads().await;
+        let _ = repo.rollback().await;
+        Ok(threads?)
+    }
+
+    /// Gives a thread a new title.
+    pub async fn rename_thread(
+        &self,
+        id: &ThreadId,
+        title: &str,
+    ) -> Result<Thread, WorkspaceError> {
+        let title = checked_title(title)?;
+        let mut repo = self.db.begin_write().await?;
+        match repo.rename_thread(id.as_str(), title).await {
+            Ok(Some(thread)) => {
+                repo.commit().await?;
+                Ok(thread)
+            }
+            Ok(None) => {
+                let _ = repo.rollback().await;
+                Err(WorkspaceError::UnknownThread(id.to_string()))
+            }
+            Err(err) => {
+                let _ = repo.rollback().await;
+                Err(err.into())
+            }
+        }
+    }
+
+    /// Deletes a thread with its whole workspace, conversation and event log.
+    pub async fn delete_thread(&self, id: &ThreadId) -> Result<(), WorkspaceError> {
+        let mut repo = self.db.begin_write().await?;
+        let deleted: Result<bool, StoreError> = repo.delete_thread(id.as_str()).await;
+        match deleted {
+            Ok(true) => {
+                repo.commit().await?;
+                Ok(())
+            }
+            Ok(false) => {
+                let _ = repo.rollback().await;
+                Err(WorkspaceError::UnknownThread(id.to_string()))
+            }
+            Err(err) => {
+                let _ = repo.rollback().await;
+                Err(err.into())
+            }
+        }
+    }
+}

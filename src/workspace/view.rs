@@ -1,0 +1,180 @@
+//! [`View`]: one consistent read of a thread's workspace.
+//!
+//! A view is a read transaction (a snapshot: SQLite's reader connections, PostgreSQL's
+//! `REPEATABLE READ READ ONLY`) on a thread known to exist. Read-only tools, the prompt and
+//! the user path's reads all go through one; an [`Edit`](super::Edit) derefs to a view of its
+//! own transaction, so a write reads what it is about to change.
+
+use super::{ArtifactQuery, WorkspaceError};
+use crate::{
+    ThreadId,
+    store::{
+        Artifact, ArtifactSummary, Document, DocumentExcerpt, PlanPage, PlanStep, Preference,
+        StoreError, Thread, TurnRecord, Workspace, WorkspaceRepository,
+    },
+};
+
+/// A read of one thread's workspace inside one transaction.
+pub struct View {
+    pub(super) repo: WorkspaceRepository,
+    pub(super) thread: ThreadId,
+    pub(super) turn_index: i64,
+}
+
+impl std::fmt::Debug for View {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("View")
+            .field("thread", &self.thread)
+            .field("turn_index", &self.turn_index)
+            .finish()
+    }
+}
+
+impl View {
+    /// Opens a view on `repo` after checking that the thread exists.
+    pub(super) async fn open(
+        mut repo: WorkspaceRepository,
+        thread: &ThreadId,
+    ) -> Result<(Self, Thread), WorkspaceError> {
+        match repo.get_thread(thread.as_str()).await {
+            Ok(Some(row)) => Ok((
+                Self {
+                    repo,
+                    thread: thread.clone(),
+                    turn_index: row.turn_index,
+                },
+                row,
+            )),
+            Ok(None) => {
+                discard(repo).await;
+                Err(WorkspaceError::UnknownThread(thread.to_string()))
+            }
+            Err(err) => {
+                discard(repo).await;
+                Err(err.into())
+            }
+        }
+    }
+
+    /// The thread this view reads.
+    pub fn thread_id(&self) -> &ThreadId {
+        &self.thread
+    }
+
+    /// The thread's turn index as of this view (0 before the first turn): what artifacts made
+    /// now are tagged with.
+    pub fn turn_index(&self) -> i64 {
+        self.turn_index
+    }
+
+    /// The objective, if one is set.
+    pub async fn objective(&mut self) -> Result<Option<String>, WorkspaceError> {
+        Ok(self.repo.get_objective(self.thread.as_str()).await?)
+    }
+
+    /// The document, if one exists.
+    pub async fn document(&mut self) -> Result<Option<Document>, WorkspaceError> {
+        Ok(self.repo.get_document(self.thread.as_str()).await?)
+    }
+
+    /// The plan, in order.
+    pub async fn plan(&mut self) -> Result<Vec<PlanStep>, WorkspaceError> {
+        Ok(self.repo.plan_steps(self.thread.as_str()).await?)
+    }
+
+    /// How many steps the plan has.
+    pub async fn plan_len(&mut self) -> Result<usize, WorkspaceError> {
+        Ok(super::rules::count(
+            self.repo.plan_len(self.thread.as_str()).await?,
+        ))
+    }
+
+    /// The preferences, in the order 1-based indices refer to.
+    pub async fn preferences(&mut self) -> Result<Vec<Preference>, WorkspaceError> {
+        Ok(self.repo.list_preferences(self.thread.as_str()).await?)
+    }
+
+    /// Artifacts, newest first, as the query asks.
+    pub async fn artifacts(
+        &mut self,
+        query: &ArtifactQuery,
+    ) -> Result<Vec<ArtifactSummary>, WorkspaceError> {
+        Ok(self
+            .repo
+            .list_artifacts(
+                self.thread.as_str(),
+                query.artifact_type.as_deref(),
+                query.limit,
+            )
+            .await?)
+    }
+
+    /// One artifact of this thread; another thread's id is "not found", like a missing one.
+    pub async fn artifact(&mut self, artifact_id: i64) -> Result<Artifact, WorkspaceError> {
+        self.repo
+            .get_artifact(self.thread.as_str(), artifact_id)
+            .await?
+            .ok_or_else(|| {
+                WorkspaceError::NotFound(format!("artifact {artifact_id} not found in this thread"))
+            })
+    }
+
+    /// Everything the panels show, in display order.
+    pub async fn snapshot(&mut self) -> Result<Workspace, WorkspaceError> {
+        Ok(self.repo.workspace(self.thread.as_str()).await?)
+    }
+
+    /// The conversation: every turn with its messages and tool calls.
+    pub async fn conversation(&mut self) -> Result<Vec<TurnRecord>, WorkspaceError> {
+        Ok(self.repo.conversation(self.thread.as_str()).await?)
+    }
+
+    /// The document cut to its first `head` and last `tail` characters (whole when it fits).
+    pub async fn document_excerpt(
+        &mut self,
+        head: i64,
+        tail: i64,
+    ) -> Result<Option<DocumentExcerpt>, WorkspaceError> {
+        Ok(self
+            .repo
+            .document_excerpt(self.thread.as_str(), head, tail)
+            .await?)
+    }
+
+    /// The first `limit` steps of the plan with its totals.
+    pub async fn plan_page(&mut self, limit: i64) -> Result<PlanPage, WorkspaceError> {
+        Ok(self.repo.plan_page(self.thread.as_str(), limit).await?)
+    }
+
+    /// How many artifacts the thread has.
+    pub async fn artifact_count(&mut self) -> Result<i64, WorkspaceError> {
+        Ok(self.repo.count_artifacts(self.thread.as_str()).await?)
+    }
+
+    /// Ends the read and hands back what it found.
+    pub(super) async fn settle<T>(
+        self,
+        outcome: Result<T, WorkspaceError>,
+    ) -> Result<T, WorkspaceError> {
+        self.close().await;
+        outcome
+    }
+
+    /// Ends the read. Dropping a view ends it too; this only does it now rather than when the
+    /// connection is next used.
+    pub async fn close(self) {
+        discard(self.repo).await;
+    }
+}
+
+/// Rolls a transaction back; a failed rollback is only logged, since the connection discards
+/// the transaction anyway when it goes back to the pool.
+pub(super) async fn discard(repo: WorkspaceRepository) {
+    if let Err(err) = repo.rollback().await {
+        log_rollback(&err);
+    }
+}
+
+fn log_rollback(err: &StoreError) {
+    tracing::warn!(error = %err, "rollback failed");
+}

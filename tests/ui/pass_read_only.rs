@@ -1,0 +1,24 @@
+// A read-only tool takes a view, a writing tool an edit; the entries say which is which.
+use haico::tools::{Invoke, ToolCollection, ToolResult, workspace_tool, workspace_tools};
+use haico::workspace::{Edit, View};
+
+struct MixedTools;
+
+#[workspace_tools]
+impl MixedTools {
+    #[workspace_tool(name = "count", read_only, description = "Count the plan's steps.")]
+    async fn count(&self, view: &mut View) -> ToolResult {
+        Ok(format!("{} steps", view.plan_len().await?).into())
+    }
+
+    #[workspace_tool(name = "aim", description = "Set the objective.")]
+    async fn aim(&self, edit: &mut Edit) -> ToolResult {
+        Ok(edit.set_objective("A goal").await?.into())
+    }
+}
+
+fn main() {
+    let entries = <MixedTools as ToolCollection>::entries();
+    assert!(matches!(entries[0].invoke, Invoke::Read(_)));
+    assert!(matches!(entries[1].invoke, Invoke::Write(_)));
+}
