@@ -179,7 +179,7 @@ async fn main() {
     );
     report_latency(
         "the plan's add box",
-        typing_latency(&browser, "#todo-input", sentence).await,
+        typing_latency(&browser, "#plan-input", sentence).await,
     );
     browser.find("#document-edit").await.click().await.unwrap();
     browser.wait_visible("#document-editor").await;
@@ -195,7 +195,7 @@ async fn main() {
         browser
             .js(
                 r#"window.__t0 = performance.now(); window.__seen = null;
-                   const list = document.querySelector('#todo-list');
+                   const list = document.querySelector('#plan-list');
                    const obs = new MutationObserver(() => {
                      if (window.__seen === null && list.textContent.includes(arguments[0])) {
                        window.__seen = performance.now(); obs.disconnect();

@@ -19,7 +19,7 @@ async fn chat_turn_streams_answer_trace_and_panels(engine: Engine) {
         .await;
 
     // The trace arrives step by step, before the (delayed) answer.
-    browser.wait_count(".turn details.reasoning .step", 4).await;
+    browser.wait_count(".turn details.reasoning .call", 4).await;
     let answer = browser
         .texts(".turn .msg.assistant .msg-content")
         .await
@@ -37,10 +37,12 @@ async fn chat_turn_streams_answer_trace_and_panels(engine: Engine) {
 
     let summary = browser.texts(".turn details.reasoning > summary").await;
     assert!(
-        summary.iter().any(|s| s.contains("Internal reasoning")),
+        summary
+            .iter()
+            .any(|s| s.contains("Internal reasoning") && s.contains("4 tool calls")),
         "details.reasoning summary: {summary:?}"
     );
-    let tools = browser.texts(".turn .step .step-tool").await;
+    let tools = browser.texts(".turn .call .call-tool").await;
     for (i, tool) in [
         "set_objective",
         "add_todos",
@@ -52,10 +54,10 @@ async fn chat_turn_streams_answer_trace_and_panels(engine: Engine) {
     {
         assert!(
             tools.get(i).is_some_and(|t| t.contains(tool)),
-            "step {i} should be {tool}: {tools:?}"
+            "tool call {i} should be {tool}: {tools:?}"
         );
     }
-    let reasons = browser.texts(".turn .step .step-reason").await;
+    let reasons = browser.texts(".turn .call .call-reason").await;
     for (i, reason) in [
         "Noting the goal",
         "Laying out the plan",
@@ -67,15 +69,15 @@ async fn chat_turn_streams_answer_trace_and_panels(engine: Engine) {
     {
         assert!(
             reasons.get(i).is_some_and(|r| r.contains(reason)),
-            "step {i} should give its action_and_reasoning {reason:?}: {reasons:?}"
+            "tool call {i} should give its action_and_reasoning {reason:?}: {reasons:?}"
         );
     }
     assert_eq!(
-        browser.count(".turn .step .step-outcome.ok").await,
+        browser.count(".turn .call .call-outcome.ok").await,
         4,
-        "every step succeeded"
+        "every tool call succeeded"
     );
-    assert_eq!(browser.count(".turn .step .step-outcome.failed").await, 0);
+    assert_eq!(browser.count(".turn .call .call-outcome.failed").await, 0);
 
     // The panels.
     browser
@@ -84,10 +86,10 @@ async fn chat_turn_streams_answer_trace_and_panels(engine: Engine) {
             "Plan a 5-day trip to Lisbon under 2,000 EUR",
         )
         .await;
-    browser.wait_count("#todo-list li[data-todo-id]", 4).await;
+    browser.wait_count("#plan-list li[data-step-id]", 4).await;
     browser
         .wait_text(
-            "#todo-list li[data-depth=\"1\"] .todo-text",
+            "#plan-list li[data-depth=\"1\"] .plan-step-text",
             "Compare fares",
         )
         .await;
@@ -136,7 +138,7 @@ async fn chat_turn_streams_answer_trace_and_panels(engine: Engine) {
     browser
         .wait_text(".turn .msg.assistant .msg-content", "Your trip is planned")
         .await;
-    browser.wait_count(".turn details.reasoning .step", 4).await;
+    browser.wait_count(".turn details.reasoning .call", 4).await;
     browser.wait_for(".turn .chart img").await;
     browser.wait_text("#document-view h2", "Budget").await;
     browser.assert_no_js_errors().await;
@@ -215,25 +217,25 @@ async fn locked_preference_survives_the_agent(engine: Engine) {
             "That preference is locked",
         )
         .await;
-    browser.wait_count(".turn .step", 2).await;
-    let tools = browser.texts(".turn .step .step-tool").await;
+    browser.wait_count(".turn .call", 2).await;
+    let tools = browser.texts(".turn .call .call-tool").await;
     assert!(
         tools[0].contains("remove_preferences") && tools[1].contains("update_preferences"),
         "{tools:?}"
     );
-    // Each step says the preference was skipped because it is locked, and is not marked as a
-    // plain success (docs/UI.md: `.step-outcome` is `ok` or `failed`; the UI also has
+    // Each tool call says the preference was skipped because it is locked, and is not marked as a
+    // plain success (docs/UI.md: `.call-outcome` is `ok` or `failed`; the UI also has
     // `partial` for a call that skipped some of its targets).
-    let steps = browser.texts(".turn .step").await;
-    for step in &steps {
+    let calls = browser.texts(".turn .call").await;
+    for call in &calls {
         assert!(
-            step.contains("skipped") && step.contains("locked"),
-            "each step should report the skipped, locked preference: {steps:?}"
+            call.contains("skipped") && call.contains("locked"),
+            "each tool call should report the skipped, locked preference: {calls:?}"
         );
     }
     let classes = browser
         .js(
-            "return [...document.querySelectorAll('.turn .step .step-outcome')].map((e) => e.className);",
+            "return [...document.querySelectorAll('.turn .call .call-outcome')].map((e) => e.className);",
             vec![],
         )
         .await;

@@ -239,7 +239,7 @@ async fn hostile_content_renders_inert() {
         .wait_text("#preference-list .pref-title", "<img src=x")
         .await;
     browser
-        .wait_text("#todo-list .todo-text", "<img src=x")
+        .wait_text("#plan-list .plan-step-text", "<img src=x")
         .await;
     browser
         .wait_count("#artifact-list li[data-artifact-id]", 1)

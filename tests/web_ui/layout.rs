@@ -352,14 +352,14 @@ async fn confirm_if_asked(browser: &Browser) {
     }
 }
 
-/// The `data-todo-id` of the step whose text contains `text`.
-async fn todo_id(browser: &Browser, text: &str) -> String {
+/// The `data-step-id` of the step whose text contains `text`.
+async fn step_id(browser: &Browser, text: &str) -> String {
     browser
         .wait_js(
             &format!("a step containing {text:?}"),
-            "const li = [...document.querySelectorAll('#todo-list li[data-todo-id]')]
-               .find((l) => l.querySelector('.todo-text') && l.querySelector('.todo-text').textContent.includes(arguments[0]));
-             return li ? li.dataset.todoId : null;",
+            "const li = [...document.querySelectorAll('#plan-list li[data-step-id]')]
+               .find((l) => l.querySelector('.plan-step-text') && l.querySelector('.plan-step-text').textContent.includes(arguments[0]));
+             return li ? li.dataset.stepId : null;",
             vec![json!(text)],
         )
         .await
@@ -389,46 +389,48 @@ async fn panels_edit_in_place() {
     server.set_objective(&thread, "Original objective").await;
     let browser = Browser::start().await;
     open_thread(&browser, &server, &thread).await;
-    browser.wait_count("#todo-list li[data-todo-id]", 4).await;
+    browser.wait_count("#plan-list li[data-step-id]", 4).await;
 
     // A step: Enter saves, Escape cancels.
-    let id = todo_id(&browser, "Pick dates").await;
-    let li = format!("#todo-list li[data-todo-id=\"{id}\"]");
+    let id = step_id(&browser, "Pick dates").await;
+    let li = format!("#plan-list li[data-step-id=\"{id}\"]");
     browser
         .click(&format!("{li} button[data-action=\"edit\"]"))
         .await;
     browser
         .type_into(
-            "#todo-list .todo-edit-input",
+            "#plan-list .plan-step-edit-input",
             &format!("Pick dates in May{}", browser::ENTER),
         )
         .await;
     browser
-        .wait_text(&format!("{li} .todo-text"), "Pick dates in May")
+        .wait_text(&format!("{li} .plan-step-text"), "Pick dates in May")
         .await;
     browser
         .click(&format!("{li} button[data-action=\"edit\"]"))
         .await;
     browser
         .type_into(
-            "#todo-list .todo-edit-input",
+            "#plan-list .plan-step-edit-input",
             &format!("Not this{}", browser::ESCAPE),
         )
         .await;
-    browser.wait_hidden("#todo-list .todo-edit-input").await;
     browser
-        .wait_text(&format!("{li} .todo-text"), "Pick dates in May")
+        .wait_hidden("#plan-list .plan-step-edit-input")
+        .await;
+    browser
+        .wait_text(&format!("{li} .plan-step-text"), "Pick dates in May")
         .await;
 
     // Deleting a step deletes its sub-steps.
-    let id = todo_id(&browser, "Book flights").await;
+    let id = step_id(&browser, "Book flights").await;
     browser
         .click(&format!(
-            "#todo-list li[data-todo-id=\"{id}\"] button[data-action=\"delete\"]"
+            "#plan-list li[data-step-id=\"{id}\"] button[data-action=\"delete\"]"
         ))
         .await;
     confirm_if_asked(&browser).await;
-    browser.wait_count("#todo-list li[data-todo-id]", 2).await;
+    browser.wait_count("#plan-list li[data-step-id]", 2).await;
     let todos = server.workspace(&thread).await["todos"].clone();
     let texts: Vec<&str> = todos
         .as_array()
@@ -692,12 +694,12 @@ async fn keyboard_only_plan_and_chat_with_labelled_controls() {
 
     // Add a step with Enter, tick it with the space bar.
     browser
-        .type_into("#todo-input", &format!("Keyboard step{}", browser::ENTER))
+        .type_into("#plan-input", &format!("Keyboard step{}", browser::ENTER))
         .await;
-    browser.wait_count("#todo-list li[data-todo-id]", 1).await;
+    browser.wait_count("#plan-list li[data-step-id]", 1).await;
     browser
         .js(
-            "document.querySelector('#todo-list input.todo-done').focus();",
+            "document.querySelector('#plan-list input.plan-step-done').focus();",
             vec![],
         )
         .await;
@@ -712,7 +714,7 @@ async fn keyboard_only_plan_and_chat_with_labelled_controls() {
     browser
         .wait_js(
             "the step to be ticked",
-            "return document.querySelectorAll('#todo-list li.done').length === 1;",
+            "return document.querySelectorAll('#plan-list li.done').length === 1;",
             vec![],
         )
         .await;

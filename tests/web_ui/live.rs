@@ -23,30 +23,30 @@ async fn two_windows_stay_in_step(engine: Engine) {
     browser.open_window().await;
     open_thread(&browser, &server, &thread).await;
     let second = browser.window().await;
-    browser.wait_count("#todo-list li[data-todo-id]", 1).await;
+    browser.wait_count("#plan-list li[data-step-id]", 1).await;
 
     // Window 1: add a step.
     browser.switch_to(&first).await;
-    browser.type_into("#todo-input", "Book the hotel").await;
-    browser.click("#todo-add").await;
-    browser.wait_count("#todo-list li[data-todo-id]", 2).await;
+    browser.type_into("#plan-input", "Book the hotel").await;
+    browser.click("#plan-add").await;
+    browser.wait_count("#plan-list li[data-step-id]", 2).await;
     browser.switch_to(&second).await;
     browser
-        .wait_text("#todo-list .todo-text", "Book the hotel")
+        .wait_text("#plan-list .plan-step-text", "Book the hotel")
         .await;
 
     // Window 1: tick it.
     browser.switch_to(&first).await;
-    let todo_id = browser
-        .js("const li = [...document.querySelectorAll('#todo-list li[data-todo-id]')].find((l) => l.textContent.includes('Book the hotel'));
-             return li ? li.dataset.todoId : null;", vec![])
+    let step_id = browser
+        .js("const li = [...document.querySelectorAll('#plan-list li[data-step-id]')].find((l) => l.textContent.includes('Book the hotel'));
+             return li ? li.dataset.stepId : null;", vec![])
         .await;
-    let todo_id = todo_id
+    let step_id = step_id
         .as_str()
-        .expect("the new step has a data-todo-id")
+        .expect("the new step has a data-step-id")
         .to_string();
     let checkbox =
-        format!("#todo-list li[data-todo-id=\"{todo_id}\"] input.todo-done[type=checkbox]");
+        format!("#plan-list li[data-step-id=\"{step_id}\"] input.plan-step-done[type=checkbox]");
     browser.click(&checkbox).await;
     browser.switch_to(&second).await;
     browser
@@ -77,11 +77,11 @@ async fn two_windows_stay_in_step(engine: Engine) {
     // Over the API (user path): both windows.
     server.add_todo(&thread, "Pack the bags").await;
     browser
-        .wait_text("#todo-list .todo-text", "Pack the bags")
+        .wait_text("#plan-list .plan-step-text", "Pack the bags")
         .await;
     browser.switch_to(&first).await;
     browser
-        .wait_text("#todo-list .todo-text", "Pack the bags")
+        .wait_text("#plan-list .plan-step-text", "Pack the bags")
         .await;
 
     // The agent changes the plan and the document: the panels flash, in both windows.
@@ -103,7 +103,7 @@ async fn two_windows_stay_in_step(engine: Engine) {
         )
         .await;
     browser
-        .wait_text("#todo-list .todo-text", "Agent step")
+        .wait_text("#plan-list .plan-step-text", "Agent step")
         .await;
     browser
         .wait_text("#document-view", "Agent wrote this.")
@@ -112,7 +112,7 @@ async fn two_windows_stay_in_step(engine: Engine) {
     browser.wait_flash("document").await;
     browser.switch_to(&first).await;
     browser
-        .wait_text("#todo-list .todo-text", "Agent step")
+        .wait_text("#plan-list .plan-step-text", "Agent step")
         .await;
     browser.wait_flash("plan").await;
     browser.wait_flash("document").await;
@@ -233,11 +233,11 @@ async fn live_updates_keep_the_rows_in_place() {
         .await;
     let browser = Browser::start().await;
     open_thread(&browser, &server, &thread).await;
-    browser.wait_count("#todo-list li[data-todo-id]", 3).await;
+    browser.wait_count("#plan-list li[data-step-id]", 3).await;
     // Hold on to the second step's checkbox and the preference's lock, focused.
     browser
         .js(
-            "window.__box = document.querySelectorAll('#todo-list input.todo-done')[1];
+            "window.__box = document.querySelectorAll('#plan-list input.plan-step-done')[1];
              window.__lock = document.querySelector('#preference-list .pref-lock');
              window.__box.focus();",
             vec![],
@@ -259,7 +259,7 @@ async fn live_updates_keep_the_rows_in_place() {
             json!({"items": [{"title": "Quiet hotel", "kind": "soft"}]}),
         )
         .await;
-    browser.wait_count("#todo-list li[data-todo-id]", 4).await;
+    browser.wait_count("#plan-list li[data-step-id]", 4).await;
     browser
         .wait_count("#preference-list li[data-preference-id]", 2)
         .await;
@@ -281,7 +281,7 @@ async fn live_updates_keep_the_rows_in_place() {
     browser
         .wait_js(
             "the second step to be done on the server",
-            "return document.querySelectorAll('#todo-list li.done').length === 1;",
+            "return document.querySelectorAll('#plan-list li.done').length === 1;",
             vec![],
         )
         .await;

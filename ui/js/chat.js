@@ -1,0 +1,326 @@
+// The chat: streamed answers, a stop button, and under each answer the collapsible
+// "Internal reasoning" trace (each tool call's action_and_reasoning, tool and outcome).
+//
+// Everything shown comes from the thread's events stream, so every tab on the thread watches a
+// turn the same way; the tab that sends a message only adds its text until the turn starts.
+
+import { ApiError, api, report, threadPath } from './api.js';
+import { chartView, isChart } from './artifacts.js';
+import { $, h, replaceChildren, setBanner, setSafeHtml, toast } from './dom.js';
+
+/** How a tool call went: 'ok', 'failed', or 'partial' (it ran, but skipped something, e.g. a lock). */
+function outcomeOf(result) {
+  if (!result || result.success === false) return 'failed';
+  if (/skipped/i.test(result.summary || '')) return 'partial';
+  return 'ok';
+}
+
+const OUTCOME_MARK = { ok: '✓', failed: '✕', partial: '!' };
+const OUTCOME_WORDS = { ok: 'done', failed: 'failed', partial: 'partly done' };
+
+export class ChatPanel {
+  constructor(app) {
+    this.app = app;
+    this.messages = $('#messages');
+    this.input = $('#chat-input');
+    this.turns = new Map();
+    this.running = null; // turn_index of the turn in progress
+    this.pending = null; // the view of a message sent but not yet started
+    $('#chat-form').addEventListener('submit', (event) => {
+      event.preventDefault();
+      this.send();
+    });
+    this.input.addEventListener('keydown', (event) => {
+      if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        this.send();
+      }
+      if (event.key === 'Escape' && this.running !== null) this.stop();
+    });
+    $('#chat-stop').addEventListener('click', () => this.stop());
+  }
+
+  /** Rebuilds the conversation from `GET …/messages` (on open and after a reconnect). */
+  async load() {
+    const turns = await api.get(threadPath(this.app.threadId, '/messages?html=true'));
+    const nearBottom = this.isNearBottom();
+    const pending = this.pending;
+    this.turns.clear();
+    this.messages.replaceChildren();
+    this.running = null;
+    for (const turn of turns) {
+      const view = this.turnView(turn.turn_index);
+      const user = turn.messages.find((m) => m.role === 'user');
+      if (user) this.setUser(view, user.content);
+      for (const call of turn.steps) this.addCall(view, call); // `steps`: the API's name for tool calls
+      for (const chart of this.app.artifacts.chartsOfTurn(turn.turn_index)) this.addChart(view, chart);
+      const answer = turn.messages.filter((m) => m.role === 'assistant').pop();
+      if (answer) this.setAnswerHtml(view, answer.html ?? '', answer.content);
+      if (turn.status === 'running') this.markRunning(turn.turn_index);
+      else if (turn.status === 'failed' && turn.error) this.addError(view, turn.error);
+      else if (turn.status === 'cancelled') this.addError(view, 'Stopped before it finished.', true);
+    }
+    if (pending) this.messages.append(pending.el);
+    this.emptyState();
+    this.updateControls();
+    if (nearBottom) this.scrollToEnd();
+  }
+
+  emptyState() {
+    const empty = this.messages.querySelector('.chat-empty');
+    if (this.messages.querySelector('.turn')) {
+      empty?.remove();
+    } else if (!empty) {
+      this.messages.append(h('p', { class: 'chat-empty' }, 'Tell the agent what you are working on. It keeps the objective, plan, document and preferences beside this chat up to date, and you can edit them too.'));
+    }
+  }
+
+  turnView(turnIndex) {
+    let view = this.turns.get(turnIndex);
+    if (view) return view;
+    const el = h('div', { class: 'turn', dataset: { turnIndex } });
+    view = { el, index: turnIndex, calls: 0 };
+    this.turns.set(turnIndex, view);
+    this.messages.querySelector('.chat-empty')?.remove();
+    // Keep turns in order, even if one arrives late.
+    const later = [...this.messages.querySelectorAll('.turn[data-turn-index]')].find((t) => Number(t.dataset.turnIndex) > turnIndex);
+    const pendingEl = this.pending && this.pending.el.parentNode === this.messages ? this.pending.el : null;
+    this.messages.insertBefore(el, later || pendingEl);
+    return view;
+  }
+
+  setUser(view, text) {
+    if (!view.user) {
+      view.user = h('div', { class: 'msg user' });
+      view.el.prepend(view.user);
+    }
+    view.user.textContent = text;
+  }
+
+  reasoning(view) {
+    if (!view.reasoning) {
+      view.summary = h('summary', {}, 'Internal reasoning');
+      view.callList = h('ol', {});
+      view.reasoning = h('details', { class: 'reasoning' }, view.summary, view.callList);
+      view.summary.addEventListener('click', () => { view.touched = true; });
+      const before = view.answer || view.error || null;
+      view.el.insertBefore(view.reasoning, before);
+    }
+    return view.reasoning;
+  }
+
+  addCall(view, call) {
+    this.reasoning(view);
+    const outcome = outcomeOf(call.result);
+    const result = call.result || {};
+    const detail = result.success === false ? result.error : result.summary;
+    view.calls += 1;
+    view.callList.append(h('li', { class: `call ${outcome}` },
+      h('span', { class: `call-outcome ${outcome}`, title: OUTCOME_WORDS[outcome], 'aria-label': OUTCOME_WORDS[outcome] }, OUTCOME_MARK[outcome]),
+      h('span', { class: 'call-reason' }, call.action_and_reasoning || '(no reason given)', ' ', h('span', { class: 'call-tool' }, call.tool)),
+      detail ? h('span', { class: 'call-result' }, detail) : null));
+    const failed = view.callList.querySelectorAll('.call.failed').length;
+    view.summary.textContent = `Internal reasoning · ${view.calls} tool call${view.calls === 1 ? '' : 's'}${failed ? ` · ${failed} failed` : ''}`;
+    return outcome;
+  }
+
+  answerContent(view) {
+    if (!view.answer) {
+      view.content = h('div', { class: 'msg-content' });
+      view.answer = h('div', { class: 'msg assistant' }, view.content);
+      view.el.insertBefore(view.answer, view.error || null);
+    }
+    return view.content;
+  }
+
+  setAnswerHtml(view, html, text) {
+    const content = this.answerContent(view);
+    content.classList.remove('streaming');
+    content.classList.add('markdown');
+    if (html) setSafeHtml(content, html);
+    else content.textContent = text;
+  }
+
+  addChart(view, artifact) {
+    const id = artifact.artifact_id ?? artifact.id;
+    if (view.el.querySelector(`.chart[data-artifact-id="${id}"]`)) return;
+    view.el.insertBefore(chartView(this.app.threadId, artifact), view.answer || view.error || null);
+  }
+
+  addError(view, message, cancelled = false) {
+    view.error?.remove();
+    view.error = h('div', { class: `msg error${cancelled ? ' cancelled' : ''}`, role: 'alert' }, message);
+    view.el.append(view.error);
+  }
+
+  markRunning(turnIndex) {
+    this.running = turnIndex;
+    const view = this.turnView(turnIndex);
+    if (!view.thinking) {
+      view.thinking = h('div', { class: 'thinking' }, 'The agent is working…');
+      view.el.append(view.thinking);
+    }
+    this.updateControls();
+  }
+
+  updateControls() {
+    const busy = this.running !== null || this.pending !== null;
+    $('#chat-stop').hidden = !busy;
+    $('#chat-send').disabled = busy;
+    $('#chat-state').textContent = busy ? 'working…' : '';
+  }
+
+  isNearBottom() {
+    const m = this.messages;
+    return m.scrollHeight - m.scrollTop - m.clientHeight < 80;
+  }
+
+  scrollToEnd() {
+    this.messages.scrollTop = this.messages.scrollHeight;
+  }
+
+  async send() {
+    const text = this.input.value.trim();
+    if (!text || this.pending || this.running !== null) return;
+    const el = h('div', { class: 'turn pending' }, h('div', { class: 'msg user' }, text), h('div', { class: 'thinking' }, 'Sending…'));
+    this.pending = { el, text };
+    this.messages.querySelector('.chat-empty')?.remove();
+    this.messages.append(el);
+    this.scrollToEnd();
+    this.input.value = '';
+    this.updateControls();
+    let response;
+    try {
+      response = await api.stream(threadPath(this.app.threadId, '/chat'), { message: text });
+    } catch (err) {
+      // Not accepted: nothing ran. Give the text back.
+      el.remove();
+      this.pending = null;
+      this.input.value = text;
+      this.updateControls();
+      if (err instanceof ApiError && err.status === 409) {
+        toast('The agent is still working on this thread. Wait for it to finish, or press Stop.', 'warn');
+      } else if (err instanceof ApiError && err.status === 0) {
+        report(err, 'Sending the message');
+      } else {
+        toast(`The message could not be sent: ${err.message}`, 'bad');
+      }
+      this.emptyState();
+      return;
+    }
+    // Accepted: the turn runs on the server whatever happens to this response. It is drawn
+    // from the events stream; this copy is read to its end so the request completes normally.
+    try {
+      const reader = response.body.getReader();
+      while (!(await reader.read()).done) { /* drain */ }
+    } catch {
+      // This copy broke (e.g. the server restarted); the events stream catches up on its own.
+    }
+    if (this.pending && this.pending.el === el) {
+      // The turn ended without this tab seeing it start (its events stream was down): draw
+      // it from the stored conversation instead.
+      this.pending = null;
+      el.remove();
+      this.load().catch((err) => report(err, 'Loading the conversation'));
+    }
+  }
+
+
+  async stop() {
+    try {
+      await api.post(threadPath(this.app.threadId, '/cancel'));
+    } catch (err) { report(err, 'Stopping the turn'); }
+  }
+
+  /** One event of the thread's stream. */
+  onEvent(name, data) {
+    const nearBottom = this.isNearBottom();
+    const current = this.running !== null ? this.turns.get(this.running) : null;
+    switch (name) {
+      case 'turn': {
+        const view = this.turnView(data.turn_index);
+        if (this.pending) {
+          this.setUser(view, this.pending.text);
+          this.pending.el.remove();
+          this.pending = null;
+        } else if (!view.user) {
+          // Started from another tab or client: fetch its message.
+          this.fillUser(view);
+        }
+        this.markRunning(data.turn_index);
+        break;
+      }
+      case 'token': {
+        if (!current) break;
+        const content = this.answerContent(current);
+        content.classList.add('streaming');
+        content.append(data.text || '');
+        break;
+      }
+      case 'step': { // the events stream's name for one tool call
+        const view = this.turnView(data.turn_index ?? this.running);
+        const outcome = this.addCall(view, data);
+        if (!view.touched) view.reasoning.open = true;
+        if (/locked/i.test(JSON.stringify(data.result || {})) && outcome !== 'ok') {
+          toast('The agent tried to change a locked preference. It was left as you set it.', 'warn');
+        }
+        break;
+      }
+      case 'artifact': {
+        if (isChart(data)) this.addChart(this.turnView(data.turn_index ?? this.running), data);
+        break;
+      }
+      case 'message': {
+        const view = this.turnView(data.turn_index ?? this.running);
+        const content = this.answerContent(view);
+        content.classList.remove('streaming');
+        content.textContent = data.content || '';
+        api.post('/api/markdown', { markdown: data.content || '' })
+          .then((rendered) => this.setAnswerHtml(view, rendered.html, data.content))
+          .catch(() => {});
+        break;
+      }
+      case 'error': {
+        const view = data.turn_index !== undefined ? this.turnView(data.turn_index)
+          : current || (this.turns.size ? [...this.turns.values()].pop() : null);
+        const message = data.message || 'The turn failed.';
+        if (view) this.addError(view, message, /cancel/i.test(message));
+        if (/not configured|no provider|HAICO_LLM/i.test(message)) setBanner('model', message);
+        break;
+      }
+      case 'done': {
+        const view = this.turns.get(data.turn_index) || current;
+        if (view) {
+          view.thinking?.remove();
+          view.thinking = null;
+          view.content?.classList.remove('streaming');
+          if (view.reasoning && !view.touched) view.reasoning.open = false;
+          if (data.status === 'cancelled' && !view.error) this.addError(view, 'Stopped before it finished.', true);
+        }
+        this.running = null;
+        this.updateControls();
+        break;
+      }
+      default:
+        break;
+    }
+    if (nearBottom) this.scrollToEnd();
+  }
+
+  async fillUser(view) {
+    try {
+      const turns = await api.get(threadPath(this.app.threadId, '/messages'));
+      const turn = turns.find((t) => t.turn_index === view.index);
+      const user = turn && turn.messages.find((m) => m.role === 'user');
+      if (user) this.setUser(view, user.content);
+    } catch { /* the next re-sync fills it */ }
+  }
+
+  clear() {
+    this.turns.clear();
+    this.running = null;
+    this.pending = null;
+    replaceChildren(this.messages);
+    this.updateControls();
+  }
+}

@@ -1,0 +1,232 @@
+// The page's entry point: opens a thread (from the URL), keeps every panel in sync with the
+// thread's events stream, and reports the connection and model state.
+
+import { ApiError, api, report, threadPath, watchReachability } from './api.js';
+import { ArtifactsPanel } from './artifacts.js';
+import { ChatPanel } from './chat.js';
+import { DocumentPanel } from './doc.js';
+import { $, drawStaticIcons, flash, initBanner, setBanner } from './dom.js';
+import { ThreadEvents } from './events.js';
+import { ObjectivePanel } from './objective.js';
+import { PlanPanel } from './plan.js';
+import { PreferencesPanel } from './preferences.js';
+import { ThreadsPanel } from './threads.js';
+
+const LAST_THREAD = 'haico.lastThread';
+/** Workspace panel name (as in `workspace` events) → the section that shows it. */
+const PANEL_SECTIONS = {
+  objective: '#objective',
+  document: '#document',
+  plan: '#plan',
+  preferences: '#preferences',
+  artifacts: '#artifacts',
+};
+
+/**
+ * Reloads one panel at a time: a burst of events costs one request in flight plus one after,
+ * and an older answer never lands after a newer one.
+ */
+class Reloader {
+  constructor(load) {
+    this.load = load;
+    this.running = null;
+    this.again = false;
+  }
+
+  request() {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.load();
+        } while (this.again);
+      } catch (err) {
+        report(err, 'Refreshing the workspace');
+      } finally {
+        this.running = null;
+      }
+    })();
+    return this.running;
+  }
+}
+
+class App {
+  constructor() {
+    this.threadId = null;
+    this.events = null;
+    this.threads = new ThreadsPanel(this);
+    this.preferences = new PreferencesPanel(this);
+    this.objective = new ObjectivePanel(this);
+    this.document = new DocumentPanel(this);
+    this.plan = new PlanPanel(this);
+    this.artifacts = new ArtifactsPanel(this);
+    this.chat = new ChatPanel(this);
+    this.reloaders = {
+      objective: new Reloader(() => this.objective.load()),
+      document: new Reloader(() => this.document.load()),
+      plan: new Reloader(() => this.plan.load()),
+      preferences: new Reloader(() => this.preferences.load()),
+      artifacts: new Reloader(() => this.artifacts.load()),
+    };
+    this.syncer = new Reloader(() => this.syncAll());
+  }
+
+  async start() {
+    drawStaticIcons();
+    initBanner();
+    watchReachability(
+      () => setBanner('offline', null),
+      () => setBanner('offline', "Can't reach the haico server. Check that it is still running; this page reconnects by itself and nothing you typed is lost."),
+    );
+    $('#toggle-threads').addEventListener('click', () => {
+      const open = document.body.classList.toggle('threads-open');
+      $('#toggle-threads').setAttribute('aria-expanded', String(open));
+    });
+    window.addEventListener('popstate', () => this.route(false));
+    // Threads made or renamed elsewhere (another tab, the API, MCP) show up when the page is
+    // looked at again, and every half minute while it is.
+    window.addEventListener('focus', () => { this.threads.load().catch(() => {}); });
+    setInterval(() => {
+      if (document.visibilityState === 'visible') this.threads.load().catch(() => {});
+    }, 30000);
+    await this.loadInfo();
+    await this.route(true);
+  }
+
+  async loadInfo() {
+    try {
+      const info = await api.get('/api/info');
+      const pill = $('#model-status');
+      pill.hidden = false;
+      if (info.model && info.model.configured) {
+        pill.textContent = info.model.description;
+        pill.title = `The agent thinks with ${info.model.description}`;
+        pill.classList.remove('missing');
+      } else {
+        pill.textContent = 'No model configured';
+        pill.classList.add('missing');
+        const hint = (info.model && info.model.hint) || 'Start the server with HAICO_LLM_PROVIDER and HAICO_LLM_MODEL set.';
+        pill.title = hint;
+        setBanner('model', `No language model is configured, so the agent cannot answer yet. You can still edit the workspace.\n${hint}`);
+      }
+    } catch (err) {
+      report(err, 'Loading the server information');
+    }
+  }
+
+  /** Opens the thread the URL names, else the last one used, else the newest, else a new one. */
+  async route(initial) {
+    let threads = [];
+    try {
+      threads = await this.threads.load();
+    } catch (err) {
+      report(err, 'Loading the threads');
+      if (initial) setTimeout(() => this.route(true), 2000);
+      return;
+    }
+    const match = location.pathname.match(/^\/t\/([^/]+)\/?$/);
+    let wanted = match ? decodeURIComponent(match[1]) : null;
+    if (wanted && !threads.some((t) => t.id === wanted)) {
+      setBanner('error', `There is no thread “${wanted}” (it may have been deleted). Showing another one.`);
+      setTimeout(() => setBanner('error', null), 8000);
+      wanted = null;
+    }
+    if (!wanted) {
+      let last = null;
+      try { last = localStorage.getItem(LAST_THREAD); } catch { /* ignore */ }
+      wanted = threads.some((t) => t.id === last) ? last : threads[0]?.id;
+    }
+    if (!wanted) {
+      const thread = await api.post('/api/threads', { title: 'My first thread' });
+      await this.threads.load();
+      wanted = thread.id;
+    }
+    await this.open(wanted, { push: false, replace: !match || decodeURIComponent(match[1]) !== wanted });
+  }
+
+  async open(threadId, { push = false, replace = false } = {}) {
+    if (this.threadId === threadId && this.events && !push && !replace) return;
+    if (this.events) this.events.close();
+    this.threadId = threadId;
+    document.body.dataset.ready = 'false';
+    document.body.classList.remove('threads-open');
+    try { localStorage.setItem(LAST_THREAD, threadId); } catch { /* ignore */ }
+    const url = `/t/${encodeURIComponent(threadId)}`;
+    if (push && location.pathname !== url) history.pushState({}, '', url);
+    else if (replace && location.pathname !== url) history.replaceState({}, '', url);
+    this.threads.render();
+    const thread = this.threads.threads.find((t) => t.id === threadId);
+    this.setHeading(thread ? thread.title : threadId);
+    if (this.document.editing) this.document.stopEdit();
+    this.chat.clear();
+    this.setConnection('reconnecting');
+    this.events = new ThreadEvents(threadId, {
+      onEvent: (name, data) => this.onEvent(name, data),
+      onOpen: () => this.syncer.request(),
+      onState: (state) => this.setConnection(state),
+    });
+  }
+
+  setHeading(title) {
+    $('#thread-heading').textContent = title || 'Untitled thread';
+    document.title = `${title || 'Untitled thread'} · haico`;
+  }
+
+  setConnection(state) {
+    const el = $('#connection-status');
+    el.dataset.state = state;
+    $('.label', el).textContent = { live: 'Live', reconnecting: 'Reconnecting…', offline: 'Offline' }[state];
+    if (state === 'offline') {
+      setBanner('offline', "Can't reach the haico server. Check that it is still running; this page reconnects by itself and nothing you typed is lost.");
+    } else if (state === 'live') {
+      setBanner('offline', null);
+    }
+  }
+
+  /** Loads every panel (on open, and after each reconnect, for what the stream missed). */
+  async syncAll() {
+    const threadId = this.threadId;
+    let workspace;
+    try {
+      workspace = await api.get(threadPath(threadId, '/workspace?html=true'));
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) {
+        setBanner('error', 'This thread was deleted.');
+        await this.route(false);
+        return;
+      }
+      throw err;
+    }
+    if (threadId !== this.threadId) return;
+    this.objective.render(workspace.objective);
+    this.document.apply(workspace.document);
+    this.plan.render(workspace.todos);
+    this.preferences.render(workspace.preferences);
+    this.artifacts.render(workspace.artifacts);
+    await this.chat.load();
+    if (threadId === this.threadId && document.body.dataset.ready !== 'true') {
+      document.body.dataset.ready = 'true';
+      // For the UI benchmark (benches/ui.rs): navigation start → every panel drawn.
+      if (!performance.getEntriesByName('haico-ready').length) performance.mark('haico-ready');
+    }
+  }
+
+  onEvent(name, data) {
+    if (name === 'workspace') {
+      for (const panel of data.panels || []) {
+        this.reloaders[panel]?.request();
+        if (data.source === 'agent') flash($(PANEL_SECTIONS[panel]));
+      }
+      return;
+    }
+    if (name === 'artifact') this.reloaders.artifacts.request();
+    this.chat.onEvent(name, data);
+  }
+}
+
+const app = new App();
+app.start().catch((err) => report(err, 'Starting'));
