@@ -40,6 +40,11 @@ impl Panel {
         }
     }
 
+    /// The panel with this name, as in events and the API.
+    pub fn parse(name: &str) -> Option<Panel> {
+        Panel::ALL.into_iter().find(|panel| panel.as_str() == name)
+    }
+
     fn bit(self) -> u8 {
         1 << (self as u8)
     }

@@ -23,7 +23,7 @@ use utoipa::{
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{
-    artifacts, auth, chat, document, events, health, html, info, metrics, objective, plan,
+    artifacts, auth, chat, document, events, health, history, html, info, metrics, objective, plan,
     preferences,
     schema::{DocumentConflict, ErrorBody, ThreadPath},
     state::AppState,
@@ -50,6 +50,7 @@ pub(super) fn routes() -> OpenApiRouter<AppState> {
         .merge(plan::router())
         .merge(preferences::router())
         .merge(artifacts::router())
+        .merge(history::router())
         .merge(chat::router())
         .merge(events::router())
 }
@@ -153,6 +154,7 @@ fn mcp_delete() {}
         (name = "ui", description = "What the web UI needs besides the workspace: the server's set-up and Markdown rendered to sanitised HTML"),
         (name = "threads", description = "Threads and their workspace snapshot"),
         (name = "workspace", description = "The user path: objective, document, plan, preferences and artifacts"),
+        (name = "history", description = "Revisions, the workspace at any of them, document diffs, restore, undoing a turn, forks"),
         (name = "agent", description = "Agent turns, the conversation, the live event stream and the tools"),
         (name = "mcp", description = "The same tools for MCP clients (streamable HTTP transport), one endpoint per thread"),
     ),

@@ -41,6 +41,14 @@ pub enum ApiError {
         /// The document as it is now.
         document: Document,
     },
+    /// Later changes stand in the way; the answer lists them.
+    #[error("{message}")]
+    Conflicts {
+        /// What happened and what to do.
+        message: String,
+        /// The conflicting later changes.
+        conflicts: Vec<crate::workspace::RevertConflict>,
+    },
     /// The body is larger than the server accepts.
     #[error("{0}")]
     TooLarge(String),
@@ -66,7 +74,9 @@ impl ApiError {
             ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::Unprocessable(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
-            ApiError::Conflict(_) | ApiError::StaleDocument { .. } => StatusCode::CONFLICT,
+            ApiError::Conflict(_) | ApiError::StaleDocument { .. } | ApiError::Conflicts { .. } => {
+                StatusCode::CONFLICT
+            }
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
@@ -93,6 +103,10 @@ impl IntoResponse for ApiError {
             ApiError::Store(err) => {
                 tracing::error!(error = %err, "request failed in storage");
                 "the database is unavailable; try again shortly".to_string()
+            }
+            ApiError::Conflicts { message, conflicts } => {
+                let body = json!({ "error": message, "conflicts": conflicts });
+                return (status, axum::Json(body)).into_response();
             }
             ApiError::StaleDocument { message, document } => {
                 let body = json!({ "error": message, "document": document });
@@ -155,6 +169,9 @@ impl From<WorkspaceError> for ApiError {
                 message,
                 document: current,
             },
+            WorkspaceError::Conflicts { conflicts, .. } => {
+                ApiError::Conflicts { message, conflicts }
+            }
             WorkspaceError::Store(store) => ApiError::Store(store),
         }
     }

@@ -19,6 +19,7 @@ mod error;
 mod events;
 mod extract;
 mod health;
+mod history;
 mod html;
 mod info;
 mod metrics;

@@ -109,3 +109,14 @@ pub struct ToolPath {
     /// The tool's name, as in `GET /api/tools`.
     pub tool_name: String,
 }
+
+/// An agent turn of a thread in the path.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+pub struct TurnPath {
+    /// The thread's id.
+    #[param(value_type = String, pattern = "^[A-Za-z0-9_-]{1,64}$")]
+    pub thread_id: ThreadId,
+    /// The turn's number, from 1.
+    pub turn_index: i64,
+}

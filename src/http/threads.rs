@@ -32,6 +32,15 @@ struct CreateThread {
     title: Option<String>,
 }
 
+/// `?at=REV`: the workspace as it stood right after revision `REV` (0: empty).
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct AtParam {
+    /// A revision of the thread, from `GET …/history`.
+    #[serde(default)]
+    at: Option<i64>,
+}
+
 /// Body of `PATCH /api/threads/{thread_id}`.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -155,9 +164,9 @@ async fn delete_thread(
     path = "/api/threads/{thread_id}/workspace",
     tag = "threads",
     summary = "The workspace snapshot, in display order",
-    params(ThreadPath, HtmlParam),
+    params(ThreadPath, HtmlParam, AtParam),
     responses(
-        (status = 200, description = "Objective, document, plan, preferences and the artifact index; with `?html=true` the document also has `html`", body = WorkspaceView),
+        (status = 200, description = "Objective, document, plan, preferences and the artifact index (with `?at=`, exactly as they stood right after that revision); with `?html=true` the document also has `html`", body = WorkspaceView),
         PathErrors,
     ),
 )]
@@ -165,7 +174,12 @@ async fn workspace(
     State(state): State<AppState>,
     Path(path): Path<ThreadPath>,
     Query(param): Query<HtmlParam>,
+    Query(at): Query<AtParam>,
 ) -> Result<Json<WorkspaceView>, ApiError> {
-    let snapshot = state.workspaces().snapshot(&path.thread_id).await?;
+    let workspaces = state.workspaces();
+    let snapshot = match at.at {
+        Some(rev) => workspaces.workspace_at(&path.thread_id, rev).await?,
+        None => workspaces.snapshot(&path.thread_id).await?,
+    };
     Ok(Json(workspace_view(snapshot, param).await?))
 }

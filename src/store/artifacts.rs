@@ -43,6 +43,7 @@ impl WorkspaceRepository {
         })
         .context("storing an artifact")?;
         self.mark(Panel::Artifacts);
+        self.journal_mut().artifacts.push(id);
         Ok(id)
     }
 

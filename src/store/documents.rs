@@ -2,7 +2,8 @@
 
 use super::{
     Context, Document, StoreError,
-    repository::{WorkspaceRepository, now, with_conn},
+    journal::{TextOp, splice},
+    repository::{Tx, WorkspaceRepository, now, with_conn},
 };
 use crate::panels::Panel;
 
@@ -46,13 +47,13 @@ impl WorkspaceRepository {
         text: &str,
     ) -> Result<DocumentWrite, StoreError> {
         let at = now();
-        let (chars, version): (i64, i64) = with_conn!(self, conn => {
+        let (chars, version, title): (i64, i64, String) = with_conn!(self, conn => {
             sqlx::query_as(
                 "INSERT INTO documents (thread_id, title, content, version, updated_at) \
                  VALUES ($1, '', $2, 1, $3) \
                  ON CONFLICT (thread_id) DO UPDATE SET content = documents.content || excluded.content, \
                  version = documents.version + 1, updated_at = excluded.updated_at \
-                 RETURNING CAST(length(content) AS BIGINT), version",
+                 RETURNING CAST(length(content) AS BIGINT), version, title",
             )
             .bind(thread_id)
             .bind(text)
@@ -62,6 +63,13 @@ impl WorkspaceRepository {
         })
         .context("appending to the document")?;
         self.mark(Panel::Document);
+        self.journal_mut().document_ops(
+            vec![TextOp::Append {
+                text: text.to_string(),
+            }],
+            title,
+            version,
+        );
         Ok(DocumentWrite { chars, version })
     }
 }
@@ -79,6 +87,9 @@ impl WorkspaceRepository {
         title: Option<&str>,
         expected_version: Option<i64>,
     ) -> Result<Option<Document>, StoreError> {
+        // The body as it is, held until the transaction ends, so the change recorded for the
+        // history is taken against exactly what this write replaces.
+        let old = self.document_for_update(thread_id).await?;
         let at = now();
         let row: Option<(String, i64)> = match expected_version {
             // Unconditional: the same upsert as the tools.
@@ -138,10 +149,89 @@ impl WorkspaceRepository {
             return Ok(None);
         };
         self.mark(Panel::Document);
-        Ok(Some(Document {
+        let document = Document {
             title,
             content: content.to_string(),
             version,
-        }))
+        };
+        match old {
+            Some(old) => self.journal_mut().document_ops(
+                vec![splice(&old, content)],
+                document.title.clone(),
+                version,
+            ),
+            None => self.journal_mut().document_set(Some(document.clone())),
+        }
+        Ok(Some(document))
+    }
+
+    /// The body, locked against other writers until this transaction ends (on SQLite the
+    /// transaction holds the write lock already).
+    async fn document_for_update(&mut self, thread_id: &str) -> Result<Option<String>, StoreError> {
+        let row: Option<(String,)> = match &mut self.tx {
+            Tx::Sqlite(tx) => {
+                sqlx::query_as("SELECT content FROM documents WHERE thread_id = $1")
+                    .bind(thread_id)
+                    .fetch_optional(&mut **tx)
+                    .await
+            }
+            Tx::Postgres(tx) => {
+                sqlx::query_as("SELECT content FROM documents WHERE thread_id = $1 FOR UPDATE")
+                    .bind(thread_id)
+                    .fetch_optional(&mut **tx)
+                    .await
+            }
+        }
+        .context("reading the document")?;
+        Ok(row.map(|(content,)| content))
+    }
+
+    /// Sets the document whole, or removes it (`None`): a restore. A set document gets the next
+    /// version, so editors holding an older one notice.
+    pub async fn set_document(
+        &mut self,
+        thread_id: &str,
+        document: Option<(&str, &str)>,
+    ) -> Result<Option<Document>, StoreError> {
+        let Some((title, content)) = document else {
+            let removed = with_conn!(self, conn => {
+                sqlx::query("DELETE FROM documents WHERE thread_id = $1")
+                    .bind(thread_id)
+                    .execute(conn)
+                    .await
+                    .map(|r| r.rows_affected())
+            })
+            .context("removing the document")?;
+            if removed > 0 {
+                self.mark(Panel::Document);
+                self.journal_mut().document_set(None);
+            }
+            return Ok(None);
+        };
+        let at = now();
+        let (version,): (i64,) = with_conn!(self, conn => {
+            sqlx::query_as(
+                "INSERT INTO documents (thread_id, title, content, version, updated_at) \
+                 VALUES ($1, $2, $3, 1, $4) \
+                 ON CONFLICT (thread_id) DO UPDATE SET content = excluded.content, \
+                 title = excluded.title, version = documents.version + 1, \
+                 updated_at = excluded.updated_at RETURNING version",
+            )
+            .bind(thread_id)
+            .bind(title)
+            .bind(content)
+            .bind(at)
+            .fetch_one(conn)
+            .await
+        })
+        .context("restoring the document")?;
+        self.mark(Panel::Document);
+        let document = Document {
+            title: title.to_string(),
+            content: content.to_string(),
+            version,
+        };
+        self.journal_mut().document_set(Some(document.clone()));
+        Ok(Some(document))
     }
 }

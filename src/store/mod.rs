@@ -7,9 +7,12 @@
 
 mod artifacts;
 mod conversation;
+mod copy;
 mod documents;
 mod error;
 mod events;
+mod history;
+pub mod journal;
 mod models;
 mod objectives;
 mod plan;
@@ -31,8 +34,10 @@ pub use documents::DocumentWrite;
 pub(crate) use error::Context;
 pub use error::StoreError;
 pub use events::{NewEvent, StoredEvent};
+pub use history::{Chain, NewRevision, PanelRecord, Revision, revision_time};
 pub use models::{
-    Artifact, ArtifactSummary, Document, PlanStep, Preference, PreferenceKind, Thread, Workspace,
+    Artifact, ArtifactSummary, Document, ForkOrigin, PlanStep, Preference, PreferenceKind, Thread,
+    Workspace,
 };
 pub use plan::{NewPlanStep, StepAt, StepPlace, StepRange};
 pub use preferences::{NewPreference, PreferencePatch, WriteOutcome};

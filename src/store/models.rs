@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// A conversation and its workspace.
-#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Thread {
     /// The thread id (`[A-Za-z0-9_-]{1,64}`).
     pub id: String,
@@ -18,10 +18,52 @@ pub struct Thread {
     pub created_at: DateTime<Utc>,
     /// When the thread or its workspace last changed through a thread-level write.
     pub updated_at: DateTime<Utc>,
+    /// Where a forked thread came from; absent for a thread that was not forked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub forked_from: Option<ForkOrigin>,
+}
+
+/// The thread and revision a fork was made from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct ForkOrigin {
+    /// The thread forked.
+    pub thread_id: String,
+    /// Its revision the fork started from.
+    pub rev: i64,
+}
+
+/// A thread row as stored.
+#[derive(sqlx::FromRow)]
+pub(crate) struct ThreadRow {
+    id: String,
+    title: String,
+    turn_index: i64,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+    forked_from_thread: Option<String>,
+    forked_from_rev: Option<i64>,
+}
+
+impl From<ThreadRow> for Thread {
+    fn from(row: ThreadRow) -> Self {
+        let forked_from = match (row.forked_from_thread, row.forked_from_rev) {
+            (Some(thread_id), Some(rev)) => Some(ForkOrigin { thread_id, rev }),
+            _ => None,
+        };
+        Thread {
+            id: row.id,
+            title: row.title,
+            turn_index: row.turn_index,
+            created_at: row.created_at,
+            updated_at: row.updated_at,
+            forked_from,
+        }
+    }
 }
 
 /// The co-edited working document of a thread.
-#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow, utoipa::ToSchema)]
 pub struct Document {
     /// Title shown above the document.
     pub title: String,
@@ -32,7 +74,7 @@ pub struct Document {
 }
 
 /// One step of the plan (a "todo" on the wire, as in the seeds).
-#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow, utoipa::ToSchema)]
 pub struct PlanStep {
     /// Stable id, for the user path.
     pub id: i64,
@@ -84,7 +126,7 @@ impl PreferenceKind {
 }
 
 /// A user constraint.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Preference {
     /// Stable id, for the user path.
     pub id: i64,

@@ -41,6 +41,24 @@ impl WorkspaceRepository {
         })
         .context("setting the objective")?;
         self.mark(Panel::Objective);
+        self.journal_mut().objective(Some(objective.to_string()));
+        Ok(())
+    }
+
+    /// Removes the objective (a restore to a time before it was set).
+    pub async fn clear_objective(&mut self, thread_id: &str) -> Result<(), StoreError> {
+        let removed = with_conn!(self, conn => {
+            sqlx::query("DELETE FROM objectives WHERE thread_id = $1")
+                .bind(thread_id)
+                .execute(conn)
+                .await
+                .map(|r| r.rows_affected())
+        })
+        .context("clearing the objective")?;
+        if removed > 0 {
+            self.mark(Panel::Objective);
+            self.journal_mut().objective(None);
+        }
         Ok(())
     }
 }

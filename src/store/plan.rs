@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use super::{
     Context, PlanStep, StoreError,
+    journal::ListOp,
     repository::{Tx, WorkspaceRepository, now, with_conn},
 };
 use crate::panels::Panel;
@@ -145,39 +146,45 @@ impl WorkspaceRepository {
         let at = now();
         // One statement for the whole batch: the steps travel as one JSON array parameter.
         let batch = serde_json::to_string(steps)?;
-        match &mut self.tx {
+        let mut rows: Vec<PositionedStep> = match &mut self.tx {
             Tx::Sqlite(tx) => {
-                sqlx::query(
+                sqlx::query_as(
                     "INSERT INTO todos (thread_id, position, text, depth, done, created_at, updated_at) \
                      SELECT $1, $2 + CAST(j.key AS INTEGER), json_extract(j.value, '$.text'), \
                             json_extract(j.value, '$.depth'), FALSE, $3, $3 \
-                     FROM json_each($4) AS j",
+                     FROM json_each($4) AS j \
+                     RETURNING position, id, text, depth, done",
                 )
                 .bind(thread_id)
                 .bind(position)
                 .bind(at)
                 .bind(batch)
-                .execute(&mut **tx)
+                .fetch_all(&mut **tx)
                 .await
-                .map(|r| r.rows_affected())
             }
             Tx::Postgres(tx) => {
-                sqlx::query(
+                sqlx::query_as(
                     "INSERT INTO todos (thread_id, position, text, depth, done, created_at, updated_at) \
                      SELECT $1, $2 + (s.ord - 1), s.step->>'text', (s.step->>'depth')::bigint, FALSE, $3, $3 \
-                     FROM jsonb_array_elements($4::jsonb) WITH ORDINALITY AS s(step, ord)",
+                     FROM jsonb_array_elements($4::jsonb) WITH ORDINALITY AS s(step, ord) \
+                     RETURNING position, id, text, depth, done",
                 )
                 .bind(thread_id)
                 .bind(position)
                 .bind(at)
                 .bind(batch)
-                .execute(&mut **tx)
+                .fetch_all(&mut **tx)
                 .await
-                .map(|r| r.rows_affected())
             }
         }
         .context("inserting steps")?;
         self.mark(Panel::Plan);
+        // The order RETURNING lists rows in is not promised; their positions are.
+        rows.sort_by_key(|row| row.position);
+        self.journal_mut().plan.push(ListOp::Insert {
+            at: usize::try_from(position).unwrap_or(0),
+            items: rows.into_iter().map(|row| row.step).collect(),
+        });
         Ok(())
     }
 
@@ -210,10 +217,10 @@ impl WorkspaceRepository {
         position: i64,
     ) -> Result<Option<bool>, StoreError> {
         let at = now();
-        let row: Option<(bool,)> = with_conn!(self, conn => {
+        let row: Option<PlanStep> = with_conn!(self, conn => {
             sqlx::query_as(
                 "UPDATE todos SET done = NOT done, updated_at = $3 \
-                 WHERE thread_id = $1 AND position = $2 RETURNING done",
+                 WHERE thread_id = $1 AND position = $2 RETURNING id, text, depth, done",
             )
             .bind(thread_id)
             .bind(position)
@@ -222,10 +229,11 @@ impl WorkspaceRepository {
             .await
         })
         .context("ticking a step")?;
-        if row.is_some() {
-            self.mark(Panel::Plan);
-        }
-        Ok(row.map(|(done,)| done))
+        Ok(row.map(|step| {
+            let done = step.done;
+            self.updated_step(step);
+            done
+        }))
     }
 
     /// Rewrites the text of the step at `position`.
@@ -236,24 +244,30 @@ impl WorkspaceRepository {
         text: &str,
     ) -> Result<bool, StoreError> {
         let at = now();
-        let result = with_conn!(self, conn => {
-            sqlx::query(
-                "UPDATE todos SET text = $3, updated_at = $4 WHERE thread_id = $1 AND position = $2",
+        let row: Option<PlanStep> = with_conn!(self, conn => {
+            sqlx::query_as(
+                "UPDATE todos SET text = $3, updated_at = $4 WHERE thread_id = $1 AND position = $2 \
+                 RETURNING id, text, depth, done",
             )
             .bind(thread_id)
             .bind(position)
             .bind(text)
             .bind(at)
-            .execute(conn)
+            .fetch_optional(conn)
             .await
-            .map(|r| r.rows_affected())
         })
         .context("rewriting a step")?;
-        let applied = result > 0;
-        if applied {
-            self.mark(Panel::Plan);
+        let applied = row.is_some();
+        if let Some(step) = row {
+            self.updated_step(step);
         }
         Ok(applied)
+    }
+
+    /// Records a step that now reads differently.
+    fn updated_step(&mut self, step: PlanStep) {
+        self.mark(Panel::Plan);
+        self.journal_mut().plan.push(ListOp::Update { item: step });
     }
 
     /// Updates a step by id (the user path): text, done and depth, each only when given.
@@ -279,8 +293,8 @@ impl WorkspaceRepository {
             .await
         })
         .context("updating a step")?;
-        if row.is_some() {
-            self.mark(Panel::Plan);
+        if let Some(step) = &row {
+            self.updated_step(step.clone());
         }
         Ok(row)
     }
@@ -296,27 +310,40 @@ impl WorkspaceRepository {
         ordered.sort_by_key(|range| std::cmp::Reverse(range.start));
         let mut removed = 0;
         for range in ordered {
-            let result = with_conn!(self, conn => {
-                sqlx::query(
-                    "DELETE FROM todos WHERE thread_id = $1 AND position >= $2 AND position < $3",
+            let ids: Vec<(i64,)> = with_conn!(self, conn => {
+                sqlx::query_as(
+                    "DELETE FROM todos WHERE thread_id = $1 AND position >= $2 AND position < $3 \
+                     RETURNING id",
                 )
                 .bind(thread_id)
                 .bind(range.start)
                 .bind(range.end)
-                .execute(conn)
+                .fetch_all(conn)
                 .await
-                .map(|r| r.rows_affected())
             })
             .context("removing steps")?;
-            removed += result;
+            removed += u64::try_from(ids.len()).unwrap_or(u64::MAX);
             self.shift_steps(thread_id, range.end, range.start - range.end)
                 .await?;
+            if !ids.is_empty() {
+                self.journal_mut().plan.push(ListOp::Remove {
+                    ids: ids.into_iter().map(|(id,)| id).collect(),
+                });
+            }
         }
         if removed > 0 {
             self.mark(Panel::Plan);
         }
         Ok(removed)
     }
+}
+
+/// A step with its position, as an insert returns it.
+#[derive(sqlx::FromRow)]
+struct PositionedStep {
+    position: i64,
+    #[sqlx(flatten)]
+    step: PlanStep,
 }
 
 /// Where a step is in the plan: its stable id, 0-based position and depth.
@@ -375,6 +402,10 @@ impl WorkspaceRepository {
         })
         .context("inserting a step")?;
         self.mark(Panel::Plan);
+        self.journal_mut().plan.push(ListOp::Insert {
+            at: usize::try_from(position).unwrap_or(0),
+            items: vec![step.clone()],
+        });
         Ok(step)
     }
 
@@ -397,5 +428,51 @@ impl WorkspaceRepository {
         };
         let removed = self.remove_step_ranges(thread_id, &[range]).await?;
         Ok(Some(removed))
+    }
+}
+
+impl WorkspaceRepository {
+    /// Makes the plan exactly `steps`, in order, keeping their ids: a restore. (Ids never come
+    /// back into use otherwise, so an id of this thread's past is free again once its current
+    /// steps are gone.)
+    pub async fn replace_plan(
+        &mut self,
+        thread_id: &str,
+        steps: &[PlanStep],
+    ) -> Result<(), StoreError> {
+        with_conn!(self, conn => {
+            sqlx::query("DELETE FROM todos WHERE thread_id = $1")
+                .bind(thread_id)
+                .execute(conn)
+                .await
+                .map(|r| r.rows_affected())
+        })
+        .context("clearing the plan")?;
+        let at = now();
+        for (position, step) in steps.iter().enumerate() {
+            let position = i64::try_from(position).unwrap_or(i64::MAX);
+            with_conn!(self, conn => {
+                sqlx::query(
+                    "INSERT INTO todos (id, thread_id, position, text, depth, done, created_at, updated_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $7)",
+                )
+                .bind(step.id)
+                .bind(thread_id)
+                .bind(position)
+                .bind(&step.text)
+                .bind(step.depth)
+                .bind(step.done)
+                .bind(at)
+                .execute(conn)
+                .await
+                .map(|r| r.rows_affected())
+            })
+            .context("restoring a step")?;
+        }
+        self.mark(Panel::Plan);
+        self.journal_mut().plan.push(ListOp::Set {
+            items: steps.to_vec(),
+        });
+        Ok(())
     }
 }

@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::{
     Context, Preference, PreferenceKind, StoreError,
+    journal::ListOp,
     repository::{Tx, WorkspaceRepository, now, with_conn},
 };
 use crate::panels::Panel;
@@ -129,6 +130,9 @@ impl WorkspaceRepository {
         }
         if !added.is_empty() {
             self.mark(Panel::Preferences);
+            self.journal_mut().preferences.push(ListOp::Add {
+                items: added.clone(),
+            });
         }
         Ok(added)
     }
@@ -172,8 +176,12 @@ impl WorkspaceRepository {
         .context("updating a preference")?;
         match row {
             Some(row) => {
+                let preference = Preference::from(row);
                 self.mark(Panel::Preferences);
-                Ok((WriteOutcome::Applied, Some(Preference::from(row))))
+                self.journal_mut().preferences.push(ListOp::Update {
+                    item: preference.clone(),
+                });
+                Ok((WriteOutcome::Applied, Some(preference)))
             }
             None => Ok((self.why_untouched(thread_id, id).await?, None)),
         }
@@ -199,6 +207,9 @@ impl WorkspaceRepository {
         .context("removing a preference")?;
         if result > 0 {
             self.mark(Panel::Preferences);
+            self.journal_mut()
+                .preferences
+                .push(ListOp::Remove { ids: vec![id] });
             Ok(WriteOutcome::Applied)
         } else {
             self.why_untouched(thread_id, id).await
@@ -232,5 +243,48 @@ impl WorkspaceRepository {
             Some((true,)) => WriteOutcome::Locked,
             _ => WriteOutcome::Missing,
         })
+    }
+}
+
+impl WorkspaceRepository {
+    /// Makes the preferences exactly `items`, keeping their ids and locks: a restore.
+    pub async fn replace_preferences(
+        &mut self,
+        thread_id: &str,
+        items: &[Preference],
+    ) -> Result<(), StoreError> {
+        with_conn!(self, conn => {
+            sqlx::query("DELETE FROM preferences WHERE thread_id = $1")
+                .bind(thread_id)
+                .execute(conn)
+                .await
+                .map(|r| r.rows_affected())
+        })
+        .context("clearing the preferences")?;
+        let at = now();
+        for item in items {
+            with_conn!(self, conn => {
+                sqlx::query(
+                    "INSERT INTO preferences (id, thread_id, title, subtitle, kind, locked, created_at, updated_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $7)",
+                )
+                .bind(item.id)
+                .bind(thread_id)
+                .bind(&item.title)
+                .bind(item.subtitle.as_deref())
+                .bind(item.kind.as_str())
+                .bind(item.locked)
+                .bind(at)
+                .execute(conn)
+                .await
+                .map(|r| r.rows_affected())
+            })
+            .context("restoring a preference")?;
+        }
+        self.mark(Panel::Preferences);
+        self.journal_mut().preferences.push(ListOp::Set {
+            items: items.to_vec(),
+        });
+        Ok(())
     }
 }

@@ -6,7 +6,7 @@
 
 use sqlx::{Postgres, Sqlite, Transaction};
 
-use super::{Context, StoreError};
+use super::{Context, StoreError, journal::Journal};
 use crate::panels::{Panel, PanelSet};
 
 /// Which database engine a repository talks to.
@@ -29,6 +29,7 @@ pub(crate) enum Tx {
 pub struct WorkspaceRepository {
     pub(crate) tx: Tx,
     changed: PanelSet,
+    journal: Journal,
 }
 
 /// Runs `$body` with `$conn` bound to the transaction's connection, whichever engine it is.
@@ -54,6 +55,7 @@ impl WorkspaceRepository {
         Self {
             tx: Tx::Sqlite(tx),
             changed: PanelSet::default(),
+            journal: Journal::default(),
         }
     }
 
@@ -61,6 +63,7 @@ impl WorkspaceRepository {
         Self {
             tx: Tx::Postgres(tx),
             changed: PanelSet::default(),
+            journal: Journal::default(),
         }
     }
 
@@ -80,6 +83,16 @@ impl WorkspaceRepository {
     /// Records that a write touched `panel`.
     pub(crate) fn mark(&mut self, panel: Panel) {
         self.changed.insert(panel);
+    }
+
+    /// What this transaction's writes did to each panel, so far.
+    pub fn journal(&self) -> &Journal {
+        &self.journal
+    }
+
+    /// The journal, for the writes to record into.
+    pub(crate) fn journal_mut(&mut self) -> &mut Journal {
+        &mut self.journal
     }
 
     /// Makes every write of this transaction durable and returns the panels it touched.

@@ -2,21 +2,23 @@
 
 use super::{
     Context, StoreError, Thread, Workspace,
+    models::ThreadRow,
     repository::{Tx, WorkspaceRepository, now, with_conn},
 };
 
-const THREAD_COLUMNS: &str = "id, title, turn_index, created_at, updated_at";
+const THREAD_COLUMNS: &str =
+    "id, title, turn_index, created_at, updated_at, forked_from_thread, forked_from_rev";
 
 impl WorkspaceRepository {
     /// Creates a thread; an existing id is [`StoreError::AlreadyExists`].
     pub async fn create_thread(&mut self, id: &str, title: &str) -> Result<Thread, StoreError> {
         let at = now();
-        let row: Option<Thread> = with_conn!(self, conn => {
-            sqlx::query_as(
-                "INSERT INTO threads (id, title, turn_index, created_at, updated_at) \
-                 VALUES ($1, $2, 0, $3, $3) ON CONFLICT (id) DO NOTHING \
-                 RETURNING id, title, turn_index, created_at, updated_at",
-            )
+        let sql = format!(
+            "INSERT INTO threads (id, title, turn_index, created_at, updated_at) \
+             VALUES ($1, $2, 0, $3, $3) ON CONFLICT (id) DO NOTHING RETURNING {THREAD_COLUMNS}"
+        );
+        let row: Option<ThreadRow> = with_conn!(self, conn => {
+            sqlx::query_as(&sql)
             .bind(id)
             .bind(title)
             .bind(at)
@@ -24,21 +26,26 @@ impl WorkspaceRepository {
             .await
         })
         .context("creating a thread")?;
-        row.ok_or_else(|| StoreError::AlreadyExists(format!("thread {id:?}")))
+        row.map(Thread::from)
+            .ok_or_else(|| StoreError::AlreadyExists(format!("thread {id:?}")))
     }
 
     /// Reads one thread.
     pub async fn get_thread(&mut self, id: &str) -> Result<Option<Thread>, StoreError> {
         let sql = format!("SELECT {THREAD_COLUMNS} FROM threads WHERE id = $1");
-        with_conn!(self, conn => sqlx::query_as(&sql).bind(id).fetch_optional(conn).await)
-            .context("reading a thread")
+        let row: Option<ThreadRow> =
+            with_conn!(self, conn => sqlx::query_as(&sql).bind(id).fetch_optional(conn).await)
+                .context("reading a thread")?;
+        Ok(row.map(Thread::from))
     }
 
     /// Lists threads, most recently active first.
     pub async fn list_threads(&mut self) -> Result<Vec<Thread>, StoreError> {
         let sql = format!("SELECT {THREAD_COLUMNS} FROM threads ORDER BY updated_at DESC, id");
-        with_conn!(self, conn => sqlx::query_as(&sql).fetch_all(conn).await)
-            .context("listing threads")
+        let rows: Vec<ThreadRow> =
+            with_conn!(self, conn => sqlx::query_as(&sql).fetch_all(conn).await)
+                .context("listing threads")?;
+        Ok(rows.into_iter().map(Thread::from).collect())
     }
 
     /// Renames a thread; `None` when it does not exist.
@@ -51,10 +58,11 @@ impl WorkspaceRepository {
         let sql = format!(
             "UPDATE threads SET title = $2, updated_at = $3 WHERE id = $1 RETURNING {THREAD_COLUMNS}"
         );
-        with_conn!(self, conn => {
+        let row: Option<ThreadRow> = with_conn!(self, conn => {
             sqlx::query_as(&sql).bind(id).bind(title).bind(at).fetch_optional(conn).await
         })
-        .context("renaming a thread")
+        .context("renaming a thread")?;
+        Ok(row.map(Thread::from))
     }
 
     /// Deletes a thread and, through the foreign keys, its whole workspace.

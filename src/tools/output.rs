@@ -68,6 +68,7 @@ impl From<WorkspaceError> for ToolError {
             WorkspaceError::Invalid(message) => Self::InvalidArguments(message),
             other @ (WorkspaceError::ThreadExists(_)
             | WorkspaceError::StaleDocument { .. }
+            | WorkspaceError::Conflicts { .. }
             | WorkspaceError::Busy) => Self::InvalidArguments(other.to_string()),
         }
     }

@@ -377,7 +377,8 @@ impl ToolRuntime {
             call.tool.clone(),
             call.action_and_reasoning.clone(),
             envelope.summary.clone().unwrap_or_default(),
-        );
+        )
+        .in_turn(at.map(|at| at.turn_index));
         let committed = edit.commit(note).await.map_err(storage_failure)?;
         call.changed = committed.changed;
         Ok(envelope)

@@ -47,8 +47,8 @@ impl std::fmt::Debug for Edit {
     }
 }
 
-/// What a committed change says about itself; kept with the change (its summary is what the
-/// history of the next issue lists) and used for the log line.
+/// What a committed change says about itself: it becomes the change's revision in the
+/// thread's history (and its log line).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ChangeNote {
     /// One line on what changed: the envelope's summary for a tool call, a short description
@@ -58,6 +58,14 @@ pub struct ChangeNote {
     pub tool: Option<String>,
     /// The agent's sentence on what it did and why, on the agent path.
     pub action_and_reasoning: Option<String>,
+    /// The agent turn the change was made in (a tool call of a turn).
+    pub turn_index: Option<i64>,
+    /// Who made it, when known.
+    pub by: Option<String>,
+    /// For a restore: the revision it went back to.
+    pub restored_from: Option<i64>,
+    /// For an undone turn: that turn.
+    pub reverted_turn: Option<i64>,
 }
 
 impl ChangeNote {
@@ -79,7 +87,13 @@ impl ChangeNote {
             summary: summary.into(),
             tool: Some(tool.into()),
             action_and_reasoning,
+            ..Self::default()
         }
+    }
+
+    /// The same note, for a change made in agent turn `turn_index`.
+    pub fn in_turn(self, turn_index: Option<i64>) -> Self {
+        Self { turn_index, ..self }
     }
 }
 
@@ -88,6 +102,8 @@ impl ChangeNote {
 pub struct Committed {
     /// The panels the change touched (empty when it changed nothing).
     pub changed: PanelSet,
+    /// The revision the change became, when it changed something.
+    pub rev: Option<i64>,
     /// The events it appended and published, in order.
     pub events: Vec<StoredEvent>,
 }
@@ -122,6 +138,12 @@ impl Edit {
             lead: Vec::new(),
             artifacts: Vec::new(),
         }
+    }
+
+    /// Sets the turn counter this edit records its revision under (a fork starts at the
+    /// source's).
+    pub(super) fn set_turn_index(&mut self, turn_index: i64) {
+        self.view.turn_index = turn_index;
     }
 
     /// Which path this change came in by.
@@ -179,6 +201,20 @@ impl Edit {
     pub async fn commit(mut self, note: ChangeNote) -> Result<Committed, WorkspaceError> {
         let changed = self.changed();
         let thread = self.thread_str();
+        let recorded = if changed.is_empty() {
+            Ok(None)
+        } else {
+            super::history::record(&mut self, &thread, changed, &note)
+                .await
+                .map(Some)
+        };
+        let rev = match recorded {
+            Ok(rev) => rev,
+            Err(err) => {
+                discard(self.view.repo).await;
+                return Err(err);
+            }
+        };
         let stored = match self.append_announcements(changed, &thread).await {
             Ok(stored) => stored,
             Err(err) => {
@@ -196,12 +232,14 @@ impl Edit {
                 source = source.as_str(),
                 tool = note.tool.as_deref().unwrap_or(""),
                 summary = %note.summary,
+                rev,
                 "workspace changed"
             );
         }
         publish(&bus, &thread, &stored);
         Ok(Committed {
             changed,
+            rev,
             events: stored,
         })
     }

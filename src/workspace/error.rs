@@ -31,6 +31,14 @@ pub enum WorkspaceError {
         /// The document as it is now.
         current: Document,
     },
+    /// Later changes stand in the way (of undoing a turn); nothing was changed.
+    #[error("{message}")]
+    Conflicts {
+        /// What happened and what to do instead.
+        message: String,
+        /// The later changes, panel by panel.
+        conflicts: Vec<super::history::RevertConflict>,
+    },
     /// A turn is already running on the thread.
     #[error("a turn is already running on this thread; wait for it or cancel it")]
     Busy,

@@ -30,6 +30,7 @@ mod conversation;
 mod document;
 mod edit;
 mod error;
+pub mod history;
 mod objective;
 pub mod plan;
 pub mod preferences;
@@ -47,6 +48,7 @@ pub use conversation::{MAX_MESSAGE_CHARS, TurnEnd, TurnOpened, checked_message};
 pub use document::{Appended, MAX_DOCUMENT_CHARS, MAX_DOCUMENT_TITLE_CHARS, empty_document};
 pub use edit::{ChangeNote, Committed, Edit};
 pub use error::WorkspaceError;
+pub use history::{DocumentDiff, HistoryPage, RevertConflict};
 pub use objective::{MAX_OBJECTIVE_CHARS, normalize_objective};
 pub use plan::{MAX_DEPTH, MAX_STEP_CHARS, StepDraft, StepPlacement};
 pub use preferences::{

@@ -1,0 +1,212 @@
+//! Copying one thread's workspace and conversation into another: what a fork is made of. Every
+//! copied row gets a new id (ids are unique across threads); the panels are recorded in the
+//! journal as set whole, so the fork's history starts from what it was given.
+
+use chrono::{DateTime, Utc};
+
+use super::{
+    Artifact, Context, Document, PlanStep, Preference, StoreError, Thread,
+    journal::ListOp,
+    models::ThreadRow,
+    repository::{WorkspaceRepository, now, with_conn},
+};
+use crate::panels::Panel;
+
+impl WorkspaceRepository {
+    /// Creates a thread that records where it was forked from.
+    pub async fn create_fork(
+        &mut self,
+        id: &str,
+        title: &str,
+        turn_index: i64,
+        from: (&str, i64),
+    ) -> Result<Thread, StoreError> {
+        let at = now();
+        let row: Option<ThreadRow> = with_conn!(self, conn => {
+            sqlx::query_as(
+                "INSERT INTO threads (id, title, turn_index, created_at, updated_at, \
+                 forked_from_thread, forked_from_rev) VALUES ($1, $2, $3, $4, $4, $5, $6) \
+                 ON CONFLICT (id) DO NOTHING \
+                 RETURNING id, title, turn_index, created_at, updated_at, forked_from_thread, \
+                 forked_from_rev",
+            )
+            .bind(id)
+            .bind(title)
+            .bind(turn_index)
+            .bind(at)
+            .bind(from.0)
+            .bind(from.1)
+            .fetch_optional(conn)
+            .await
+        })
+        .context("creating a fork")?;
+        row.map(Thread::from)
+            .ok_or_else(|| StoreError::AlreadyExists(format!("thread {id:?}")))
+    }
+
+    /// Writes `steps` (their text, depth and done mark) as the whole plan of an empty thread;
+    /// returns them with their new ids.
+    pub async fn copy_plan(
+        &mut self,
+        thread_id: &str,
+        steps: &[PlanStep],
+    ) -> Result<Vec<PlanStep>, StoreError> {
+        let at = now();
+        let mut copied = Vec::with_capacity(steps.len());
+        for (position, step) in steps.iter().enumerate() {
+            let position = i64::try_from(position).unwrap_or(i64::MAX);
+            let row: PlanStep = with_conn!(self, conn => {
+                sqlx::query_as(
+                    "INSERT INTO todos (thread_id, position, text, depth, done, created_at, updated_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id, text, depth, done",
+                )
+                .bind(thread_id)
+                .bind(position)
+                .bind(&step.text)
+                .bind(step.depth)
+                .bind(step.done)
+                .bind(at)
+                .fetch_one(conn)
+                .await
+            })
+            .context("copying a step")?;
+            copied.push(row);
+        }
+        if !copied.is_empty() {
+            self.mark(Panel::Plan);
+            self.journal_mut().plan.push(ListOp::Set {
+                items: copied.clone(),
+            });
+        }
+        Ok(copied)
+    }
+
+    /// Writes `items` (locks included) as the preferences of an empty thread, in order.
+    pub async fn copy_preferences(
+        &mut self,
+        thread_id: &str,
+        items: &[Preference],
+    ) -> Result<Vec<Preference>, StoreError> {
+        let at = now();
+        let mut copied = Vec::with_capacity(items.len());
+        for item in items {
+            let (id,): (i64,) = with_conn!(self, conn => {
+                sqlx::query_as(
+                    "INSERT INTO preferences (thread_id, title, subtitle, kind, locked, created_at, updated_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id",
+                )
+                .bind(thread_id)
+                .bind(&item.title)
+                .bind(item.subtitle.as_deref())
+                .bind(item.kind.as_str())
+                .bind(item.locked)
+                .bind(at)
+                .fetch_one(conn)
+                .await
+            })
+            .context("copying a preference")?;
+            copied.push(Preference { id, ..item.clone() });
+        }
+        if !copied.is_empty() {
+            self.mark(Panel::Preferences);
+            self.journal_mut().preferences.push(ListOp::Set {
+                items: copied.clone(),
+            });
+        }
+        Ok(copied)
+    }
+
+    /// Copies an artifact (payload, type, title, turn) into another thread.
+    pub async fn copy_artifact(
+        &mut self,
+        thread_id: &str,
+        artifact: &Artifact,
+    ) -> Result<i64, StoreError> {
+        self.add_artifact(
+            thread_id,
+            &artifact.summary.artifact_type,
+            artifact.summary.title.as_deref(),
+            &artifact.payload,
+            artifact.summary.turn_index,
+        )
+        .await
+    }
+
+    /// Writes a document whole into a thread without one.
+    pub async fn copy_document(
+        &mut self,
+        thread_id: &str,
+        document: &Document,
+    ) -> Result<(), StoreError> {
+        self.set_document(thread_id, Some((&document.title, &document.content)))
+            .await?;
+        Ok(())
+    }
+
+    /// Copies the conversation of `from` into `to`: turns up to `up_to_turn`, and the messages
+    /// and tool calls recorded by `until`. A turn that had not ended by then is copied as
+    /// cancelled.
+    pub async fn copy_conversation(
+        &mut self,
+        from: &str,
+        to: &str,
+        up_to_turn: i64,
+        until: DateTime<Utc>,
+    ) -> Result<(), StoreError> {
+        with_conn!(self, conn => {
+            sqlx::query(
+                "INSERT INTO turns (thread_id, turn_index, status, error, started_at, finished_at) \
+                 SELECT $2, turn_index, \
+                        CASE WHEN finished_at IS NOT NULL AND finished_at <= $4 THEN status \
+                             ELSE 'cancelled' END, \
+                        CASE WHEN finished_at IS NOT NULL AND finished_at <= $4 THEN error \
+                             ELSE 'the thread was forked while this turn ran' END, \
+                        started_at, \
+                        CASE WHEN finished_at IS NOT NULL AND finished_at <= $4 THEN finished_at \
+                             ELSE $4 END \
+                 FROM turns WHERE thread_id = $1 AND turn_index <= $3",
+            )
+            .bind(from)
+            .bind(to)
+            .bind(up_to_turn)
+            .bind(until)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected())
+        })
+        .context("copying turns")?;
+        with_conn!(self, conn => {
+            sqlx::query(
+                "INSERT INTO messages (thread_id, turn_index, role, content, created_at) \
+                 SELECT $2, turn_index, role, content, created_at FROM messages \
+                 WHERE thread_id = $1 AND turn_index <= $3 AND created_at <= $4 ORDER BY id",
+            )
+            .bind(from)
+            .bind(to)
+            .bind(up_to_turn)
+            .bind(until)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected())
+        })
+        .context("copying messages")?;
+        with_conn!(self, conn => {
+            sqlx::query(
+                "INSERT INTO tool_calls (thread_id, turn_index, call_index, tool, arguments, \
+                 action_and_reasoning, result, success, duration_ms, created_at) \
+                 SELECT $2, turn_index, call_index, tool, arguments, action_and_reasoning, result, \
+                        success, duration_ms, created_at FROM tool_calls \
+                 WHERE thread_id = $1 AND turn_index <= $3 AND created_at <= $4 ORDER BY id",
+            )
+            .bind(from)
+            .bind(to)
+            .bind(up_to_turn)
+            .bind(until)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected())
+        })
+        .context("copying tool calls")?;
+        Ok(())
+    }
+}
