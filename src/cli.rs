@@ -1,9 +1,10 @@
 //! The `haico` command line: `serve` runs the server, `tools` prints the tool list, `chat`
-//! runs one turn in the terminal, `mcp` serves a thread to an MCP client over stdio.
+//! runs one turn in the terminal, `mcp` serves a thread to an MCP client over stdio, `export`
+//! and `import` move threads as recordings.
 
 use clap::{Parser, Subcommand};
 
-use crate::config::{ChatArgs, McpArgs, ServeArgs};
+use crate::config::{ChatArgs, ExportArgs, ImportArgs, McpArgs, ServeArgs};
 
 /// haico: a shared workspace where a person and an LLM agent co-construct a solution.
 #[derive(Debug, Parser)]
@@ -25,4 +26,9 @@ pub enum Command {
     Chat(Box<ChatArgs>),
     /// Serve one thread to an MCP client over stdio (JSON-RPC on stdin/stdout, logs on stderr).
     Mcp(Box<McpArgs>),
+    /// Write threads as recordings (JSON Lines, `haico-recording/1`): one thread to standard
+    /// output, or every thread to a folder.
+    Export(Box<ExportArgs>),
+    /// Load a recording as a new thread; a recording that is not valid is refused whole.
+    Import(Box<ImportArgs>),
 }

@@ -85,3 +85,34 @@ pub struct McpArgs {
     #[command(flatten)]
     pub database: DatabaseArgs,
 }
+
+/// `haico export`: recordings of threads, as JSON Lines.
+#[derive(Debug, Clone, Args)]
+#[command(group(clap::ArgGroup::new("which").required(true).args(["thread", "all"])))]
+pub struct ExportArgs {
+    /// The thread to export (written to standard output, or to `--out` as a file).
+    #[arg(long)]
+    pub thread: Option<String>,
+    /// Export every thread, one file per thread (`<id>.haico.jsonl`) in the `--out` folder.
+    #[arg(long, requires = "out")]
+    pub all: bool,
+    /// Where to write: a file for `--thread`, a folder (created if needed) for `--all`.
+    #[arg(long)]
+    pub out: Option<std::path::PathBuf>,
+    /// Database settings.
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+}
+
+/// `haico import`: a recording back into the database as a new thread.
+#[derive(Debug, Clone, Args)]
+pub struct ImportArgs {
+    /// The recording (JSON Lines, as `haico export` writes); `-` reads standard input.
+    pub file: std::path::PathBuf,
+    /// The new thread's id; a fresh one when left out.
+    #[arg(long)]
+    pub id: Option<String>,
+    /// Database settings.
+    #[command(flatten)]
+    pub database: DatabaseArgs,
+}

@@ -5,7 +5,7 @@
 //!
 //! - adapters: [`http`] (REST, events, the web UI's shell), [`mcp`] (the MCP server),
 //!   [`tools`] (the agent's typed tools and their runtime), [`agent`] (the ReAct loop and the
-//!   LLM providers), [`terminal`] and [`cli`] (the command line);
+//!   LLM providers), [`terminal`], [`archive`] and [`cli`] (the command line);
 //! - the domain: [`workspace`], every rule of a thread's workspace and the one path by which a
 //!   change is committed and announced; [`charts`], what a chart is and how it is drawn;
 //!   [`markdown`], Markdown made safe to show;
@@ -17,6 +17,7 @@
 extern crate self as haico;
 
 pub mod agent;
+pub mod archive;
 pub mod charts;
 pub mod cli;
 pub mod config;

@@ -56,6 +56,22 @@ async fn main() -> anyhow::Result<()> {
             db.close().await;
             result
         }
+        Command::Export(args) => {
+            let db = Database::connect(&args.database.database_url, &args.database.pool_config())
+                .await
+                .context("opening the database (HAICO_DATABASE_URL)")?;
+            let result = haico::archive::export(db.clone(), &args).await;
+            db.close().await;
+            result
+        }
+        Command::Import(args) => {
+            let db = Database::connect(&args.database.database_url, &args.database.pool_config())
+                .await
+                .context("opening the database (HAICO_DATABASE_URL)")?;
+            let result = haico::archive::import(db.clone(), &args).await;
+            db.close().await;
+            result
+        }
         Command::Tools => {
             let json =
                 serde_json::to_string_pretty(&tool_specs()).context("encoding the tool list")?;

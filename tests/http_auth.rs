@@ -166,6 +166,19 @@ fn every_route(pref: i64, todo: i64, artifact: i64) -> Vec<(Method, String, Opti
             Some(json!({"message": "hello"})),
         ),
         (Method::GET, format!("{t}/events"), None),
+        (Method::GET, format!("{t}/history"), None),
+        (Method::GET, format!("{t}/document/diff?from=0"), None),
+        (
+            Method::POST,
+            format!("{t}/restore"),
+            Some(json!({"rev": 0, "panels": ["objective"]})),
+        ),
+        // After the chat: turn 1 exists (it changed nothing, so there is nothing to undo).
+        (Method::POST, format!("{t}/turns/1/revert"), None),
+        (Method::POST, format!("{t}/fork"), Some(json!({"id": "f"}))),
+        (Method::GET, format!("{t}/export"), None),
+        // The walk sends JSON; an import takes JSON Lines: let in, it is refused as 415.
+        (Method::POST, "/api/threads/import".into(), Some(json!({}))),
         (
             Method::POST,
             format!("{t}/tools/set_objective"),
@@ -254,7 +267,8 @@ async fn walk_every_route(server: &TestServer, auth: Auth) {
         let creates = method == Method::POST
             && (path == "/api/threads"
                 || path.ends_with("/todos")
-                || path.ends_with("/preferences"));
+                || path.ends_with("/preferences")
+                || path.ends_with("/fork"));
         if path.starts_with("/mcp/") {
             // The MCP library answers in its own terms; what matters here is that it is reached.
             assert_ne!(answer.status, 401, "{method} {path}");
@@ -266,8 +280,10 @@ async fn walk_every_route(server: &TestServer, auth: Auth) {
             201
         } else if method == Method::DELETE {
             204
-        } else if path.ends_with("/cancel") {
+        } else if path.ends_with("/cancel") || path.ends_with("/revert") {
             409
+        } else if path == "/api/threads/import" {
+            415
         } else {
             200
         };

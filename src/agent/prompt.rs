@@ -70,6 +70,9 @@ pub struct PromptWorkspace {
     pub artifacts: Vec<ArtifactSummary>,
     /// How many artifacts there are in all.
     pub artifacts_total: i64,
+    /// What the person did to the workspace's history since the agent's last turn (restores,
+    /// undone turns), one summary each, oldest first.
+    pub rewrites: Vec<String>,
 }
 
 impl PromptWorkspace {
@@ -92,6 +95,7 @@ impl PromptWorkspace {
             plan: view.plan_page(as_i64(budget.plan_steps)).await?,
             artifacts: view.artifacts(&recent).await?,
             artifacts_total: view.artifact_count().await?,
+            rewrites: view.rewrites_since_last_turn().await?,
         };
         view.close().await;
         Ok(loaded)
@@ -136,6 +140,7 @@ impl PromptWorkspace {
                 .cloned()
                 .collect(),
             artifacts_total: as_i64(ws.artifacts.len()),
+            rewrites: Vec::new(),
         }
     }
 }
@@ -144,6 +149,13 @@ impl PromptWorkspace {
 pub fn system_prompt(ws: &PromptWorkspace) -> String {
     let mut out = String::with_capacity(4096);
     out.push_str(INSTRUCTIONS);
+    if !ws.rewrites.is_empty() {
+        out.push_str(&format!(
+            "\n\nSince your last turn the user went back in the workspace's history ({}); the \
+             panels below show the result, so build on them rather than on what you did before.",
+            ws.rewrites.join("; ")
+        ));
+    }
     out.push_str("\n\n<objective>\n");
     out.push_str(ws.objective.as_deref().unwrap_or("(not set yet)"));
     out.push_str("\n</objective>\n\n<preferences>\n");

@@ -3,7 +3,12 @@
 //! ([`crate::workspace::history`]); `GET …/workspace?at=` lives with the snapshot
 //! (`threads.rs`).
 
-use axum::{extract::State, http::StatusCode};
+use axum::{
+    body::Bytes,
+    extract::{State, rejection::BytesRejection},
+    http::{HeaderMap, StatusCode, header},
+    response::{IntoResponse, Response},
+};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
@@ -17,7 +22,7 @@ use super::{
 use crate::{
     ThreadId,
     store::{Thread, Workspace},
-    workspace::{DocumentDiff, HistoryPage, RevertConflict},
+    workspace::{DocumentDiff, HistoryPage, RevertConflict, recording::to_jsonl},
 };
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
@@ -27,7 +32,12 @@ pub(super) fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(restore))
         .routes(routes!(revert_turn))
         .routes(routes!(fork))
+        .routes(routes!(export))
+        .routes(routes!(import))
 }
+
+/// The media type of a recording.
+const NDJSON: &str = "application/x-ndjson";
 
 /// Query of `GET …/history`.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -218,5 +228,90 @@ async fn fork(
         .workspaces()
         .fork(&path.thread_id, body.at, id, body.title.as_deref(), None)
         .await?;
+    Ok((StatusCode::CREATED, Json(thread)))
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/threads/{thread_id}/export",
+    tag = "history",
+    summary = "The thread as a recording (JSON Lines, `haico-recording/1`)",
+    params(ThreadPath),
+    responses(
+        (status = 200, description = "One JSON object per line, in order of occurrence: the thread, then its turns, messages, tool calls (`step`), revisions with what they changed, and artifacts with their payloads (see docs/RECORDING.md)", content_type = "application/x-ndjson", body = String),
+        PathErrors,
+    ),
+)]
+async fn export(
+    State(state): State<AppState>,
+    Path(path): Path<ThreadPath>,
+) -> Result<Response, ApiError> {
+    let lines = state.workspaces().export(&path.thread_id).await?;
+    let body = to_jsonl(&lines)?;
+    let disposition = format!("attachment; filename=\"{}.haico.jsonl\"", path.thread_id);
+    Ok((
+        [
+            (header::CONTENT_TYPE, NDJSON.to_string()),
+            (header::CONTENT_DISPOSITION, disposition),
+        ],
+        body,
+    )
+        .into_response())
+}
+
+/// Query of `POST /api/threads/import`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+struct ImportQuery {
+    /// The new thread's id; a fresh one when left out.
+    #[serde(default)]
+    id: Option<String>,
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/threads/import",
+    tag = "history",
+    summary = "Load a recording as a new thread",
+    params(ImportQuery),
+    request_body(content = String, description = "A recording, as `GET …/export` answers it", content_type = "application/x-ndjson"),
+    responses(
+        (status = 201, description = "The new thread: its messages, history and workspace at every revision are the recording's", body = Thread),
+        (status = 400, description = "The recording is not valid (the text gives the line and the reason); nothing was written", body = ErrorBody),
+        (status = 409, description = "A thread with the chosen id exists", body = ErrorBody),
+        (status = 413, description = "The body is larger than HAICO_MAX_BODY_BYTES", body = ErrorBody),
+        (status = 415, description = "The body is not declared as `application/x-ndjson`", body = ErrorBody),
+    ),
+)]
+async fn import(
+    State(state): State<AppState>,
+    Query(query): Query<ImportQuery>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<(StatusCode, Json<Thread>), ApiError> {
+    let declared = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        });
+    if !matches!(
+        declared.as_deref(),
+        Some(NDJSON | "application/jsonl" | "application/json-lines")
+    ) {
+        return Err(ApiError::UnsupportedMediaType(format!(
+            "send the recording with `Content-Type: {NDJSON}`"
+        )));
+    }
+    let body = body?;
+    let text = std::str::from_utf8(&body)
+        .map_err(|err| ApiError::BadRequest(format!("the recording is not UTF-8 text: {err}")))?;
+    let id = query.id.as_deref().map(ThreadId::parse).transpose()?;
+    let thread = state.workspaces().import(text, id).await?;
     Ok((StatusCode::CREATED, Json(thread)))
 }

@@ -116,20 +116,31 @@ impl WorkspaceRepository {
         Ok(copied)
     }
 
-    /// Copies an artifact (payload, type, title, turn) into another thread.
+    /// Copies an artifact (payload, type, title, turn, time) into another thread.
     pub async fn copy_artifact(
         &mut self,
         thread_id: &str,
         artifact: &Artifact,
     ) -> Result<i64, StoreError> {
-        self.add_artifact(
-            thread_id,
-            &artifact.summary.artifact_type,
-            artifact.summary.title.as_deref(),
-            &artifact.payload,
-            artifact.summary.turn_index,
-        )
-        .await
+        let payload = serde_json::to_string(&artifact.payload)?;
+        let (id,): (i64,) = with_conn!(self, conn => {
+            sqlx::query_as(
+                "INSERT INTO artifacts (thread_id, artifact_type, title, payload, turn_index, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+            )
+            .bind(thread_id)
+            .bind(&artifact.summary.artifact_type)
+            .bind(artifact.summary.title.as_deref())
+            .bind(payload)
+            .bind(artifact.summary.turn_index)
+            .bind(artifact.summary.created_at)
+            .fetch_one(conn)
+            .await
+        })
+        .context("copying an artifact")?;
+        self.mark(Panel::Artifacts);
+        self.journal_mut().artifacts.push(id);
+        Ok(id)
     }
 
     /// Writes a document whole into a thread without one.

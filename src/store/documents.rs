@@ -234,4 +234,33 @@ impl WorkspaceRepository {
         self.journal_mut().document_set(Some(document.clone()));
         Ok(Some(document))
     }
+
+    /// Writes the document exactly as given, version included (an import's present state).
+    pub async fn write_document_exact(
+        &mut self,
+        thread_id: &str,
+        document: &Document,
+    ) -> Result<(), StoreError> {
+        let at = now();
+        with_conn!(self, conn => {
+            sqlx::query(
+                "INSERT INTO documents (thread_id, title, content, version, updated_at) \
+                 VALUES ($1, $2, $3, $4, $5) \
+                 ON CONFLICT (thread_id) DO UPDATE SET title = excluded.title, \
+                 content = excluded.content, version = excluded.version, \
+                 updated_at = excluded.updated_at",
+            )
+            .bind(thread_id)
+            .bind(&document.title)
+            .bind(&document.content)
+            .bind(document.version)
+            .bind(at)
+            .execute(conn)
+            .await
+            .map(|r| r.rows_affected())
+        })
+        .context("writing the document")?;
+        self.mark(Panel::Document);
+        Ok(())
+    }
 }

@@ -380,6 +380,28 @@ impl WorkspaceRepository {
         rows.into_iter().map(Revision::try_from).collect()
     }
 
+    /// The restores and undone turns made while the thread's turn counter was at least
+    /// `thread_turn`, oldest first.
+    pub async fn rewrites_since(
+        &mut self,
+        thread_id: &str,
+        thread_turn: i64,
+    ) -> Result<Vec<Revision>, StoreError> {
+        let sql = format!(
+            "SELECT {REVISION_COLUMNS} FROM revisions WHERE thread_id = $1 AND thread_turn >= $2 \
+             AND (restored_from IS NOT NULL OR reverted_turn IS NOT NULL) ORDER BY rev"
+        );
+        let rows: Vec<RevisionRow> = with_conn!(self, conn => {
+            sqlx::query_as(&sql)
+                .bind(thread_id)
+                .bind(thread_turn)
+                .fetch_all(conn)
+                .await
+        })
+        .context("reading restores")?;
+        rows.into_iter().map(Revision::try_from).collect()
+    }
+
     /// The thread's artifacts as they stood at `rev`, newest first.
     pub async fn artifacts_at(
         &mut self,

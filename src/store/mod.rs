@@ -18,6 +18,7 @@ mod objectives;
 mod plan;
 mod preferences;
 mod prompt_view;
+pub mod recording;
 mod repository;
 mod threads;
 

@@ -294,6 +294,20 @@ impl View {
         document_at(&mut self.repo, &thread, rev).await
     }
 
+    /// What the person did to the history (restores, undone turns) since the agent's previous
+    /// turn began: the summaries the next prompt mentions.
+    pub async fn rewrites_since_last_turn(&mut self) -> Result<Vec<String>, WorkspaceError> {
+        let thread = self.thread.to_string();
+        let since = (self.turn_index - 1).max(0);
+        Ok(self
+            .repo
+            .rewrites_since(&thread, since)
+            .await?
+            .into_iter()
+            .map(|r| r.summary)
+            .collect())
+    }
+
     /// A page of the history, newest first: revisions older than `before` (all when `None`),
     /// at most `limit` ([`HISTORY_DEFAULT`] when not given, at most [`HISTORY_MAX`]).
     pub async fn history(

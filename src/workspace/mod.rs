@@ -34,6 +34,7 @@ pub mod history;
 mod objective;
 pub mod plan;
 pub mod preferences;
+pub mod recording;
 pub mod rules;
 mod service;
 mod threads;
