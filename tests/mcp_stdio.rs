@@ -147,7 +147,14 @@ async fn resources_are_readable_and_announce_changes_from_anyone() {
         [
             format!("haico://thread/{thread}/artifacts/{{artifact_id}}"),
             format!("haico://thread/{thread}/artifacts/{{artifact_id}}/chart.svg"),
+            format!("haico://thread/{thread}/revisions/{{rev}}"),
         ]
+    );
+    let history = format!("haico://thread/{thread}/history");
+    assert!(uris.contains(&history.as_str()), "{uris:?}");
+    assert_eq!(
+        read_json(&client, &history).await,
+        json!({"revisions": [], "next_before": null})
     );
     assert_eq!(
         read_json(&client, &panel(thread, "document")).await,
@@ -171,6 +178,18 @@ async fn resources_are_readable_and_announce_changes_from_anyone() {
     )
     .await;
     expect_note(&mut notes, &Note::Updated(panel(thread, "plan")), NOTE).await;
+    // The change is the history's first revision, and the workspace at it can be read.
+    let revisions = read_json(&client, &history).await["revisions"].clone();
+    assert_eq!(revisions[0]["rev"], json!(1));
+    assert_eq!(revisions[0]["tool"], json!("add_todos"));
+    assert_eq!(
+        revisions[0]["action_and_reasoning"],
+        json!("Adding a step.")
+    );
+    let at_one = read_json(&client, &format!("haico://thread/{thread}/revisions/1")).await;
+    assert_eq!(at_one["todos"][0]["text"], json!("Pack"));
+    let at_zero = read_json(&client, &format!("haico://thread/{thread}/revisions/0")).await;
+    assert_eq!(at_zero["todos"], json!([]));
     assert_eq!(
         read_json(&client, &panel(thread, "plan")).await[0]["text"],
         "Pack"

@@ -23,7 +23,7 @@ use futures::{Stream, StreamExt};
 use rmcp::{Peer, RoleServer, model::ResourceUpdatedNotificationParam, service::SubscriptionSink};
 use serde::Deserialize;
 
-use super::resources::panel_uri;
+use super::resources::{history_uri, panel_uri};
 use crate::{
     ThreadId,
     events::{LiveEvent, SubscribeError},
@@ -134,8 +134,11 @@ where
         let Some(panels) = workspace_panels(&event) else {
             continue;
         };
-        for panel in panels.iter() {
-            let uri = panel_uri(&thread, panel);
+        let uris = panels
+            .iter()
+            .map(|panel| panel_uri(&thread, panel))
+            .chain([history_uri(&thread)]);
+        for uri in uris {
             if audience.wants_update(&uri) && audience.updated(uri).await.is_err() {
                 return Ok(());
             }

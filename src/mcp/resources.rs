@@ -9,10 +9,12 @@
 //! | `haico://thread/{thread_id}/artifacts` | `[{"id", "artifact_type", "title", "turn_index", "created_at"}]`, newest first |
 //! | `haico://thread/{thread_id}/artifacts/{artifact_id}` | the artifact with its `payload` |
 //! | `haico://thread/{thread_id}/artifacts/{artifact_id}/chart.svg` | a chart drawn as `image/svg+xml` (base64 blob) |
+//! | `haico://thread/{thread_id}/history` | the newest revisions, as `GET …/history?limit=500` |
+//! | `haico://thread/{thread_id}/revisions/{rev}` | the workspace right after revision `rev`, as `GET …/workspace?at=` |
 //!
-//! The JSON shapes are those of the REST API. The five panel resources are the ones that
-//! change (and are announced with `notifications/resources/updated`); an artifact never
-//! changes once stored.
+//! The JSON shapes are those of the REST API. The five panel resources and the history are the
+//! ones that change (and are announced with `notifications/resources/updated`); an artifact or
+//! a past revision never changes.
 
 use base64::Engine;
 use rmcp::model::{ErrorData, Resource, ResourceContents, ResourceTemplate};
@@ -44,6 +46,10 @@ pub enum Target {
     Artifact(i64),
     /// One chart artifact, drawn as SVG.
     ChartSvg(i64),
+    /// The thread's history (the newest revisions).
+    History,
+    /// The workspace as it stood right after a revision.
+    Revision(i64),
 }
 
 /// A parsed haico resource URI.
@@ -64,6 +70,9 @@ impl ResourceUri {
         let target = match path.split('/').collect::<Vec<_>>().as_slice() {
             ["artifacts", id] => Target::Artifact(parse_id(id)?),
             ["artifacts", id, "chart.svg"] => Target::ChartSvg(parse_id(id)?),
+            ["history"] => Target::History,
+            ["revisions", "0"] => Target::Revision(0),
+            ["revisions", rev] => Target::Revision(parse_id(rev)?),
             [panel] => Target::Panel(Panel::ALL.into_iter().find(|p| p.as_str() == *panel)?),
             _ => return None,
         };
@@ -76,6 +85,8 @@ impl ResourceUri {
             Target::Panel(panel) => panel_uri(&self.thread, panel),
             Target::Artifact(id) => format!("{URI_PREFIX}{}/artifacts/{id}", self.thread),
             Target::ChartSvg(id) => format!("{URI_PREFIX}{}/artifacts/{id}/chart.svg", self.thread),
+            Target::History => history_uri(&self.thread),
+            Target::Revision(rev) => format!("{URI_PREFIX}{}/revisions/{rev}", self.thread),
         }
     }
 }
@@ -84,6 +95,11 @@ impl ResourceUri {
 fn parse_id(raw: &str) -> Option<i64> {
     let id: i64 = raw.parse().ok()?;
     (id > 0 && id.to_string() == raw).then_some(id)
+}
+
+/// The URI of the history of `thread`.
+pub fn history_uri(thread: &ThreadId) -> String {
+    format!("{URI_PREFIX}{thread}/history")
 }
 
 /// The URI of a panel of `thread`.
@@ -130,6 +146,16 @@ pub async fn list(
                 .with_mime_type(JSON_MIME)
         })
         .collect();
+    resources.push(
+        Resource::new(history_uri(thread), "history")
+            .with_title("History")
+            .with_description(
+                "Every change of the workspace as a numbered revision, newest first: who made \
+                 it (agent or person), in which turn, with which tool and why, and what it \
+                 changed. Read a revision's workspace at revisions/{rev}.",
+            )
+            .with_mime_type(JSON_MIME),
+    );
     let newest = ArtifactQuery {
         artifact_type: None,
         limit: LISTED_ARTIFACTS,
@@ -191,6 +217,15 @@ pub fn templates(thread: &ThreadId) -> Vec<ResourceTemplate> {
         .with_title("Chart image")
         .with_description("A chart artifact of this thread drawn as an SVG image.")
         .with_mime_type(SVG_MIME),
+        ResourceTemplate::new(
+            format!("{URI_PREFIX}{thread}/revisions/{{rev}}"),
+            "revision",
+        )
+        .with_title("The workspace at a revision")
+        .with_description(
+            "The workspace exactly as it stood right after revision `rev` (0: empty).",
+        )
+        .with_mime_type(JSON_MIME),
     ]
 }
 
@@ -238,6 +273,20 @@ async fn read_in(
             };
             ResourceContents::text(value.to_string(), uri).with_mime_type(JSON_MIME)
         }
+        Target::History => ResourceContents::text(
+            to_json(
+                &view
+                    .history(None, Some(crate::workspace::history::HISTORY_MAX))
+                    .await?,
+            )
+            .to_string(),
+            uri,
+        )
+        .with_mime_type(JSON_MIME),
+        Target::Revision(rev) => {
+            ResourceContents::text(to_json(&view.snapshot_at(rev).await?).to_string(), uri)
+                .with_mime_type(JSON_MIME)
+        }
         Target::Artifact(id) | Target::ChartSvg(id) => {
             let artifact = view.artifact(id).await?;
             if matches!(parsed.target, Target::Artifact(_)) {
@@ -281,8 +330,9 @@ pub fn not_found(uri: &str, thread: &ThreadId) -> ErrorData {
     ErrorData::resource_not_found(
         format!(
             "no resource {uri:?} in this session: its resources are {URI_PREFIX}{thread}/\
-             {{objective,document,plan,preferences,artifacts}} and \
-             {URI_PREFIX}{thread}/artifacts/{{artifact_id}}[/chart.svg]"
+             {{objective,document,plan,preferences,artifacts,history}}, \
+             {URI_PREFIX}{thread}/artifacts/{{artifact_id}}[/chart.svg] and \
+             {URI_PREFIX}{thread}/revisions/{{rev}}"
         ),
         Some(json!({ "uri": uri })),
     )
@@ -309,6 +359,9 @@ mod tests {
             Target::Panel(Panel::Plan),
             Target::Artifact(7),
             Target::ChartSvg(12),
+            Target::History,
+            Target::Revision(0),
+            Target::Revision(31),
         ] {
             let uri = ResourceUri {
                 thread: thread.clone(),
@@ -324,6 +377,8 @@ mod tests {
             "haico://thread/t 1/plan",
             "haico://thread/t-1",
             "haico://thread/t-1/plan/x",
+            "haico://thread/t-1/revisions/-1",
+            "haico://thread/t-1/revisions/01",
             "file:///etc/passwd",
         ] {
             assert_eq!(ResourceUri::parse(bad), None, "{bad}");
