@@ -39,6 +39,7 @@ pub fn postgres_url() -> String {
 pub struct BenchDb {
     pub db: Database,
     pub engine: Engine,
+    pub url: String,
     schema: Option<String>,
     _dir: Option<tempfile::TempDir>,
 }
@@ -55,6 +56,7 @@ impl BenchDb {
                 Ok(Self {
                     db,
                     engine,
+                    url,
                     schema: None,
                     _dir: Some(dir),
                 })
@@ -82,9 +84,41 @@ impl BenchDb {
                 Ok(Self {
                     db,
                     engine,
+                    url,
                     schema: Some(schema),
                     _dir: None,
                 })
+            }
+        }
+    }
+
+    /// On PostgreSQL, the bytes the history tables take (TOAST and indexes included); on
+    /// SQLite, the size of the database file after a WAL checkpoint.
+    pub async fn disk_bytes(&self) -> Result<i64> {
+        match self.engine {
+            Engine::Postgres => {
+                let pool = sqlx::PgPool::connect(&self.url).await?;
+                let (bytes,): (i64,) = sqlx::query_as(
+                    "SELECT (pg_total_relation_size('revisions') \
+                     + pg_total_relation_size('panel_changes'))::bigint",
+                )
+                .fetch_one(&pool)
+                .await?;
+                pool.close().await;
+                Ok(bytes)
+            }
+            Engine::Sqlite => {
+                let pool = sqlx::SqlitePool::connect(&self.url).await?;
+                sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+                    .execute(&pool)
+                    .await?;
+                let (pages, size): (i64, i64) = sqlx::query_as(
+                    "SELECT page_count, page_size FROM pragma_page_count(), pragma_page_size()",
+                )
+                .fetch_one(&pool)
+                .await?;
+                pool.close().await;
+                Ok(pages * size)
             }
         }
     }
