@@ -380,6 +380,8 @@ impl Agent {
         raw: &str,
         at: InTurn,
     ) -> crate::tools::ToolCall {
+        // A model's made-up name or text may hold anything; what is recorded holds no NUL.
+        let name = &*crate::workspace::rules::scrub_nul(name);
         let parsed = if raw.trim().is_empty() {
             Ok(Value::Object(serde_json::Map::new()))
         } else {
@@ -388,7 +390,10 @@ impl Agent {
         match parsed {
             Ok(args) => self.runtime.call_in_turn(tools, name, args, at).await,
             Err(err) => {
-                let shown: String = raw.chars().take(2_000).collect();
+                let shown: String = crate::workspace::rules::scrub_nul(raw)
+                    .chars()
+                    .take(2_000)
+                    .collect();
                 self.runtime
                     .reject_in_turn(
                         tools,

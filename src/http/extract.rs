@@ -29,6 +29,9 @@ where
                 "the request body must be a JSON object".to_string(),
             ));
         }
+        if let Some(path) = crate::workspace::rules::find_nul(&value) {
+            return Err(crate::workspace::rules::nul_in(&path).into());
+        }
         serde_path_to_error::deserialize(value)
             .map(Json)
             .map_err(|err| {

@@ -416,6 +416,7 @@ async fn finish(
 
 /// The row a call of a turn is recorded as; `result` is its envelope.
 fn tool_call_record<'a>(call: &'a ToolCall, result: &'a Value, at: InTurn) -> NewToolCall<'a> {
+    // (A model's made-up tool name with a NUL in it is scrubbed where the call is made.)
     NewToolCall {
         turn_index: at.turn_index,
         call_index: at.call_index,
@@ -471,9 +472,15 @@ fn split_action_and_reasoning(args: Value) -> Result<(String, Value), (String, V
         Value::Object(map) => map,
         other => {
             let message = format!("arguments must be a JSON object, got {}", json_kind(&other));
-            return Err((message, other));
+            return Err((message, scrub_value(other)));
         }
     };
+    if let Some(path) = crate::workspace::rules::find_nul_in_object(&map) {
+        let message = format!(
+            "`{path}` contains a NUL character (U+0000), which cannot be stored; remove it"
+        );
+        return Err((message, scrub_value(Value::Object(map))));
+    }
     let message = match map.remove(ACTION_AND_REASONING) {
         Some(Value::String(text)) if !text.trim().is_empty() => {
             return Ok((text.trim().to_string(), Value::Object(map)));
@@ -495,6 +502,22 @@ fn split_action_and_reasoning(args: Value) -> Result<(String, Value), (String, V
         ),
     };
     Err((message, Value::Object(map)))
+}
+
+/// The value with every NUL character in its strings (and keys) replaced, for the record of a
+/// call that was refused because of one.
+fn scrub_value(value: Value) -> Value {
+    use crate::workspace::rules::scrub_nul;
+    match value {
+        Value::String(text) => Value::String(scrub_nul(&text).into_owned()),
+        Value::Array(items) => Value::Array(items.into_iter().map(scrub_value).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(key, item)| (scrub_nul(&key).into_owned(), scrub_value(item)))
+                .collect(),
+        ),
+        other => other,
+    }
 }
 
 /// Opening the call's edit or view failed: the thread is unknown, or the database is down.

@@ -56,11 +56,15 @@ pub struct ArtifactQuery {
 }
 
 /// A blank type filter means no filter.
-fn type_filter(artifact_type: Option<&str>) -> Option<String> {
-    artifact_type
+fn type_filter(artifact_type: Option<&str>) -> Result<Option<String>, WorkspaceError> {
+    let filter = artifact_type
         .map(str::trim)
         .filter(|t| !t.is_empty())
-        .map(str::to_string)
+        .map(str::to_string);
+    if let Some(filter) = &filter {
+        super::rules::check_length(filter, "artifact_type", 100)?;
+    }
+    Ok(filter)
 }
 
 impl ArtifactQuery {
@@ -80,7 +84,7 @@ impl ArtifactQuery {
             }
         };
         Ok(Self {
-            artifact_type: type_filter(artifact_type),
+            artifact_type: type_filter(artifact_type)?,
             limit,
         })
     }
@@ -101,7 +105,7 @@ impl ArtifactQuery {
             }
         };
         Ok(Self {
-            artifact_type: type_filter(artifact_type),
+            artifact_type: type_filter(artifact_type)?,
             limit,
         })
     }

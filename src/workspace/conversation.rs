@@ -7,7 +7,7 @@
 use super::{
     ChangeNote, Committed, Edit, Source, WorkspaceError, Workspaces,
     announce::{done_event, error_event, message_event, tool_call_event, turn_event},
-    rules::char_count,
+    rules::{char_count, scrub_nul},
 };
 use crate::{
     ThreadId,
@@ -44,6 +44,7 @@ pub fn checked_message(message: &str) -> Result<&str, WorkspaceError> {
     if message.is_empty() {
         return Err(WorkspaceError::invalid("the message is empty"));
     }
+    super::rules::check_no_nul(message, "message")?;
     let chars = char_count(message);
     if chars > MAX_MESSAGE_CHARS {
         return Err(WorkspaceError::invalid(format!(
@@ -120,17 +121,20 @@ impl Workspaces {
         let mut edit = self.edit_unchecked(thread, Source::Agent).await?;
         let closed = async {
             let thread_id = edit.thread_str();
-            if let Some(text) = end.message {
+            // A model's text is kept as a record even with a NUL in it, scrubbed.
+            let message = end.message.map(scrub_nul);
+            let error = end.error.map(scrub_nul);
+            if let Some(text) = message.as_deref() {
                 edit.repo()
                     .add_message(&thread_id, turn_index, "assistant", text)
                     .await?;
                 edit.announce(message_event(text, turn_index));
             }
-            if let Some(reason) = end.error {
+            if let Some(reason) = error.as_deref() {
                 edit.announce(error_event(reason, turn_index));
             }
             edit.repo()
-                .close_turn(&thread_id, turn_index, end.status, end.error)
+                .close_turn(&thread_id, turn_index, end.status, error.as_deref())
                 .await?;
             edit.announce(done_event(turn_index, end.status.as_str()));
             Ok::<(), WorkspaceError>(())

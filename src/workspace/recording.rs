@@ -324,7 +324,14 @@ impl Recording {
             if raw.trim().is_empty() {
                 continue;
             }
-            let line: Line = serde_json::from_str(raw).map_err(|err| bad(number, err))?;
+            let value: Value = serde_json::from_str(raw).map_err(|err| bad(number, err))?;
+            if let Some(path) = super::rules::find_nul(&value) {
+                return Err(bad(
+                    number,
+                    format!("`{path}` contains a NUL character (U+0000), which cannot be stored"),
+                ));
+            }
+            let line: Line = serde_json::from_value(value).map_err(|err| bad(number, err))?;
             lines.push((number, line));
         }
         let Some((

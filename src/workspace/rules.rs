@@ -54,8 +54,10 @@ pub fn optional_text(
     }
 }
 
-/// Fails when `text` is longer than `max` code points.
+/// Fails when `text` is longer than `max` code points, or holds a NUL character (which no
+/// engine stores the same way: PostgreSQL refuses it in text, SQLite keeps it).
 pub fn check_length(text: &str, field: &str, max: usize) -> Result<(), WorkspaceError> {
+    check_no_nul(text, field)?;
     let chars = char_count(text);
     if chars > max {
         return Err(WorkspaceError::invalid(format!(
@@ -63,6 +65,80 @@ pub fn check_length(text: &str, field: &str, max: usize) -> Result<(), Workspace
         )));
     }
     Ok(())
+}
+
+/// Fails when `text` holds a NUL character (U+0000).
+pub fn check_no_nul(text: &str, field: &str) -> Result<(), WorkspaceError> {
+    if text.contains('\0') {
+        return Err(nul_in(field));
+    }
+    Ok(())
+}
+
+/// The error for a NUL character in `field`.
+pub fn nul_in(field: &str) -> WorkspaceError {
+    WorkspaceError::invalid(format!(
+        "`{field}` contains a NUL character (U+0000), which cannot be stored; remove it"
+    ))
+}
+
+/// The path (`steps[0].text`, `title`, or `.` for the value itself) of the first string in a
+/// JSON value that holds a NUL character, keys included.
+pub fn find_nul(value: &serde_json::Value) -> Option<String> {
+    let mut path = String::new();
+    walk_for_nul(value, &mut path).then(|| {
+        if path.is_empty() {
+            ".".to_string()
+        } else {
+            path
+        }
+    })
+}
+
+/// [`find_nul`] over the fields of a JSON object.
+pub fn find_nul_in_object(map: &serde_json::Map<String, serde_json::Value>) -> Option<String> {
+    map.iter().find_map(|(key, value)| {
+        let mut path = key.clone();
+        (key.contains('\0') || walk_for_nul(value, &mut path)).then_some(path)
+    })
+}
+
+fn walk_for_nul(value: &serde_json::Value, path: &mut String) -> bool {
+    match value {
+        serde_json::Value::String(text) => text.contains('\0'),
+        serde_json::Value::Array(items) => items.iter().enumerate().any(|(i, item)| {
+            let len = path.len();
+            path.push_str(&format!("[{i}]"));
+            let found = walk_for_nul(item, path);
+            if !found {
+                path.truncate(len);
+            }
+            found
+        }),
+        serde_json::Value::Object(map) => map.iter().any(|(key, item)| {
+            let len = path.len();
+            if !path.is_empty() {
+                path.push('.');
+            }
+            path.push_str(key);
+            let found = key.contains('\0') || walk_for_nul(item, path);
+            if !found {
+                path.truncate(len);
+            }
+            found
+        }),
+        _ => false,
+    }
+}
+
+/// `text` with every NUL character replaced (for text that comes from a model and must be
+/// kept as a record, not refused).
+pub fn scrub_nul(text: &str) -> std::borrow::Cow<'_, str> {
+    if text.contains('\0') {
+        std::borrow::Cow::Owned(text.replace('\0', "\u{FFFD}"))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
 }
 
 /// `text` on one line: every run of whitespace, line breaks included, becomes one space.
@@ -173,5 +249,16 @@ mod tests {
         assert!(require_text("   ", "t", 5).is_err());
         assert_eq!(optional_text(Some("  "), "t", 5).ok(), Some(None));
         assert_eq!(one_line(" a \n\t b  c "), "a b c");
+    }
+
+    #[test]
+    fn nul_characters_are_found_and_named() {
+        assert!(require_text("a\0b", "title", 10).is_err());
+        assert!(check_length("a\0", "content", 10).is_err());
+        let value = serde_json::json!({"steps": [{"text": "ok"}, {"text": "x\0"}]});
+        assert_eq!(find_nul(&value).as_deref(), Some("steps[1].text"));
+        assert_eq!(find_nul(&serde_json::json!({"a": ["fine"]})), None);
+        assert_eq!(find_nul(&serde_json::json!("\0")).as_deref(), Some("."));
+        assert_eq!(scrub_nul("a\0b"), "a\u{FFFD}b");
     }
 }
