@@ -41,6 +41,8 @@ pub const ESCAPE: &str = "\u{e00c}";
 pub const CONTROL: &str = "\u{e009}";
 pub const BACKSPACE: &str = "\u{e003}";
 pub const END: &str = "\u{e010}";
+pub const TAB: char = '\u{e004}';
+pub const ENTER_KEY: char = '\u{e007}';
 /// Releases held modifier keys.
 pub const NULL: &str = "\u{e000}";
 
@@ -615,6 +617,60 @@ impl Browser {
             "Page.addScriptToEvaluateOnNewDocument: {}",
             resp.text().await.unwrap_or_default()
         );
+    }
+
+    /// Runs a Chrome DevTools Protocol command in the current window's page; returns its
+    /// result.
+    pub async fn cdp(&self, cmd: &str, params: Value) -> Value {
+        let session = self.session_id.as_deref().expect("a WebDriver session id");
+        let url = format!(
+            "http://127.0.0.1:{}/session/{session}/goog/cdp/execute",
+            self.driver_port
+        );
+        let resp = reqwest::Client::new()
+            .post(url)
+            .json(&json!({"cmd": cmd, "params": params}))
+            .send()
+            .await
+            .unwrap_or_else(|e| panic!("chromedriver CDP command {cmd}: {e}"));
+        let ok = resp.status().is_success();
+        let body: Value = resp.json().await.unwrap_or(Value::Null);
+        assert!(ok, "CDP {cmd} failed: {body}");
+        body["value"].clone()
+    }
+
+    /// Lets the page download files: they are saved (under their suggested names) in `dir`.
+    pub async fn allow_downloads(&self, dir: &Path) {
+        self.cdp(
+            "Browser.setDownloadBehavior",
+            json!({"behavior": "allow", "downloadPath": dir.display().to_string()}),
+        )
+        .await;
+    }
+
+    /// Presses and releases one key (a character or a WebDriver key code such as [`TAB`]) on
+    /// whatever has the focus, like a person at the keyboard.
+    pub async fn press(&self, key: char) {
+        use fantoccini::actions::{InputSource, KeyAction, KeyActions};
+        let actions = KeyActions::new("keyboard".to_string())
+            .then(KeyAction::Down { value: key })
+            .then(KeyAction::Up { value: key });
+        if let Err(e) = self.client.perform_actions(actions).await {
+            self.fail(&format!("press key {key:?}: {e}")).await;
+        }
+    }
+
+    /// The focused element's `id` (or its tag and classes when it has none).
+    pub async fn focused(&self) -> String {
+        self.js(
+            "const e = document.activeElement;
+             return e ? (e.id || `${e.tagName.toLowerCase()}.${[...e.classList].join('.')}`) : '';",
+            vec![],
+        )
+        .await
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
     }
 
     // --- navigation and windows ----------------------------------------------------------

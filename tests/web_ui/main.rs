@@ -115,5 +115,6 @@ fn planning_script() -> serde_json::Value {
 // The scenarios, by area (after the macro and helpers above, which they use).
 mod chat;
 mod documents;
+mod history;
 mod layout;
 mod live;

@@ -109,6 +109,8 @@ export const api = {
   del: (path) => send('DELETE', path),
   /** A request whose response body the caller reads itself (the chat's event stream). */
   stream: (path, body) => send('POST', path, body, { raw: true }),
+  /** A GET whose response the caller reads itself (headers and body: a download). */
+  raw: (path) => send('GET', path, undefined, { raw: true }),
   /** Fetches a binary resource (a chart's SVG) with the token, as a Blob. */
   async blob(path) {
     const response = await send('GET', path, undefined, { raw: true });

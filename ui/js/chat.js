@@ -6,7 +6,7 @@
 
 import { ApiError, api, report, threadPath } from './api.js';
 import { chartView, isChart } from './artifacts.js';
-import { $, h, replaceChildren, setBanner, setSafeHtml, toast } from './dom.js';
+import { $, h, icon, replaceChildren, setBanner, setSafeHtml, toast } from './dom.js';
 
 /** How a tool call went: 'ok', 'failed', or 'partial' (it ran, but skipped something, e.g. a lock). */
 function outcomeOf(result) {
@@ -59,6 +59,7 @@ export class ChatPanel {
       if (turn.status === 'running') this.markRunning(turn.turn_index);
       else if (turn.status === 'failed' && turn.error) this.addError(view, turn.error);
       else if (turn.status === 'cancelled') this.addError(view, 'Stopped before it finished.', true);
+      if (turn.status !== 'running') this.offerUndo(view);
     }
     if (pending) this.messages.append(pending.el);
     this.emptyState();
@@ -103,7 +104,7 @@ export class ChatPanel {
       view.callList = h('ol', {});
       view.reasoning = h('details', { class: 'reasoning' }, view.summary, view.callList);
       view.summary.addEventListener('click', () => { view.touched = true; });
-      const before = view.answer || view.error || null;
+      const before = view.answer || view.error || view.actions || null;
       view.el.insertBefore(view.reasoning, before);
     }
     return view.reasoning;
@@ -128,7 +129,7 @@ export class ChatPanel {
     if (!view.answer) {
       view.content = h('div', { class: 'msg-content' });
       view.answer = h('div', { class: 'msg assistant' }, view.content);
-      view.el.insertBefore(view.answer, view.error || null);
+      view.el.insertBefore(view.answer, view.error || view.actions || null);
     }
     return view.content;
   }
@@ -144,13 +145,62 @@ export class ChatPanel {
   addChart(view, artifact) {
     const id = artifact.artifact_id ?? artifact.id;
     if (view.el.querySelector(`.chart[data-artifact-id="${id}"]`)) return;
-    view.el.insertBefore(chartView(this.app.threadId, artifact), view.answer || view.error || null);
+    view.el.insertBefore(chartView(this.app.threadId, artifact), view.answer || view.error || view.actions || null);
   }
 
   addError(view, message, cancelled = false) {
     view.error?.remove();
     view.error = h('div', { class: `msg error${cancelled ? ' cancelled' : ''}`, role: 'alert' }, message);
-    view.el.append(view.error);
+    view.el.insertBefore(view.error, view.actions || null);
+  }
+
+  /**
+   * Under a finished turn whose tool calls may have changed the workspace: "Undo this turn".
+   * (A turn without a successful call changed nothing; the server would say so too.)
+   */
+  offerUndo(view) {
+    if (view.actions || !view.callList || !view.callList.querySelector('.call:not(.failed)')) return;
+    const button = h('button', { type: 'button', class: 'button small turn-undo', dataset: { turnIndex: view.index } }, icon('undo'), 'Undo this turn');
+    button.addEventListener('click', () => this.undo(view, button));
+    view.undoMessage = h('div', { class: 'undo-message', role: 'status', hidden: true });
+    view.actions = h('div', { class: 'turn-actions' }, button, view.undoMessage);
+    view.el.append(view.actions);
+  }
+
+  /** `POST …/turns/{n}/revert`; the panels re-sync from the `workspace` events it sends. */
+  async undo(view, button) {
+    button.disabled = true;
+    const message = view.undoMessage;
+    const say = (kind, ...content) => {
+      message.dataset.kind = kind;
+      message.setAttribute('role', kind === 'done' ? 'status' : 'alert');
+      replaceChildren(message, ...content);
+      message.hidden = false;
+    };
+    try {
+      const result = await api.post(threadPath(this.app.threadId, `/turns/${view.index}/revert`));
+      button.textContent = 'Undone';
+      button.dataset.state = 'undone';
+      say('done', `Undone: what this turn changed is back as it was before it (revision ${result.rev}). The conversation stays; the history keeps both.`);
+    } catch (err) {
+      button.disabled = false;
+      if (!(err instanceof ApiError && err.status === 409)) {
+        report(err, 'Undoing the turn');
+        return;
+      }
+      const conflicts = (err.body && err.body.conflicts) || [];
+      if (!conflicts.length) {
+        say('nothing', `Nothing to undo: ${err.message}.`);
+        return;
+      }
+      const open = h('button', { type: 'button', class: 'button small undo-open-history' }, 'Open the history');
+      open.addEventListener('click', () => this.app.history.open(conflicts[0].rev));
+      say('conflict',
+        h('p', {}, `${err.message.charAt(0).toUpperCase()}${err.message.slice(1)}. Nothing was changed.`),
+        h('ul', { class: 'undo-conflicts', 'aria-label': 'Later changes in the way' }, conflicts.map((c) => h('li', { dataset: { panel: c.panel, rev: c.rev } },
+          `The ${c.panel}, changed again in revision ${c.rev}`))),
+        open);
+    }
   }
 
   markRunning(turnIndex) {
@@ -296,6 +346,7 @@ export class ChatPanel {
           view.content?.classList.remove('streaming');
           if (view.reasoning && !view.touched) view.reasoning.open = false;
           if (data.status === 'cancelled' && !view.error) this.addError(view, 'Stopped before it finished.', true);
+          this.offerUndo(view);
         }
         this.running = null;
         this.updateControls();

@@ -159,6 +159,10 @@ const ICON_PATHS = {
   menu: ['M4 7h16', 'M4 12h16', 'M4 17h16'],
   close: ['M6 6l12 12', 'M18 6L6 18'],
   download: ['M12 4v11', 'M7.5 10.5L12 15l4.5-4.5', 'M5 19h14'],
+  history: ['M3.5 12a8.5 8.5 0 1 0 2.5-6', 'M3.5 4.5V9H8', 'M12 7.5V12l3 2'],
+  fork: ['M7 4v16', 'M17 4v3a5 5 0 0 1-5 5H7'],
+  compare: ['M4 5h7v14H4z', 'M13 5h7v14h-7z'],
+  undo: ['M9 14L4 9l5-5', 'M4 9h10.5a5.5 5.5 0 0 1 0 11H11'],
 };
 
 const iconUrls = new Map();

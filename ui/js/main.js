@@ -4,9 +4,11 @@
 import { ApiError, api, report, threadPath, watchReachability } from './api.js';
 import { ArtifactsPanel } from './artifacts.js';
 import { ChatPanel } from './chat.js';
+import { ComparePanel } from './compare.js';
 import { DocumentPanel } from './doc.js';
-import { $, drawStaticIcons, flash, initBanner, setBanner } from './dom.js';
+import { $, drawStaticIcons, flash, h, initBanner, setBanner, toast } from './dom.js';
 import { ThreadEvents } from './events.js';
+import { HistoryPanel } from './history.js';
 import { ObjectivePanel } from './objective.js';
 import { PlanPanel } from './plan.js';
 import { PreferencesPanel } from './preferences.js';
@@ -65,6 +67,8 @@ class App {
     this.plan = new PlanPanel(this);
     this.artifacts = new ArtifactsPanel(this);
     this.chat = new ChatPanel(this);
+    this.history = new HistoryPanel(this);
+    this.compare = new ComparePanel(this);
     this.reloaders = {
       objective: new Reloader(() => this.objective.load()),
       document: new Reloader(() => this.document.load()),
@@ -86,6 +90,7 @@ class App {
       const open = document.body.classList.toggle('threads-open');
       $('#toggle-threads').setAttribute('aria-expanded', String(open));
     });
+    $('#export-thread').addEventListener('click', () => this.exportThread());
     window.addEventListener('popstate', () => this.route(false));
     // Threads made or renamed elsewhere (another tab, the API, MCP) show up when the page is
     // looked at again, and every half minute while it is.
@@ -158,9 +163,12 @@ class App {
     const url = `/t/${encodeURIComponent(threadId)}`;
     if (push && location.pathname !== url) history.pushState({}, '', url);
     else if (replace && location.pathname !== url) history.replaceState({}, '', url);
+    this.history.close();
+    this.compare.close();
     this.threads.render();
     const thread = this.threads.threads.find((t) => t.id === threadId);
     this.setHeading(thread ? thread.title : threadId);
+    this.updateThreadActions();
     if (this.document.editing) this.document.stopEdit();
     this.chat.clear();
     this.setConnection('reconnecting');
@@ -169,6 +177,45 @@ class App {
       onOpen: () => this.syncer.request(),
       onState: (state) => this.setConnection(state),
     });
+  }
+
+  /** The open thread as the threads list has it (`null` before the list is loaded). */
+  currentThread() {
+    return this.threads.threads.find((t) => t.id === this.threadId) || null;
+  }
+
+  threadTitle() {
+    return this.currentThread()?.title || this.threadId || 'Untitled thread';
+  }
+
+  /** "Compare with the original" is there for a fork only. */
+  updateThreadActions() {
+    const origin = this.currentThread()?.forked_from;
+    const button = $('#compare-fork');
+    button.hidden = !origin;
+    button.title = origin ? `Compare this fork with “${origin.thread_id}” at revision ${origin.rev}` : '';
+  }
+
+  /**
+   * Downloads the thread's recording (`GET …/export`). Fetched with the token (a plain link
+   * could not send it), then saved through a blob: URL and an <a download>.
+   */
+  async exportThread() {
+    const threadId = this.threadId;
+    try {
+      const response = await api.raw(threadPath(threadId, '/export'));
+      const blob = await response.blob();
+      const disposition = response.headers.get('content-disposition') || '';
+      const named = disposition.match(/filename="?([^";]+)"?/i);
+      const name = named ? named[1] : `${threadId}.haico.jsonl`;
+      const url = URL.createObjectURL(new Blob([blob], { type: 'application/x-ndjson' }));
+      const link = h('a', { href: url, download: name, hidden: true });
+      document.body.append(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 60000);
+      toast(`Exported the thread as ${name}.`);
+    } catch (err) { report(err, 'Exporting the thread'); }
   }
 
   setHeading(title) {
@@ -221,6 +268,8 @@ class App {
         this.reloaders[panel]?.request();
         if (data.source === 'agent') flash($(PANEL_SECTIONS[panel]));
       }
+      this.history.onWorkspace();
+      this.compare.onWorkspace();
       return;
     }
     if (name === 'artifact') this.reloaders.artifacts.request();

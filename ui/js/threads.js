@@ -26,6 +26,7 @@ export class ThreadsPanel {
 
   render(threads = this.threads) {
     this.threads = threads;
+    this.app.updateThreadActions();
     if (!threads.length) {
       replaceChildren(this.list, h('li', { class: 'empty' }, 'No threads yet.'));
       return;
