@@ -81,7 +81,9 @@ async fn long_history(db: &BenchDb) -> Bench {
     bench
         .ok(
             "add_preferences",
-            with_reason(json!({"items": [{"title": "Budget"}, {"title": "Trains", "kind": "hard"}]})),
+            with_reason(
+                json!({"items": [{"title": "Budget"}, {"title": "Trains", "kind": "hard"}]}),
+            ),
         )
         .await
         .unwrap();
@@ -93,13 +95,19 @@ async fn long_history(db: &BenchDb) -> Bench {
         match i % 6 {
             0 | 1 => {
                 let text = format!("\nLine {i}: a short note appended to the document.");
-                bench.ok("append_to_document", with_reason(json!({ "text": text }))).await.unwrap();
+                bench
+                    .ok("append_to_document", with_reason(json!({ "text": text })))
+                    .await
+                    .unwrap();
             }
             2 => {
                 // A small edit in the middle of the document, as a person saves it.
                 let mut doc = workspaces.document(&bench.thread).await.unwrap();
                 let at = doc.content.len() / 2;
-                let at = (0..=at).rev().find(|i| doc.content.is_char_boundary(*i)).unwrap();
+                let at = (0..=at)
+                    .rev()
+                    .find(|i| doc.content.is_char_boundary(*i))
+                    .unwrap();
                 doc.content.insert_str(at, &format!(" [edit {i}] "));
                 workspaces
                     .put_document(&bench.thread, &doc.content, None, None)
@@ -108,11 +116,17 @@ async fn long_history(db: &BenchDb) -> Bench {
             }
             3 => {
                 let index = (i % 200) + 1;
-                bench.ok("toggle_todos", with_reason(json!({"indices": [index]}))).await.unwrap();
+                bench
+                    .ok("toggle_todos", with_reason(json!({"indices": [index]})))
+                    .await
+                    .unwrap();
             }
             4 => {
                 bench
-                    .ok("set_objective", with_reason(json!({"objective": format!("Goal number {i}")})))
+                    .ok(
+                        "set_objective",
+                        with_reason(json!({"objective": format!("Goal number {i}")})),
+                    )
                     .await
                     .unwrap();
             }
@@ -141,7 +155,10 @@ fn speed(c: &mut Criterion, rt: &Runtime, engine: Engine) {
     let bench = rt.block_on(long_history(&db));
     let workspaces = Workspaces::standalone(db.db.clone());
     let latest = rt.block_on(async {
-        let page = workspaces.history(&bench.thread, None, Some(1)).await.unwrap();
+        let page = workspaces
+            .history(&bench.thread, None, Some(1))
+            .await
+            .unwrap();
         page.revisions[0].rev
     });
     assert!(latest >= REVISIONS as i64, "only {latest} revisions");
@@ -170,7 +187,12 @@ fn speed(c: &mut Criterion, rt: &Runtime, engine: Engine) {
             let to = rng.i64(from..=latest);
             let workspaces = &workspaces;
             let thread = &bench.thread;
-            async move { workspaces.document_diff(thread, from, Some(to)).await.unwrap() }
+            async move {
+                workspaces
+                    .document_diff(thread, from, Some(to))
+                    .await
+                    .unwrap()
+            }
         });
     });
     group.finish();
@@ -179,7 +201,10 @@ fn speed(c: &mut Criterion, rt: &Runtime, engine: Engine) {
 
 fn benches(c: &mut Criterion) {
     let rt = tokio_runtime().unwrap();
-    let filter: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
     let wants = |engine: Engine| filter.is_empty() || filter.iter().any(|f| f == engine.name());
     for engine in [Engine::Sqlite, Engine::Postgres] {
         if !wants(engine) || (engine == Engine::Postgres && !rt.block_on(postgres_available())) {

@@ -53,10 +53,7 @@ async fn check(db: Database) {
     let server = TestServer::start(&db).await;
     let now = server.workspace("old").await;
     assert_eq!(now["objective"], json!("Plan the old trip"));
-    let page = server
-        .get("/api/threads/old/history")
-        .await
-        .expect(200);
+    let page = server.get("/api/threads/old/history").await.expect(200);
     let revisions = page["revisions"].as_array().unwrap();
     assert_eq!(revisions.len(), 1, "{page}");
     assert_eq!(revisions[0]["rev"], json!(1));
@@ -66,7 +63,10 @@ async fn check(db: Database) {
         json!(["objective", "document", "plan", "preferences", "artifacts"])
     );
     assert_eq!(
-        server.get("/api/threads/old/workspace?at=1").await.expect(200),
+        server
+            .get("/api/threads/old/workspace?at=1")
+            .await
+            .expect(200),
         now,
         "the baseline is the workspace as it was"
     );
@@ -88,7 +88,10 @@ async fn check(db: Database) {
     let page = server.get("/api/threads/old/history").await.expect(200);
     assert_eq!(page["revisions"][0]["rev"], json!(2));
     assert_eq!(
-        server.get("/api/threads/old/workspace?at=1").await.expect(200),
+        server
+            .get("/api/threads/old/workspace?at=1")
+            .await
+            .expect(200),
         now
     );
     // A thread with nothing in it has no history yet.
@@ -114,7 +117,12 @@ async fn sqlite_workspaces_get_a_baseline_revision() {
         sqlx::query(row).execute(&pool).await.unwrap();
     }
     pool.close().await;
-    check(Database::connect(&url, &PoolConfig::default()).await.unwrap()).await;
+    check(
+        Database::connect(&url, &PoolConfig::default())
+            .await
+            .unwrap(),
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -141,7 +149,12 @@ async fn postgres_workspaces_get_a_baseline_revision() {
         sqlx::query(row).execute(&pool).await.unwrap();
     }
     pool.close().await;
-    check(Database::connect(&url, &PoolConfig::default()).await.unwrap()).await;
+    check(
+        Database::connect(&url, &PoolConfig::default())
+            .await
+            .unwrap(),
+    )
+    .await;
     let _ = sqlx::query(&format!("DROP SCHEMA {schema} CASCADE"))
         .execute(&admin)
         .await;

@@ -139,6 +139,18 @@ backend_tests! {
         assert_eq!(turns[0]["messages"][0]["content"], json!("Turn one"));
         assert_eq!(turns[0]["steps"].as_array().unwrap().len(), 2);
         assert_eq!(server.workspace("f").await["objective"], json!("First plan"));
+        assert_eq!(turns[0]["status"], json!("completed"), "the turn had ended: {turns:?}");
+        assert_eq!(turns[0]["messages"][1]["content"], json!("Done."), "its answer came after its last change");
+
+        // Forking now (the latest revision) keeps every finished turn whole, answers included.
+        let now = server.post("/api/threads/t/fork", &json!({"id": "now"})).await.expect(201);
+        assert_eq!(now["turn_index"], json!(2));
+        let turns = setup.messages("now").await;
+        assert_eq!(turns.len(), 2);
+        for turn in &turns {
+            assert_eq!(turn["status"], json!("completed"), "{turn}");
+            assert_eq!(turn["messages"].as_array().unwrap().len(), 2, "{turn}");
+        }
 
         // A recording of a thread with turns comes back with them.
         let recording = server.client.get(server.url("/api/threads/t/export")).send().await.unwrap().text().await.unwrap();

@@ -154,33 +154,33 @@ impl WorkspaceRepository {
         Ok(())
     }
 
-    /// Copies the conversation of `from` into `to`: turns up to `up_to_turn`, and the messages
-    /// and tool calls recorded by `until`. A turn that had not ended by then is copied as
-    /// cancelled.
+    /// Copies the conversation of `from` into `to`: the turns up to `up_to_turn`, with the
+    /// messages and tool calls recorded before `until`. A turn that had not ended by then is
+    /// copied as cancelled. Sets `to`'s turn count and returns it.
     pub async fn copy_conversation(
         &mut self,
         from: &str,
         to: &str,
         up_to_turn: i64,
         until: DateTime<Utc>,
-    ) -> Result<(), StoreError> {
+    ) -> Result<i64, StoreError> {
         with_conn!(self, conn => {
             sqlx::query(
                 "INSERT INTO turns (thread_id, turn_index, status, error, started_at, finished_at) \
                  SELECT $2, turn_index, \
-                        CASE WHEN finished_at IS NOT NULL AND finished_at <= $4 THEN status \
+                        CASE WHEN finished_at IS NOT NULL AND finished_at < $3 THEN status \
                              ELSE 'cancelled' END, \
-                        CASE WHEN finished_at IS NOT NULL AND finished_at <= $4 THEN error \
+                        CASE WHEN finished_at IS NOT NULL AND finished_at < $3 THEN error \
                              ELSE 'the thread was forked while this turn ran' END, \
                         started_at, \
-                        CASE WHEN finished_at IS NOT NULL AND finished_at <= $4 THEN finished_at \
-                             ELSE $4 END \
-                 FROM turns WHERE thread_id = $1 AND turn_index <= $3",
+                        CASE WHEN finished_at IS NOT NULL AND finished_at < $3 THEN finished_at \
+                             ELSE $3 END \
+                 FROM turns WHERE thread_id = $1 AND turn_index <= $4 AND started_at < $3",
             )
             .bind(from)
             .bind(to)
-            .bind(up_to_turn)
             .bind(until)
+            .bind(up_to_turn)
             .execute(conn)
             .await
             .map(|r| r.rows_affected())
@@ -189,12 +189,12 @@ impl WorkspaceRepository {
         with_conn!(self, conn => {
             sqlx::query(
                 "INSERT INTO messages (thread_id, turn_index, role, content, created_at) \
-                 SELECT $2, turn_index, role, content, created_at FROM messages \
-                 WHERE thread_id = $1 AND turn_index <= $3 AND created_at <= $4 ORDER BY id",
+                 SELECT $2, m.turn_index, m.role, m.content, m.created_at FROM messages m \
+                 JOIN turns t ON t.thread_id = $2 AND t.turn_index = m.turn_index \
+                 WHERE m.thread_id = $1 AND m.created_at < $3 ORDER BY m.id",
             )
             .bind(from)
             .bind(to)
-            .bind(up_to_turn)
             .bind(until)
             .execute(conn)
             .await
@@ -205,19 +205,30 @@ impl WorkspaceRepository {
             sqlx::query(
                 "INSERT INTO tool_calls (thread_id, turn_index, call_index, tool, arguments, \
                  action_and_reasoning, result, success, duration_ms, created_at) \
-                 SELECT $2, turn_index, call_index, tool, arguments, action_and_reasoning, result, \
-                        success, duration_ms, created_at FROM tool_calls \
-                 WHERE thread_id = $1 AND turn_index <= $3 AND created_at <= $4 ORDER BY id",
+                 SELECT $2, c.turn_index, c.call_index, c.tool, c.arguments, \
+                        c.action_and_reasoning, c.result, c.success, c.duration_ms, c.created_at \
+                 FROM tool_calls c JOIN turns t ON t.thread_id = $2 AND t.turn_index = c.turn_index \
+                 WHERE c.thread_id = $1 AND c.created_at < $3 ORDER BY c.id",
             )
             .bind(from)
             .bind(to)
-            .bind(up_to_turn)
             .bind(until)
             .execute(conn)
             .await
             .map(|r| r.rows_affected())
         })
         .context("copying tool calls")?;
-        Ok(())
+        let (turns,): (i64,) = with_conn!(self, conn => {
+            sqlx::query_as(
+                "UPDATE threads SET turn_index = \
+                 COALESCE((SELECT MAX(turn_index) FROM turns WHERE thread_id = $1), 0) \
+                 WHERE id = $1 RETURNING turn_index",
+            )
+            .bind(to)
+            .fetch_one(conn)
+            .await
+        })
+        .context("counting the copied turns")?;
+        Ok(turns)
     }
 }

@@ -593,8 +593,9 @@ impl super::Workspaces {
             let (Some(first), false) = (made.first(), panels.is_empty()) else {
                 return Err(WorkspaceError::Conflicts {
                     message: format!(
-                        "turn {turn} changed nothing in the workspace that can be undone \
-                         (artifacts are kept as records)"
+                        "turn {turn} has no change in this thread's history that can be undone \
+                         (artifacts are kept as records, and a fork records the workspace it \
+                         starts from as one revision)"
                     ),
                     conflicts: Vec::new(),
                 });
@@ -726,15 +727,26 @@ async fn fork_into(
             "revision {at} does not exist: the thread's latest revision is {latest}"
         )));
     }
-    let (until, thread_turn) = if at == 0 {
-        (origin.created_at, 0)
-    } else {
-        let revision = repo
-            .revisions_between(source.as_str(), at, at)
+    // The conversation "up to revision `at`" is everything recorded before the next revision
+    // was committed, or everything when `at` is the latest (a turn's answer comes after its
+    // last change).
+    let (up_to_turn, until) = if at < latest {
+        let up_to_turn = match at {
+            0 => 0,
+            _ => repo
+                .revisions_between(source.as_str(), at, at)
+                .await?
+                .pop()
+                .map_or(0, |r| r.thread_turn),
+        };
+        let next = repo
+            .revisions_between(source.as_str(), at + 1, at + 1)
             .await?
             .pop()
-            .ok_or_else(|| WorkspaceError::NotFound(format!("revision {at} does not exist")))?;
-        (revision.at, revision.thread_turn)
+            .map_or_else(crate::store::revision_time, |next| next.at);
+        (up_to_turn, next)
+    } else {
+        (origin.turn_index, crate::store::revision_time())
     };
     let snapshot = workspace_at(repo, source.as_str(), at).await?;
     let title = match title {
@@ -745,7 +757,7 @@ async fn fork_into(
         }
     };
     match repo
-        .create_fork(id.as_str(), &title, thread_turn, (source.as_str(), at))
+        .create_fork(id.as_str(), &title, 0, (source.as_str(), at))
         .await
     {
         Ok(_) => {}
@@ -768,8 +780,9 @@ async fn fork_into(
             repo.copy_artifact(new, &artifact).await?;
         }
     }
-    repo.copy_conversation(source.as_str(), new, thread_turn, until)
+    let turns = repo
+        .copy_conversation(source.as_str(), new, up_to_turn, until)
         .await?;
-    edit.set_turn_index(thread_turn);
+    edit.set_turn_index(turns);
     Ok(at)
 }
