@@ -27,6 +27,8 @@ use crate::{
 pub const MAX_CHAIN: i64 = 1_000;
 /// A chain smaller than this never forces a whole state by its size.
 pub const MIN_WHOLE_BYTES: i64 = 256 * 1024;
+/// How long a document diff may search for the smallest difference.
+const DIFF_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(15);
 /// How many revisions a history page lists when no limit is given.
 pub const HISTORY_DEFAULT: i64 = 50;
 /// The largest history page.
@@ -194,6 +196,45 @@ pub(super) async fn document_at(
     Ok(document)
 }
 
+/// The document at `from` and at `to` (`from <= to`), replaying the chain once when one
+/// chain covers both.
+async fn documents_at(
+    repo: &mut WorkspaceRepository,
+    thread: &str,
+    from: i64,
+    to: i64,
+) -> Result<(Option<Document>, Option<Document>), WorkspaceError> {
+    let records = repo.panel_records(thread, "document", to).await?;
+    let covers_from = records.first().is_none_or(|first| first.rev <= from);
+    let mut older = if covers_from {
+        None
+    } else {
+        Some(document_at(repo, thread, from).await?)
+    };
+    let mut document: Option<Document> = None;
+    for record in records {
+        if covers_from && older.is_none() && record.rev > from {
+            older = Some(document.clone());
+        }
+        if record.whole {
+            document = from_json(&record.data)?;
+        } else {
+            let delta: DocumentDelta = from_json(&record.data)?;
+            let doc = document.get_or_insert_with(super::empty_document);
+            for op in &delta.ops {
+                apply_text(&mut doc.content, op);
+            }
+            doc.title = delta.title;
+            doc.version = delta.version;
+        }
+    }
+    let older = match older {
+        Some(older) => older,
+        None => document.clone(),
+    };
+    Ok((older, document))
+}
+
 async fn list_at<T>(
     repo: &mut WorkspaceRepository,
     thread: &str,
@@ -308,6 +349,16 @@ impl View {
             .collect())
     }
 
+    /// The document at two revisions (`from <= to`), replayed together.
+    pub async fn documents_at(
+        &mut self,
+        from: i64,
+        to: i64,
+    ) -> Result<(Option<Document>, Option<Document>), WorkspaceError> {
+        let thread = self.thread.to_string();
+        documents_at(&mut self.repo, &thread, from, to).await
+    }
+
     /// A page of the history, newest first: revisions older than `before` (all when `None`),
     /// at most `limit` ([`HISTORY_DEFAULT`] when not given, at most [`HISTORY_MAX`]).
     pub async fn history(
@@ -373,7 +424,11 @@ pub(super) fn unified_diff(old: &str, new: &str, from: i64, to: i64) -> String {
     if old == new {
         return String::new();
     }
-    similar::TextDiff::from_lines(old, new)
+    // A bound on the search keeps a diff of two far-apart revisions of a large document fast;
+    // past it the diff is still correct, only less minimal.
+    similar::TextDiff::configure()
+        .timeout(DIFF_TIMEOUT)
+        .diff_lines(old, new)
         .unified_diff()
         .context_radius(3)
         .header(&format!("revision {from}"), &format!("revision {to}"))
@@ -516,8 +571,9 @@ impl super::Workspaces {
             let latest = view.check_revision(from).await?;
             let to = to.unwrap_or(latest);
             view.check_revision(to).await?;
-            let old = view.document_at(from).await?.map(|d| d.content);
-            let new = view.document_at(to).await?.map(|d| d.content);
+            let (old, new) = view.documents_at(from.min(to), from.max(to)).await?;
+            let (old, new) = if from <= to { (old, new) } else { (new, old) };
+            let (old, new) = (old.map(|d| d.content), new.map(|d| d.content));
             let unified = unified_diff(
                 old.as_deref().unwrap_or(""),
                 new.as_deref().unwrap_or(""),
