@@ -130,7 +130,7 @@ async fn run(engine: &str, large: bool) {
     let mut times = Vec::with_capacity(TURNS);
     for i in 0..TURNS + WARMUP {
         let started = Instant::now();
-        let turn = agent.start(&thread, "Go on.").await.unwrap();
+        let turn = agent.start(&thread, "Go on.", None).await.unwrap();
         turn.task.await.unwrap();
         if i >= WARMUP {
             times.push(started.elapsed().as_secs_f64() * 1000.0);

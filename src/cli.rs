@@ -1,10 +1,10 @@
 //! The `haico` command line: `serve` runs the server, `tools` prints the tool list, `chat`
 //! runs one turn in the terminal, `mcp` serves a thread to an MCP client over stdio, `export`
-//! and `import` move threads as recordings.
+//! and `import` move threads as recordings, `user` manages accounts.
 
 use clap::{Parser, Subcommand};
 
-use crate::config::{ChatArgs, ExportArgs, ImportArgs, McpArgs, ServeArgs};
+use crate::config::{ChatArgs, ExportArgs, ImportArgs, McpArgs, ServeArgs, UserArgs};
 
 /// haico: a shared workspace where a person and an LLM agent co-construct a solution.
 #[derive(Debug, Parser)]
@@ -31,4 +31,7 @@ pub enum Command {
     Export(Box<ExportArgs>),
     /// Load a recording as a new thread; a recording that is not valid is refused whole.
     Import(Box<ImportArgs>),
+    /// Manage accounts: `add NAME [--admin] [--password-stdin]`, `list`, `remove NAME`,
+    /// `reset-token NAME`.
+    User(Box<UserArgs>),
 }

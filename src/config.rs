@@ -81,6 +81,11 @@ pub struct McpArgs {
     /// The thread the client works on; created if it does not exist.
     #[arg(long, env = "HAICO_MCP_THREAD")]
     pub thread: String,
+    /// The account the client acts as: its changes record this name, and a thread it creates
+    /// belongs to it. Without it, the client acts as the thread's owner (a local process is
+    /// trusted like the database it opens).
+    #[arg(long = "as", value_name = "NAME", env = "HAICO_MCP_AS")]
+    pub as_name: Option<String>,
     /// Database settings: use the server's database to share the thread with the web UI.
     #[command(flatten)]
     pub database: DatabaseArgs,
@@ -115,4 +120,68 @@ pub struct ImportArgs {
     /// Database settings.
     #[command(flatten)]
     pub database: DatabaseArgs,
+}
+
+/// `haico user`: accounts, from the command line (the same rules as `POST /api/users`).
+#[derive(Debug, Clone, Args)]
+pub struct UserArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: UserAction,
+}
+
+/// The `haico user` subcommands.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum UserAction {
+    /// Make an account and print its personal token (shown once). The first administrator
+    /// becomes the owner of every thread made before accounts existed.
+    Add {
+        /// The account's name: 1 to 64 characters from A-Z, a-z, 0-9, `.`, `_` and `-`.
+        name: String,
+        /// Make an administrator (manages accounts, sees every thread).
+        #[arg(long)]
+        admin: bool,
+        /// Read a password for signing in to the web UI from standard input (its first line);
+        /// without it the account has only its token.
+        #[arg(long)]
+        password_stdin: bool,
+        /// Database settings.
+        #[command(flatten)]
+        database: DatabaseArgs,
+    },
+    /// List the accounts.
+    List {
+        /// Database settings.
+        #[command(flatten)]
+        database: DatabaseArgs,
+    },
+    /// Remove an account: its sessions end and its token stops working; threads it owned stay,
+    /// without an owner.
+    Remove {
+        /// The account's name.
+        name: String,
+        /// Database settings.
+        #[command(flatten)]
+        database: DatabaseArgs,
+    },
+    /// Give an account a new personal token (printed once); the old one stops working.
+    ResetToken {
+        /// The account's name.
+        name: String,
+        /// Database settings.
+        #[command(flatten)]
+        database: DatabaseArgs,
+    },
+}
+
+impl UserAction {
+    /// The database settings of whichever action this is.
+    pub fn database(&self) -> &DatabaseArgs {
+        match self {
+            UserAction::Add { database, .. }
+            | UserAction::List { database }
+            | UserAction::Remove { database, .. }
+            | UserAction::ResetToken { database, .. } => database,
+        }
+    }
 }

@@ -51,7 +51,8 @@ async fn main() -> anyhow::Result<()> {
             // Changes the web UI or other processes make reach this client's subscriptions.
             let bus = PollingBus::new(db.clone());
             let poller = bus.spawn_poller(DEFAULT_POLL_INTERVAL);
-            let result = haico::mcp::serve_stdio(db.clone(), bus, thread).await;
+            let result =
+                haico::mcp::serve_stdio(db.clone(), bus, thread, args.as_name.as_deref()).await;
             poller.abort();
             db.close().await;
             result
@@ -69,6 +70,15 @@ async fn main() -> anyhow::Result<()> {
                 .await
                 .context("opening the database (HAICO_DATABASE_URL)")?;
             let result = haico::archive::import(db.clone(), &args).await;
+            db.close().await;
+            result
+        }
+        Command::User(args) => {
+            let database = args.action.database();
+            let db = Database::connect(&database.database_url, &database.pool_config())
+                .await
+                .context("opening the database (HAICO_DATABASE_URL)")?;
+            let result = haico::accounts::run(db.clone(), &args.action).await;
             db.close().await;
             result
         }

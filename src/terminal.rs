@@ -42,7 +42,7 @@ pub async fn run_turn(
             .context("following the thread's events")?,
     );
     let started = agent
-        .start(&thread, message)
+        .start(&thread, message, None)
         .await
         .context("starting the turn")?;
     let mut out = std::io::stdout();

@@ -197,3 +197,95 @@ fn chat_runs_one_turn_in_the_terminal_with_the_replay_provider() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("invalid thread id"));
 }
+
+/// `haico user add|list|reset-token|remove` on a fresh database: tokens printed once, the
+/// password read from standard input and stored so that it signs in, bad input refused with a
+/// clear message and a failing exit code.
+#[test]
+fn accounts_are_managed_from_the_command_line() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("people.db").display());
+    let user = |args: &[&str], stdin: Option<&str>| {
+        let mut child = haico()
+            .arg("user")
+            .args(args)
+            .args(["--database-url", &url])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut input = child.stdin.take().unwrap();
+        if let Some(text) = stdin {
+            input.write_all(text.as_bytes()).unwrap();
+        }
+        drop(input);
+        let out = child.wait_with_output().unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+
+    let (ok, token, err) = user(
+        &["add", "ada", "--admin", "--password-stdin"],
+        Some("a long passphrase\n"),
+    );
+    assert!(ok, "{err}");
+    assert!(
+        token.starts_with("haico_") && !token.contains(' '),
+        "{token}"
+    );
+    let (ok, bob_token, err) = user(&["add", "bob"], None);
+    assert!(ok, "{err}");
+    let (ok, _, err) = user(&["add", "bob"], None);
+    assert!(!ok && err.contains("exists"), "{err}");
+    let (ok, _, err) = user(&["add", "bad name"], None);
+    assert!(!ok && err.contains("valid account name"), "{err}");
+    let (ok, _, err) = user(&["add", "carl", "--password-stdin"], Some("short\n"));
+    assert!(!ok && err.contains("at least 8"), "{err}");
+
+    let (ok, list, _) = user(&["list"], None);
+    assert!(ok);
+    let rows: Vec<Vec<&str>> = list.lines().map(|l| l.split('\t').collect()).collect();
+    assert_eq!(rows.len(), 2, "{list}");
+    assert_eq!((rows[0][0], rows[0][1]), ("ada", "admin"));
+    assert_eq!((rows[1][0], rows[1][1]), ("bob", "member"));
+
+    let (ok, new_token, err) = user(&["reset-token", "bob"], None);
+    assert!(ok, "{err}");
+    assert!(new_token.starts_with("haico_") && new_token != bob_token);
+    let (ok, _, err) = user(&["reset-token", "nobody"], None);
+    assert!(!ok && err.contains("no account named"), "{err}");
+
+    // What the command stored works: ada signs in with her password, bob's new token is his.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let db = haico::store::Database::connect(&url, &Default::default())
+            .await
+            .unwrap();
+        let people = haico::people::People::new(db.clone());
+        let (signed_in, _, _) = people
+            .sign_in("ada", "a long passphrase", "127.0.0.1")
+            .await
+            .unwrap();
+        assert_eq!(signed_in.name, "ada");
+        assert!(
+            people
+                .sign_in("ada", "wrong passphrase", "127.0.0.1")
+                .await
+                .is_err()
+        );
+        let bob = people.user_by_token(&new_token).await.unwrap().unwrap();
+        assert_eq!(bob.name, "bob");
+        assert!(people.user_by_token(&bob_token).await.unwrap().is_none());
+        db.close().await;
+    });
+
+    let (ok, _, err) = user(&["remove", "bob"], None);
+    assert!(ok, "{err}");
+    let (ok, list, _) = user(&["list"], None);
+    assert!(ok && !list.contains("bob"), "{list}");
+}

@@ -68,6 +68,25 @@ const ROUTES: &[(&str, &str)] = &[
     ("POST", "/mcp/{thread_id}"),
     ("GET", "/mcp/{thread_id}"),
     ("DELETE", "/mcp/{thread_id}"),
+    ("GET", "/api/session"),
+    ("POST", "/api/session"),
+    ("DELETE", "/api/session"),
+    ("GET", "/api/me"),
+    ("GET", "/api/users"),
+    ("POST", "/api/users"),
+    ("DELETE", "/api/users/{name}"),
+    ("POST", "/api/users/{name}/token"),
+    ("GET", "/api/threads/{thread_id}/members"),
+    ("PUT", "/api/threads/{thread_id}/members/{name}"),
+    ("DELETE", "/api/threads/{thread_id}/members/{name}"),
+];
+
+/// Routes open to everyone, with no token (health checks, signing in).
+const OPEN: &[(&str, &str)] = &[
+    ("GET", "/healthz"),
+    ("GET", "/api/session"),
+    ("POST", "/api/session"),
+    ("DELETE", "/api/session"),
 ];
 
 /// Routes that take a JSON request body.
@@ -89,6 +108,9 @@ const WITH_BODY: &[(&str, &str)] = &[
     ("POST", "/api/threads/{thread_id}/restore"),
     ("POST", "/api/threads/{thread_id}/fork"),
     ("POST", "/mcp/{thread_id}"),
+    ("POST", "/api/session"),
+    ("POST", "/api/users"),
+    ("PUT", "/api/threads/{thread_id}/members/{name}"),
 ];
 
 /// Routes that take a body that is not JSON, with its media type.
@@ -296,10 +318,17 @@ async fn the_document_is_openapi_3_and_lists_every_route() {
             }
         }
 
-        // Security: every route but /healthz answers 401 without the token.
-        if *path == "/healthz" {
-            assert_eq!(op["security"], json!([{}]), "/healthz needs no token");
-            assert!(responses.contains_key("503"));
+        // Security: every route but the open ones answers 401 without a token.
+        if OPEN.contains(&(*method, *path)) {
+            assert_eq!(op["security"], json!([{}]), "{what} needs no token");
+            // (Signing in answers 401 for a wrong password, not for a missing token.)
+            assert!(
+                responses.get("401").is_none_or(|r| r.get("$ref").is_none()),
+                "{what} is open: it does not answer the token's 401"
+            );
+            if *path == "/healthz" {
+                assert!(responses.contains_key("503"));
+            }
         } else {
             assert!(responses.contains_key("401"), "{what} documents no 401");
             assert!(
@@ -396,6 +425,7 @@ fn concrete(template: &str) -> String {
         .replace("{preference_id}", "1")
         .replace("{artifact_id}", "1")
         .replace("{turn_index}", "1")
+        .replace("{name}", "nobody")
 }
 
 /// Whether the router answered with its own fallbacks: `404 no such route` or `405`.

@@ -537,3 +537,50 @@ async fn initialize_negotiates_each_protocol_version() {
     }
     db.cleanup().await;
 }
+
+/// A local `haico mcp` acts as the thread's owner, or as the account `--as` names: its changes
+/// record that person; an unknown name is refused before anything starts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_acts_as_the_owner_or_the_named_person() {
+    use haico::{ThreadId, people::People, workspace::Workspaces};
+    let db = TestDb::new(Engine::Sqlite).await;
+    let people = People::new(db.db.clone());
+    let (olga, _) = people.create_user("olga", true, None).await.unwrap();
+    people.create_user("sam", false, None).await.unwrap();
+    let thread = ThreadId::parse("owned").unwrap();
+    let olgas = Workspaces::standalone(db.db.clone()).acting_as(Some(haico::workspace::Actor {
+        id: olga.id,
+        name: olga.name.clone(),
+    }));
+    olgas.create_thread(&thread, None).await.unwrap();
+
+    for (as_name, objective) in [(None, "By the owner"), (Some("sam"), "By sam")] {
+        let (client, _notes) =
+            stdio_client_as(&db.url, "owned", as_name, Lifecycle::Initialize).await;
+        call_ok(
+            &client,
+            "set_objective",
+            json!({"objective": objective, "action_and_reasoning": "Setting it."}),
+        )
+        .await;
+        client.cancel().await.unwrap();
+    }
+    let page = olgas.history(&thread, None, None).await.unwrap();
+    let by: Vec<Option<&str>> = page.revisions.iter().map(|r| r.by.as_deref()).collect();
+    assert_eq!(by, [Some("sam"), Some("olga")], "newest first");
+
+    let out = haico_command()
+        .args(["mcp", "--thread", "owned", "--as", "nobody"])
+        .env("HAICO_DATABASE_URL", &db.url)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--as nobody") && err.contains("haico user list"),
+        "{err}"
+    );
+    db.cleanup().await;
+}

@@ -30,7 +30,7 @@ use crate::{
     events::LiveEvent,
     store::TurnStatus,
     tools::{InTurn, ToolRuntime, Toolset, build_tools},
-    workspace::{TurnEnd, WorkspaceError, announce::token_data},
+    workspace::{Actor, TurnEnd, WorkspaceError, announce::token_data},
 };
 
 /// Limits of one turn.
@@ -162,10 +162,14 @@ impl Agent {
 
     /// Starts a turn: records the user's message, announces the turn and runs it in the
     /// background.
+    ///
+    /// The turn acts for `by` (the person who sent the message, when known): their message and
+    /// every change the turn's tool calls make record them.
     pub async fn start(
         self: &Arc<Self>,
         thread_id: &ThreadId,
         message: &str,
+        by: Option<Actor>,
     ) -> Result<StartedTurn, StartError> {
         let message = crate::workspace::checked_message(message)?;
         let cancel = CancellationToken::new();
@@ -183,12 +187,8 @@ impl Agent {
                 },
             );
         }
-        match self
-            .runtime
-            .workspaces()
-            .open_turn(thread_id, message)
-            .await
-        {
+        let runtime = self.runtime.acting_as(by);
+        match runtime.workspaces().open_turn(thread_id, message).await {
             Ok(opened) => {
                 crate::metrics::turn_started();
                 let agent = Arc::clone(self);
@@ -198,7 +198,9 @@ impl Agent {
                 let span = tracing::info_span!("turn", thread = %thread, turn = turn_index);
                 let task = tokio::spawn(
                     async move {
-                        agent.run(&thread, turn_index, text, cancel, claim).await;
+                        agent
+                            .run(&runtime, &thread, turn_index, text, cancel, claim)
+                            .await;
                         agent.release(&thread, claim);
                     }
                     .instrument(span),
@@ -248,19 +250,23 @@ impl Agent {
 
     async fn run(
         &self,
+        runtime: &ToolRuntime,
         thread_id: &ThreadId,
         turn_index: i64,
         message: String,
         cancel: CancellationToken,
         claim: u64,
     ) {
-        let outcome = self.think(thread_id, turn_index, message, &cancel).await;
+        let outcome = self
+            .think(runtime, thread_id, turn_index, message, &cancel)
+            .await;
         self.close(thread_id, turn_index, outcome, claim).await;
     }
 
     /// The loop itself.
     async fn think(
         &self,
+        runtime: &ToolRuntime,
         thread_id: &ThreadId,
         turn_index: i64,
         message: String,
@@ -276,7 +282,7 @@ impl Agent {
                 parameters: spec.parameters.clone(),
             })
             .collect();
-        let workspaces = self.runtime.workspaces();
+        let workspaces = runtime.workspaces();
         let mut messages = match load_history(
             workspaces,
             thread_id,
@@ -358,7 +364,7 @@ impl Agent {
                     turn_index,
                     call_index: i64::try_from(calls_made).unwrap_or(i64::MAX),
                 };
-                let record = self.run_call(&tools, &call.name, &call.arguments, at).await;
+                let record = Self::run_call(runtime, &tools, &call.name, &call.arguments, at).await;
                 messages.push(ChatMessage::tool(
                     call.id,
                     call.name,
@@ -374,7 +380,7 @@ impl Agent {
 
     /// Runs one requested call; arguments that are not a JSON object become a failed step.
     async fn run_call(
-        &self,
+        runtime: &ToolRuntime,
         tools: &Toolset,
         name: &str,
         raw: &str,
@@ -388,13 +394,13 @@ impl Agent {
             serde_json::from_str::<Value>(raw)
         };
         match parsed {
-            Ok(args) => self.runtime.call_in_turn(tools, name, args, at).await,
+            Ok(args) => runtime.call_in_turn(tools, name, args, at).await,
             Err(err) => {
                 let shown: String = crate::workspace::rules::scrub_nul(raw)
                     .chars()
                     .take(2_000)
                     .collect();
-                self.runtime
+                runtime
                     .reject_in_turn(
                         tools,
                         name,

@@ -23,8 +23,9 @@ use utoipa::{
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{
-    artifacts, auth, chat, document, events, health, history, html, info, metrics, objective, plan,
-    preferences,
+    access::{self, Rule},
+    artifacts, chat, document, events, health, history, html, info, metrics, objective, people,
+    plan, preferences,
     schema::{DocumentConflict, ErrorBody, ThreadPath},
     state::AppState,
     threads, tools,
@@ -34,6 +35,8 @@ use super::{
 const BEARER: &str = "bearer";
 /// The shared `401` response.
 const UNAUTHORIZED: &str = "Unauthorized";
+/// The shared `403` response of routes that need more than reading.
+const FORBIDDEN: &str = "Forbidden";
 
 /// Every documented route of the API.
 pub(super) fn routes() -> OpenApiRouter<AppState> {
@@ -53,6 +56,7 @@ pub(super) fn routes() -> OpenApiRouter<AppState> {
         .merge(history::router())
         .merge(chat::router())
         .merge(events::router())
+        .merge(people::router())
 }
 
 /// The OpenAPI document of the API: every route, its parameters, bodies and responses.
@@ -142,9 +146,12 @@ fn mcp_delete() {}
         title = "haico",
         description = "A shared, structured workspace (objective, document, plan, preferences, \
                        artifacts) in which a person and an LLM agent co-construct a solution. \
-                       Errors are `{\"error\": \"…\"}` with a 4xx/5xx status. When the server \
-                       runs with `HAICO_API_TOKEN`, every route but `/healthz` requires \
-                       `Authorization: Bearer <token>`."
+                       Errors are `{\"error\": \"…\"}` with a 4xx/5xx status. With no \
+                       accounts and no `HAICO_API_TOKEN` the server is open to its local \
+                       person; otherwise every route but `/healthz`, the web UI's shell and \
+                       `/api/session` wants `Authorization: Bearer <token>` (a personal token or \
+                       the administrator's) or the web UI's session cookie, and a thread the \
+                       caller may not see answers 404 everywhere."
     ),
     paths(mcp_post, mcp_get, mcp_delete),
     components(schemas(ErrorBody, DocumentConflict)),
@@ -157,6 +164,7 @@ fn mcp_delete() {}
         (name = "history", description = "Revisions, the workspace at any of them, document diffs, restore, undoing a turn, forks"),
         (name = "agent", description = "Agent turns, the conversation, the live event stream and the tools"),
         (name = "mcp", description = "The same tools for MCP clients (streamable HTTP transport), one endpoint per thread"),
+        (name = "people", description = "Accounts, signing in to the web UI, and sharing threads with roles"),
     ),
 )]
 struct ApiDoc;
@@ -175,10 +183,11 @@ impl Modify for Conventions {
                 HttpBuilder::new()
                     .scheme(HttpAuthScheme::Bearer)
                     .description(Some(format!(
-                        "Required on every route but `/healthz` when the server runs with \
-                         `HAICO_API_TOKEN`. The events stream also accepts the token as \
-                         `?{}=<token>`, for `EventSource` clients that cannot set headers.",
-                        auth::ACCESS_TOKEN_PARAM
+                        "A personal token (`haico_…`, from `POST /api/users`) or the \
+                         administrator's `HAICO_API_TOKEN`; needed once accounts exist or the \
+                         token is set. The events stream also accepts it as `?{}=<token>`, for \
+                         `EventSource` clients that cannot set headers.",
+                        access::ACCESS_TOKEN_PARAM
                     )))
                     .build(),
             ),
@@ -203,18 +212,54 @@ impl Modify for Conventions {
                     .build(),
             ),
         );
+        components.responses.insert(
+            FORBIDDEN.to_string(),
+            RefOr::T(
+                ResponseBuilder::new()
+                    .description(
+                        "The caller may not do this: a viewer changing a thread, someone other \
+                         than its owner managing it, or someone other than an administrator \
+                         managing accounts (a signed-in change from another site's page too)",
+                    )
+                    .content(
+                        "application/json",
+                        ContentBuilder::new()
+                            .schema(Some(Ref::from_schema_name("ErrorBody")))
+                            .build(),
+                    )
+                    .build(),
+            ),
+        );
         for (path, item) in &mut doc.paths.paths {
-            if path == auth::OPEN_ROUTE {
-                continue;
-            }
-            let operations: [&mut Option<Operation>; 5] = [
-                &mut item.get,
-                &mut item.put,
-                &mut item.post,
-                &mut item.delete,
-                &mut item.patch,
+            let operations: [(axum::http::Method, &mut Option<Operation>); 5] = [
+                (axum::http::Method::GET, &mut item.get),
+                (axum::http::Method::PUT, &mut item.put),
+                (axum::http::Method::POST, &mut item.post),
+                (axum::http::Method::DELETE, &mut item.delete),
+                (axum::http::Method::PATCH, &mut item.patch),
             ];
-            for operation in operations.into_iter().flatten() {
+            for (method, operation) in operations {
+                let Some(operation) = operation else {
+                    continue;
+                };
+                let rule = access::rule_for(&method, path);
+                if rule == Some(Rule::Open) {
+                    continue;
+                }
+                if matches!(
+                    rule,
+                    Some(
+                        Rule::Admin
+                            | Rule::Thread(crate::people::Access::Editor)
+                            | Rule::Thread(crate::people::Access::Owner)
+                    )
+                ) {
+                    operation
+                        .responses
+                        .responses
+                        .entry("403".to_string())
+                        .or_insert_with(|| RefOr::Ref(Ref::from_response_name(FORBIDDEN)));
+                }
                 operation
                     .responses
                     .responses

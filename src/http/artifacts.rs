@@ -2,13 +2,13 @@
 //! rendering of a chart artifact.
 
 use axum::{
-    extract::State,
     http::header,
     response::{IntoResponse, Response},
 };
 use serde::Deserialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use super::access::Acting;
 use super::{
     error::ApiError,
     extract::{Json, Path, Query},
@@ -51,7 +51,7 @@ struct ListQuery {
     ),
 )]
 async fn list_artifacts(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(path): Path<ThreadPath>,
     Query(query): Query<ListQuery>,
 ) -> Result<Json<Vec<ArtifactSummary>>, ApiError> {
@@ -75,7 +75,7 @@ async fn list_artifacts(
     ),
 )]
 async fn get_artifact(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(path): Path<ArtifactPath>,
 ) -> Result<Json<Artifact>, ApiError> {
     let artifact = state
@@ -99,7 +99,7 @@ async fn get_artifact(
     ),
 )]
 async fn chart_svg(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(path): Path<ArtifactPath>,
 ) -> Result<Response, ApiError> {
     let artifact_id = path.artifact_id;

@@ -8,7 +8,6 @@
 use std::convert::Infallible;
 
 use axum::{
-    extract::State,
     http::StatusCode,
     response::sse::{Event, KeepAlive, Sse},
 };
@@ -17,6 +16,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use super::access::Acting;
 use super::{
     error::ApiError,
     extract::{Json, Path, Query},
@@ -55,7 +55,7 @@ struct ChatRequest {
     ),
 )]
 async fn chat(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(ThreadPath { thread_id: id }): Path<ThreadPath>,
     Json(body): Json<ChatRequest>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
@@ -66,7 +66,7 @@ async fn chat(
         .map_err(|err| ApiError::Store(err.0))?;
     let started = state
         .agent()
-        .start(&id, &body.message)
+        .start(&id, &body.message, state.actor())
         .await
         .map_err(|err| match err {
             StartError::InvalidMessage(message) => ApiError::BadRequest(message),
@@ -134,7 +134,7 @@ fn event_turn(data: &str) -> Option<i64> {
     ),
 )]
 async fn cancel(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(ThreadPath { thread_id: id }): Path<ThreadPath>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     if state.agent().cancel(&id) {
@@ -159,7 +159,7 @@ async fn cancel(
     ),
 )]
 async fn messages(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(path): Path<ThreadPath>,
     Query(param): Query<HtmlParam>,
 ) -> Result<Json<Vec<TurnRecord>>, ApiError> {

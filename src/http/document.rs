@@ -4,10 +4,10 @@
 //! when there is no document yet) still equals it, checked inside the SQL write itself. A stale
 //! version answers `409` with the current document, so the editor can merge and retry.
 
-use axum::extract::State;
 use serde::Deserialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use super::access::Acting;
 use super::{
     error::ApiError,
     extract::{Json, Path, Query},
@@ -47,7 +47,7 @@ struct PutDocument {
     ),
 )]
 async fn get_document(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(path): Path<ThreadPath>,
     Query(param): Query<HtmlParam>,
 ) -> Result<Json<DocumentView>, ApiError> {
@@ -70,7 +70,7 @@ async fn get_document(
     ),
 )]
 async fn put_document(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(path): Path<ThreadPath>,
     Json(body): Json<PutDocument>,
 ) -> Result<Json<Document>, ApiError> {

@@ -58,6 +58,21 @@ pub enum ApiError {
     /// The path exists but does not answer this method.
     #[error("{0}")]
     MethodNotAllowed(String),
+    /// `401`: the request did not say who it is, or said it wrongly (no `WWW-Authenticate`:
+    /// the token check adds its own challenge).
+    #[error("{0}")]
+    Unauthorized(String),
+    /// `403`: the caller is known and may not do this.
+    #[error("{0}")]
+    Forbidden(String),
+    /// `429`: too many attempts; try again after this many seconds.
+    #[error("{message}")]
+    TooManyRequests {
+        /// What to do.
+        message: String,
+        /// Seconds to wait (`Retry-After`).
+        retry_after: u64,
+    },
     /// The database failed.
     #[error("storage error")]
     Store(#[from] StoreError),
@@ -80,6 +95,9 @@ impl ApiError {
             ApiError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UnsupportedMediaType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Store(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -107,6 +125,19 @@ impl IntoResponse for ApiError {
             ApiError::Conflicts { message, conflicts } => {
                 let body = json!({ "error": message, "conflicts": conflicts });
                 return (status, axum::Json(body)).into_response();
+            }
+            ApiError::TooManyRequests {
+                message,
+                retry_after,
+            } => {
+                let mut response =
+                    (status, axum::Json(json!({ "error": message }))).into_response();
+                if let Ok(value) = axum::http::HeaderValue::from_str(&retry_after.to_string()) {
+                    response
+                        .headers_mut()
+                        .insert(axum::http::header::RETRY_AFTER, value);
+                }
+                return response;
             }
             ApiError::StaleDocument { message, document } => {
                 let body = json!({ "error": message, "document": document });
@@ -180,5 +211,25 @@ impl From<WorkspaceError> for ApiError {
 impl From<InvalidThreadId> for ApiError {
     fn from(err: InvalidThreadId) -> Self {
         ApiError::BadRequest(err.to_string())
+    }
+}
+
+impl From<crate::people::PeopleError> for ApiError {
+    fn from(err: crate::people::PeopleError) -> Self {
+        use crate::people::PeopleError;
+        let message = err.to_string();
+        match err {
+            PeopleError::Invalid(_) => ApiError::BadRequest(message),
+            PeopleError::NotFound(_) => ApiError::NotFound(message),
+            PeopleError::Exists(_) => ApiError::Conflict(message),
+            PeopleError::WrongPassword => ApiError::Unauthorized(message),
+            PeopleError::SlowDown(wait) => ApiError::TooManyRequests {
+                message,
+                retry_after: wait.as_secs().max(1),
+            },
+            PeopleError::Forbidden(_) => ApiError::Forbidden(message),
+            PeopleError::Internal(_) => ApiError::Internal(message),
+            PeopleError::Store(store) => ApiError::Store(store),
+        }
     }
 }

@@ -7,7 +7,6 @@
 use std::{convert::Infallible, time::Duration};
 
 use axum::{
-    extract::State,
     http::HeaderMap,
     response::sse::{Event, KeepAlive, Sse},
 };
@@ -15,6 +14,7 @@ use futures::{Stream, StreamExt};
 use serde::Deserialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use super::access::Acting;
 use super::{
     error::ApiError,
     extract::{Path, Query},
@@ -52,7 +52,7 @@ struct EventsQuery {
     ),
 )]
 async fn events(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(ThreadPath { thread_id: id }): Path<ThreadPath>,
     Query(query): Query<EventsQuery>,
     headers: HeaderMap,

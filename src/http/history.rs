@@ -5,7 +5,7 @@
 
 use axum::{
     body::Bytes,
-    extract::{State, rejection::BytesRejection},
+    extract::rejection::BytesRejection,
     http::{HeaderMap, StatusCode, header},
     response::{IntoResponse, Response},
 };
@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use super::access::Acting;
 use super::{
     error::ApiError,
     extract::{Json, Path, Query},
@@ -122,7 +123,7 @@ struct ForkRequest {
     ),
 )]
 async fn history(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(path): Path<ThreadPath>,
     Query(query): Query<HistoryQuery>,
 ) -> Result<Json<HistoryPage>, ApiError> {
@@ -145,7 +146,7 @@ async fn history(
     ),
 )]
 async fn document_diff(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(path): Path<ThreadPath>,
     Query(query): Query<DiffQuery>,
 ) -> Result<Json<DocumentDiff>, ApiError> {
@@ -170,13 +171,13 @@ async fn document_diff(
     ),
 )]
 async fn restore(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(path): Path<ThreadPath>,
     Json(body): Json<RestoreRequest>,
 ) -> Result<Json<Rewritten>, ApiError> {
     let (rev, workspace) = state
         .workspaces()
-        .restore(&path.thread_id, body.rev, body.panels.as_deref(), None)
+        .restore(&path.thread_id, body.rev, body.panels.as_deref())
         .await?;
     Ok(Json(Rewritten { rev, workspace }))
 }
@@ -194,12 +195,12 @@ async fn restore(
     ),
 )]
 async fn revert_turn(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(path): Path<TurnPath>,
 ) -> Result<Json<Rewritten>, ApiError> {
     let (rev, workspace) = state
         .workspaces()
-        .revert_turn(&path.thread_id, path.turn_index, None)
+        .revert_turn(&path.thread_id, path.turn_index)
         .await?;
     Ok(Json(Rewritten { rev, workspace }))
 }
@@ -219,15 +220,16 @@ async fn revert_turn(
     ),
 )]
 async fn fork(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(path): Path<ThreadPath>,
     Json(body): Json<ForkRequest>,
 ) -> Result<(StatusCode, Json<Thread>), ApiError> {
     let id = body.id.as_deref().map(ThreadId::parse).transpose()?;
     let thread = state
         .workspaces()
-        .fork(&path.thread_id, body.at, id, body.title.as_deref(), None)
+        .fork(&path.thread_id, body.at, id, body.title.as_deref())
         .await?;
+    let thread = state.people().annotate(state.principal(), thread).await?;
     Ok((StatusCode::CREATED, Json(thread)))
 }
 
@@ -242,10 +244,7 @@ async fn fork(
         PathErrors,
     ),
 )]
-async fn export(
-    State(state): State<AppState>,
-    Path(path): Path<ThreadPath>,
-) -> Result<Response, ApiError> {
+async fn export(Acting(state): Acting, Path(path): Path<ThreadPath>) -> Result<Response, ApiError> {
     let lines = state.workspaces().export(&path.thread_id).await?;
     let body = to_jsonl(&lines)?;
     let disposition = format!("attachment; filename=\"{}.haico.jsonl\"", path.thread_id);
@@ -285,7 +284,7 @@ struct ImportQuery {
     ),
 )]
 async fn import(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Query(query): Query<ImportQuery>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
@@ -313,5 +312,6 @@ async fn import(
         .map_err(|err| ApiError::BadRequest(format!("the recording is not UTF-8 text: {err}")))?;
     let id = query.id.as_deref().map(ThreadId::parse).transpose()?;
     let thread = state.workspaces().import(text, id).await?;
+    let thread = state.people().annotate(state.principal(), thread).await?;
     Ok((StatusCode::CREATED, Json(thread)))
 }

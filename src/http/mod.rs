@@ -5,11 +5,13 @@
 //! ([`crate::workspace`]) and answer its outcome as JSON; every rule, write and announcement
 //! happens there. [`api`] holds the one route list and the OpenAPI document made from it;
 //! [`app`] builds the router, [`serve`] runs it until a shutdown signal. Every error body is
-//! `{"error": "…"}` (see [`ApiError`]). Around the routes: the optional bearer token
-//! ([`ApiToken`]), request metrics (`GET /metrics`), one tracing span per request, and response
+//! `{"error": "…"}` (see [`ApiError`]). Around the routes: who the caller is and what each
+//! route allows them ([`access`]: one-person mode, the administrator's token, personal tokens
+//! and sign-in sessions), request metrics (`GET /metrics`), one tracing span per request, and response
 //! compression (gzip or Brotli when the client asks; never for event streams, which must flush
 //! every event as it happens).
 
+mod access;
 mod api;
 mod artifacts;
 mod auth;
@@ -24,6 +26,7 @@ mod html;
 mod info;
 mod metrics;
 mod objective;
+mod people;
 mod plan;
 mod preferences;
 mod schema;
@@ -38,8 +41,9 @@ use axum::{Router, extract::DefaultBodyLimit, middleware};
 use tokio::net::TcpListener;
 use tower_http::{compression::CompressionLayer, trace::TraceLayer};
 
+pub use access::{ACCESS_TOKEN_PARAM, RULES, Rule, SESSION_COOKIE, rule_for};
 pub use api::openapi_document;
-pub use auth::{ACCESS_TOKEN_PARAM, ApiToken, InvalidApiToken};
+pub use auth::{ApiToken, InvalidApiToken};
 pub use error::ApiError;
 pub use state::AppState;
 
@@ -51,8 +55,8 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
 pub struct HttpConfig {
     /// Largest accepted request body, in bytes.
     pub max_body_bytes: usize,
-    /// When set, every route but `/healthz` and the web UI's static shell requires
-    /// `Authorization: Bearer <token>`; `GET /api/info` reports whether it is set.
+    /// The administrator's token (`HAICO_API_TOKEN`). When set, or when accounts exist, every
+    /// request must say who it is (see [`RULES`]); `GET /api/info` reports whether it is set.
     pub api_token: Option<ApiToken>,
 }
 
@@ -76,7 +80,7 @@ pub fn app(state: AppState, config: &HttpConfig) -> Router {
         tracing::error!(error = %err, "could not encode the OpenAPI document");
         String::from("{}")
     });
-    let state = state.serving(config.api_token.is_some(), Arc::from(openapi_json));
+    let state = state.serving(config.api_token.clone(), Arc::from(openapi_json));
     let router = api
         .merge(ui::router())
         .merge(crate::mcp::router(&state, config.max_body_bytes))
@@ -84,15 +88,9 @@ pub fn app(state: AppState, config: &HttpConfig) -> Router {
         .method_not_allowed_fallback(|| async {
             ApiError::MethodNotAllowed("this route does not accept that method".to_string())
         });
-    // Layers run after routing (so both see the matched route); the token check sits inside
+    // Layers run after routing (so both see the matched route); the access check sits inside
     // the metrics layer, so refused requests are counted too.
-    let router = match &config.api_token {
-        Some(token) => router.layer(middleware::from_fn_with_state(
-            Arc::new(token.clone()),
-            auth::require_token,
-        )),
-        None => router,
-    };
+    let router = router.layer(middleware::from_fn_with_state(state.clone(), access::guard));
     // Compression's default predicate skips small bodies, images (but SVG) and
     // `text/event-stream`, so event streams are never buffered by an encoder.
     router
@@ -129,7 +127,9 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let closing = state.closing().clone();
-    axum::serve(listener, app(state, config))
+    // The peer's address counts wrong passwords per address (see `people`).
+    let app = app(state, config).into_make_service_with_connect_info::<std::net::SocketAddr>();
+    axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             shutdown.await;
             closing.cancel();

@@ -1,9 +1,9 @@
 //! The objective on the user path: `/api/threads/{thread_id}/objective`.
 
-use axum::extract::State;
 use serde::{Deserialize, Serialize};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use super::access::Acting;
 use super::{
     error::ApiError,
     extract::{Json, Path},
@@ -40,7 +40,7 @@ struct PutObjective {
     ),
 )]
 async fn get_objective(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(path): Path<ThreadPath>,
 ) -> Result<Json<ObjectiveView>, ApiError> {
     let objective = state.workspaces().objective(&path.thread_id).await?;
@@ -61,7 +61,7 @@ async fn get_objective(
     ),
 )]
 async fn put_objective(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(path): Path<ThreadPath>,
     Json(body): Json<PutObjective>,
 ) -> Result<Json<ObjectiveView>, ApiError> {

@@ -12,10 +12,11 @@
 //! `parent_id` and `after_id` exclude each other, and `depth` goes with neither (it follows
 //! from them). A `parent_id` or `after_id` that names no step of this thread is a 400.
 
-use axum::{extract::State, http::StatusCode};
+use axum::http::StatusCode;
 use serde::Deserialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use super::access::Acting;
 use super::{
     error::ApiError,
     extract::{Json, Path},
@@ -65,7 +66,7 @@ struct UpdateStep {
     ),
 )]
 async fn list_steps(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(path): Path<ThreadPath>,
 ) -> Result<Json<Vec<PlanStep>>, ApiError> {
     Ok(Json(state.workspaces().plan(&path.thread_id).await?))
@@ -85,7 +86,7 @@ async fn list_steps(
     ),
 )]
 async fn create_step(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(path): Path<ThreadPath>,
     Json(body): Json<CreateStep>,
 ) -> Result<(StatusCode, Json<PlanStep>), ApiError> {
@@ -111,7 +112,7 @@ async fn create_step(
     ),
 )]
 async fn update_step(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(path): Path<StepPath>,
     Json(body): Json<UpdateStep>,
 ) -> Result<Json<PlanStep>, ApiError> {
@@ -139,7 +140,7 @@ async fn update_step(
     ),
 )]
 async fn delete_step(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(path): Path<StepPath>,
 ) -> Result<StatusCode, ApiError> {
     state

@@ -3,10 +3,11 @@
 //! A person's edits ignore locks (the user may always edit), and `PATCH` is the only way to
 //! lock or unlock; the rules are the workspace's ([`crate::workspace::preferences`]).
 
-use axum::{extract::State, http::StatusCode};
+use axum::http::StatusCode;
 use serde::{Deserialize, Deserializer};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use super::access::Acting;
 use super::{
     error::ApiError,
     extract::{Json, Path},
@@ -68,7 +69,7 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D:
     ),
 )]
 async fn list_preferences(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(path): Path<ThreadPath>,
 ) -> Result<Json<Vec<Preference>>, ApiError> {
     Ok(Json(state.workspaces().preferences(&path.thread_id).await?))
@@ -88,7 +89,7 @@ async fn list_preferences(
     ),
 )]
 async fn create_preference(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(path): Path<ThreadPath>,
     Json(body): Json<CreatePreference>,
 ) -> Result<(StatusCode, Json<Preference>), ApiError> {
@@ -118,7 +119,7 @@ async fn create_preference(
     ),
 )]
 async fn update_preference(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(path): Path<PreferencePath>,
     Json(body): Json<UpdatePreference>,
 ) -> Result<Json<Preference>, ApiError> {
@@ -147,7 +148,7 @@ async fn update_preference(
     ),
 )]
 async fn delete_preference(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(path): Path<PreferencePath>,
 ) -> Result<StatusCode, ApiError> {
     state

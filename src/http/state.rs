@@ -1,33 +1,41 @@
-//! [`AppState`]: what every handler shares.
+//! [`AppState`]: what every handler shares, and who the request acts as.
 
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
+use super::auth::ApiToken;
 use crate::{
     agent::{Agent, AgentConfig, model::ChatModel, providers::UnconfiguredModel},
     events::{InProcessBus, SharedBus},
+    people::{People, Principal},
     store::Database,
     tools::ToolRuntime,
-    workspace::Workspaces,
+    workspace::{Actor, Workspaces},
 };
 
 /// What every handler shares: the workspaces (the domain layer every change goes through), the
-/// tool runtime, the agent, and the server's shutdown signal.
+/// tool runtime, the agent, the people, and the server's shutdown signal. A handler's copy
+/// acts as the request's [`Principal`] when it takes it through
+/// [`Acting`](super::access::Acting): its changes record that person.
 #[derive(Debug, Clone)]
 pub struct AppState {
     inner: Arc<Shared>,
-    /// Whether the router this state serves requires an API token; set by
-    /// [`app`](super::app) from its [`HttpConfig`](super::HttpConfig), for `GET /api/info`.
-    auth_required: bool,
+    /// The tool runtime (and its workspaces), acting as [`Self::principal`].
+    runtime: ToolRuntime,
+    /// Who this copy acts as ([`Principal::Local`] for the server's own copy).
+    principal: Principal,
+    /// The administrator's token (`HAICO_API_TOKEN`), when the router this state serves was
+    /// made with one; set by [`app`](super::app) from its [`HttpConfig`](super::HttpConfig).
+    admin_token: Option<Arc<ApiToken>>,
     /// The OpenAPI document as JSON, made once by [`app`](super::app) from the route list.
     pub(super) openapi_json: Arc<str>,
 }
 
 #[derive(Debug)]
 struct Shared {
-    runtime: ToolRuntime,
     agent: Arc<Agent>,
+    people: People,
     closing: CancellationToken,
 }
 
@@ -56,37 +64,69 @@ impl AppState {
         config: AgentConfig,
         bus: SharedBus,
     ) -> Self {
+        let people = People::new(db.clone());
         let runtime = ToolRuntime::over(Workspaces::new(db, bus));
         let agent = Arc::new(Agent::new(runtime.clone(), model, config));
         Self {
             inner: Arc::new(Shared {
-                runtime,
                 agent,
+                people,
                 closing: CancellationToken::new(),
             }),
-            auth_required: false,
+            runtime,
+            principal: Principal::Local,
+            admin_token: None,
             openapi_json: Arc::from("{}"),
         }
     }
 
     /// This state as a router made with these settings serves it.
-    pub(super) fn serving(self, auth_required: bool, openapi_json: Arc<str>) -> Self {
+    pub(super) fn serving(self, admin_token: Option<ApiToken>, openapi_json: Arc<str>) -> Self {
         Self {
-            auth_required,
+            admin_token: admin_token.map(Arc::new),
             openapi_json,
             ..self
+        }
+    }
+
+    /// The same state acting as `principal`: changes made through it record that person.
+    pub(super) fn acting_as(&self, principal: Principal) -> Self {
+        Self {
+            runtime: self.runtime.acting_as(principal.actor()),
+            principal,
+            ..self.clone()
         }
     }
 
     /// Whether the server requires an API token (`HAICO_API_TOKEN`): what `GET /api/info`
     /// tells the web UI, which then asks for the token before its first API call.
     pub fn auth_required(&self) -> bool {
-        self.auth_required
+        self.admin_token.is_some()
+    }
+
+    /// The administrator's token, when one is configured.
+    pub(super) fn admin_token(&self) -> Option<&ApiToken> {
+        self.admin_token.as_deref()
+    }
+
+    /// Who this copy of the state acts as.
+    pub fn principal(&self) -> &Principal {
+        &self.principal
+    }
+
+    /// The person changes are attributed to, if any.
+    pub fn actor(&self) -> Option<Actor> {
+        self.principal.actor()
+    }
+
+    /// Accounts, sessions and who may see which thread.
+    pub fn people(&self) -> &People {
+        &self.inner.people
     }
 
     /// The workspaces: every read and change of a thread goes through them.
     pub fn workspaces(&self) -> &Workspaces {
-        self.inner.runtime.workspaces()
+        self.runtime.workspaces()
     }
 
     /// The agent that runs chat turns.
@@ -96,12 +136,12 @@ impl AppState {
 
     /// The database (for health checks and subscriptions).
     pub fn db(&self) -> &Database {
-        self.inner.runtime.database()
+        self.runtime.database()
     }
 
     /// The tool runtime.
     pub fn runtime(&self) -> &ToolRuntime {
-        &self.inner.runtime
+        &self.runtime
     }
 
     /// Cancelled when the server starts shutting down: long-lived responses (event streams)
@@ -112,6 +152,6 @@ impl AppState {
 
     /// The bus live events are published on.
     pub fn bus(&self) -> &SharedBus {
-        self.inner.runtime.bus()
+        self.runtime.bus()
     }
 }

@@ -1,13 +1,10 @@
 //! Threads and their workspace snapshot: `/api/threads…`.
 
-use axum::{
-    body::Bytes,
-    extract::{State, rejection::BytesRejection},
-    http::StatusCode,
-};
+use axum::{body::Bytes, extract::rejection::BytesRejection, http::StatusCode};
 use serde::Deserialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use super::access::Acting;
 use super::{
     error::ApiError,
     extract::{Json, Path, Query},
@@ -62,7 +59,7 @@ struct RenameThread {
     ),
 )]
 async fn create_thread(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<Thread>), ApiError> {
     // The body is optional: an empty one means "a new thread with defaults".
@@ -81,6 +78,7 @@ async fn create_thread(
         .workspaces()
         .create_thread(&id, body.title.as_deref())
         .await?;
+    let thread = state.people().annotate(state.principal(), thread).await?;
     Ok((StatusCode::CREATED, Json(thread)))
 }
 
@@ -90,11 +88,14 @@ async fn create_thread(
     tag = "threads",
     summary = "List the threads",
     responses(
-        (status = 200, description = "Every thread", body = Vec<Thread>),
+        (status = 200, description = "Every thread the caller may see (all of them for an administrator and in one-person mode), most recently active first", body = Vec<Thread>),
     ),
 )]
-async fn list_threads(State(state): State<AppState>) -> Result<Json<Vec<Thread>>, ApiError> {
-    Ok(Json(state.workspaces().threads().await?))
+async fn list_threads(Acting(state): Acting) -> Result<Json<Vec<Thread>>, ApiError> {
+    let threads = state.workspaces().threads().await?;
+    Ok(Json(
+        state.people().visible(state.principal(), threads).await?,
+    ))
 }
 
 #[utoipa::path(
@@ -109,10 +110,13 @@ async fn list_threads(State(state): State<AppState>) -> Result<Json<Vec<Thread>>
     ),
 )]
 async fn get_thread(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(path): Path<ThreadPath>,
 ) -> Result<Json<Thread>, ApiError> {
-    Ok(Json(state.workspaces().thread(&path.thread_id).await?))
+    let thread = state.workspaces().thread(&path.thread_id).await?;
+    Ok(Json(
+        state.people().annotate(state.principal(), thread).await?,
+    ))
 }
 
 #[utoipa::path(
@@ -129,7 +133,7 @@ async fn get_thread(
     ),
 )]
 async fn rename_thread(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(path): Path<ThreadPath>,
     Json(body): Json<RenameThread>,
 ) -> Result<Json<Thread>, ApiError> {
@@ -137,7 +141,9 @@ async fn rename_thread(
         .workspaces()
         .rename_thread(&path.thread_id, &body.title)
         .await?;
-    Ok(Json(thread))
+    Ok(Json(
+        state.people().annotate(state.principal(), thread).await?,
+    ))
 }
 
 #[utoipa::path(
@@ -152,7 +158,7 @@ async fn rename_thread(
     ),
 )]
 async fn delete_thread(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(path): Path<ThreadPath>,
 ) -> Result<StatusCode, ApiError> {
     state.workspaces().delete_thread(&path.thread_id).await?;
@@ -171,7 +177,7 @@ async fn delete_thread(
     ),
 )]
 async fn workspace(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(path): Path<ThreadPath>,
     Query(param): Query<HtmlParam>,
     Query(at): Query<AtParam>,

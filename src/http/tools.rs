@@ -1,10 +1,10 @@
 //! The tool list and the agent-path tools endpoint: `/api/tools`,
 //! `/api/threads/{thread_id}/tools/{tool_name}`.
 
-use axum::extract::State;
 use serde_json::Value;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use super::access::Acting;
 use super::{
     error::ApiError,
     extract::{AnyJson, Json, Path},
@@ -51,7 +51,7 @@ async fn list_tools() -> Json<Vec<&'static ToolSpec>> {
     ),
 )]
 async fn call_tool(
-    State(state): State<AppState>,
+    Acting(state): Acting,
     Path(path): Path<ToolPath>,
     AnyJson(args): AnyJson,
 ) -> Result<Json<Value>, ApiError> {

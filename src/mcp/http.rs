@@ -2,8 +2,10 @@
 //!
 //! The thread is the last path segment, so any MCP client that takes a URL can pick one (no
 //! custom header needed); a thread that does not exist yet is created on the first POST, as
-//! `haico mcp` does. The route sits inside the API router, behind the same middleware: with an
-//! API token configured, MCP clients send `Authorization: Bearer <token>` like any API client.
+//! `haico mcp` does, owned by the caller. The route sits inside the API router, behind the
+//! same access rules: MCP clients send `Authorization: Bearer <token>` like any API client,
+//! and a personal token acts as that person: threads they may not see do not exist, a viewer
+//! reads resources and calls only the tools that read, and every change records them.
 //!
 //! rmcp's `StreamableHttpService` does the protocol: sessions (`Mcp-Session-Id`) for clients
 //! that open with `initialize`, stateless requests for 2026-07-28 clients, SSE responses and
@@ -26,11 +28,12 @@ use tower::ServiceExt;
 
 use super::{
     ensure_thread,
-    server::{HaicoMcp, McpThread},
+    server::{HaicoMcp, McpCaller, McpThread},
 };
 use crate::{
     ThreadId,
     http::{ApiError, AppState},
+    people::{Access, Principal},
 };
 
 /// The MCP endpoint, one per thread.
@@ -83,11 +86,32 @@ async fn mcp(
         Ok(thread) => thread,
         Err(err) => return ApiError::from(err).into_response(),
     };
+    // The access middleware put the caller here; it let the request through because the
+    // caller may see the thread, or because the thread does not exist yet.
+    let principal = request
+        .extensions()
+        .get::<Principal>()
+        .cloned()
+        .unwrap_or(Principal::Anonymous);
+    let workspaces = state.workspaces().acting_as(principal.actor());
     if request.method() == Method::POST
-        && let Err(err) = ensure_thread(state.workspaces(), &thread).await
+        && let Err(err) = ensure_thread(&workspaces, &thread).await
     {
         return ApiError::from(err).into_response();
     }
+    // Whoever made the thread a moment ago (this caller, or someone faster), the caller gets
+    // only what it may do with it.
+    let access = match state.people().access(&principal, &thread).await {
+        Ok(access) => access,
+        Err(err) => return ApiError::from(err).into_response(),
+    };
+    if access == Access::None {
+        return ApiError::thread_not_found(thread.as_str()).into_response();
+    }
+    request.extensions_mut().insert(McpCaller {
+        actor: principal.actor(),
+        may_edit: access >= Access::Editor,
+    });
     request.extensions_mut().insert(McpThread(thread));
     match service.oneshot(request).await {
         Ok(response) => response.into_response(),

@@ -22,7 +22,7 @@ mod server;
 pub mod tools;
 
 pub use http::{THREAD_ROUTE, router};
-pub use server::{HaicoMcp, supported_protocol_versions};
+pub use server::{HaicoMcp, McpCaller, supported_protocol_versions};
 
 use anyhow::Context;
 use rmcp::ServiceExt;
@@ -52,12 +52,52 @@ pub async fn ensure_thread(
 
 /// Serves MCP over stdin/stdout for one thread until the client closes stdin. Only JSON-RPC
 /// goes to stdout; logs go to stderr.
-pub async fn serve_stdio(db: Database, bus: SharedBus, thread: ThreadId) -> anyhow::Result<()> {
-    let runtime = ToolRuntime::with_bus(db, bus);
+///
+/// The process acts as the account `as_name`, or else as the thread's owner (if it has one):
+/// its changes record that name and a thread it creates belongs to it. A local process that
+/// opens the database is trusted like the database itself, so it may change the thread.
+pub async fn serve_stdio(
+    db: Database,
+    bus: SharedBus,
+    thread: ThreadId,
+    as_name: Option<&str>,
+) -> anyhow::Result<()> {
+    let runtime = ToolRuntime::with_bus(db.clone(), bus);
+    let people = crate::people::People::new(db);
+    let named = match as_name {
+        Some(name) => Some(
+            people
+                .user_named(name)
+                .await
+                .context("looking up --as")?
+                .with_context(|| {
+                    format!("--as {name}: no account has that name (see `haico user list`)")
+                })?,
+        ),
+        None => None,
+    };
+    let actor = |user: &crate::store::User| crate::workspace::Actor {
+        id: user.id,
+        name: user.name.clone(),
+    };
+    let runtime = runtime.acting_as(named.as_ref().map(actor));
     ensure_thread(runtime.workspaces(), &thread)
         .await
         .with_context(|| format!("creating thread `{thread}`"))?;
-    let server = HaicoMcp::for_thread(runtime, thread.clone());
+    let actor = match named {
+        Some(user) => Some(actor(&user)),
+        None => people
+            .owner_of(&thread)
+            .await
+            .context("reading the thread's owner")?
+            .as_ref()
+            .map(actor),
+    };
+    let caller = McpCaller {
+        actor: actor.clone(),
+        may_edit: true,
+    };
+    let server = HaicoMcp::for_thread(runtime.acting_as(actor), thread.clone(), caller);
     tracing::info!(thread = %thread, "serving MCP on stdio");
     let running = server
         .serve(rmcp::transport::stdio_pipes())

@@ -43,6 +43,17 @@ use crate::{
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct McpThread(pub ThreadId);
 
+/// Who an MCP request acts as: the person its changes record, and whether they may change the
+/// thread (a viewer may read resources and call the tools that only read). Put into an HTTP
+/// request's extensions by the `/mcp` route; fixed for a stdio process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpCaller {
+    /// The person, when there is one.
+    pub actor: Option<crate::workspace::Actor>,
+    /// Whether they may change the thread.
+    pub may_edit: bool,
+}
+
 /// The protocol versions this server speaks: every revision rmcp implements, from 2024-11-05
 /// (with the `initialize` handshake) to 2026-07-28 (without it).
 pub fn supported_protocol_versions() -> &'static [ProtocolVersion] {
@@ -63,8 +74,8 @@ preferences, artifacts) that you may read and subscribe to: the person edits the
 type Baseline = JoinHandle<Result<i64, StoreError>>;
 
 enum Binding {
-    /// `haico mcp --thread ID`.
-    Fixed(ThreadId),
+    /// `haico mcp --thread ID`, acting as one caller.
+    Fixed(ThreadId, McpCaller),
     /// HTTP: the thread of the first request, set once.
     FromRequest(OnceLock<ThreadId>),
 }
@@ -87,9 +98,9 @@ pub struct HaicoMcp {
 }
 
 impl HaicoMcp {
-    /// A server for `thread` (stdio).
-    pub fn for_thread(runtime: ToolRuntime, thread: ThreadId) -> Self {
-        Self::new(runtime, Binding::Fixed(thread))
+    /// A server for `thread` (stdio), acting as `caller`.
+    pub fn for_thread(runtime: ToolRuntime, thread: ThreadId, caller: McpCaller) -> Self {
+        Self::new(runtime, Binding::Fixed(thread, caller))
     }
 
     /// A server that takes its thread from each request's [`McpThread`] (HTTP).
@@ -108,10 +119,26 @@ impl HaicoMcp {
         }
     }
 
+    /// Who a request acts as. An HTTP request without a caller (not routed through `/mcp`)
+    /// may only read.
+    fn caller(&self, extensions: &rmcp::model::Extensions) -> McpCaller {
+        match &self.binding {
+            Binding::Fixed(_, caller) => caller.clone(),
+            Binding::FromRequest(_) => extensions
+                .get::<axum::http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<McpCaller>())
+                .cloned()
+                .unwrap_or(McpCaller {
+                    actor: None,
+                    may_edit: false,
+                }),
+        }
+    }
+
     /// The thread a request is for.
     fn thread(&self, extensions: &rmcp::model::Extensions) -> Result<ThreadId, ErrorData> {
         match &self.binding {
-            Binding::Fixed(thread) => Ok(thread.clone()),
+            Binding::Fixed(thread, _) => Ok(thread.clone()),
             Binding::FromRequest(bound) => {
                 let requested = extensions
                     .get::<axum::http::request::Parts>()
@@ -143,7 +170,7 @@ impl HaicoMcp {
     /// otherwise before the request's context is known.
     fn thread_of_filter(&self, filter: &SubscriptionFilter) -> Option<ThreadId> {
         match &self.binding {
-            Binding::Fixed(thread) => Some(thread.clone()),
+            Binding::Fixed(thread, _) => Some(thread.clone()),
             Binding::FromRequest(bound) => bound.get().cloned().or_else(|| {
                 filter
                     .resource_subscriptions
@@ -261,8 +288,26 @@ impl ServerHandler for HaicoMcp {
                 None,
             ));
         }
+        let caller = self.caller(&context.extensions);
+        let read_only = toolset
+            .get(&request.name)
+            .is_some_and(|tool| tool.read_only());
+        if !caller.may_edit && !read_only {
+            return Err(ErrorData::invalid_request(
+                format!(
+                    "you may read this thread but not change it, so `{}` is not allowed: ask \
+                     its owner to share it with you as an editor",
+                    request.name
+                ),
+                None,
+            ));
+        }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let call = self.runtime.call(&toolset, &request.name, arguments).await;
+        let call = self
+            .runtime
+            .acting_as(caller.actor)
+            .call(&toolset, &request.name, arguments)
+            .await;
         Ok(tools::call_result(&call).into())
     }
 

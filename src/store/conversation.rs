@@ -69,6 +69,12 @@ pub struct MessageRecord {
     pub content: String,
     /// When it was written.
     pub created_at: DateTime<Utc>,
+    /// Who wrote it: the person, for a user message sent while signed in (absent in
+    /// one-person mode and for the agent's answers).
+    #[sqlx(rename = "by_name")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub by: Option<String>,
     /// The text rendered to sanitised HTML; never stored, filled in only by
     /// `GET …/messages?html=true`, on the assistant's messages.
     #[sqlx(skip)]
@@ -222,25 +228,27 @@ impl WorkspaceRepository {
         .context("failing interrupted turns")
     }
 
-    /// Stores a message of a turn.
+    /// Stores a message of a turn, written by the person named `by` when known.
     pub async fn add_message(
         &mut self,
         thread_id: &str,
         turn_index: i64,
         role: &str,
         content: &str,
+        by: Option<&str>,
     ) -> Result<i64, StoreError> {
         let at = now();
         let (id,): (i64,) = with_conn!(self, conn => {
             sqlx::query_as(
-                "INSERT INTO messages (thread_id, turn_index, role, content, created_at) \
-                 VALUES ($1, $2, $3, $4, $5) RETURNING id",
+                "INSERT INTO messages (thread_id, turn_index, role, content, created_at, by_name) \
+                 VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
             )
             .bind(thread_id)
             .bind(turn_index)
             .bind(role)
             .bind(content)
             .bind(at)
+            .bind(by)
             .fetch_one(conn)
             .await
         })
@@ -295,7 +303,7 @@ impl WorkspaceRepository {
         .context("reading turns")?;
         let messages: Vec<MessageRow> = with_conn!(self, conn => {
             sqlx::query_as(
-                "SELECT turn_index, id, role, content, created_at FROM messages \
+                "SELECT turn_index, id, role, content, created_at, by_name FROM messages \
                  WHERE thread_id = $1 ORDER BY id",
             )
             .bind(thread_id)

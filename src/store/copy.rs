@@ -188,8 +188,8 @@ impl WorkspaceRepository {
         .context("copying turns")?;
         with_conn!(self, conn => {
             sqlx::query(
-                "INSERT INTO messages (thread_id, turn_index, role, content, created_at) \
-                 SELECT $2, m.turn_index, m.role, m.content, m.created_at FROM messages m \
+                "INSERT INTO messages (thread_id, turn_index, role, content, created_at, by_name) \
+                 SELECT $2, m.turn_index, m.role, m.content, m.created_at, m.by_name FROM messages m \
                  JOIN turns t ON t.thread_id = $2 AND t.turn_index = m.turn_index \
                  WHERE m.thread_id = $1 AND m.created_at < $3 ORDER BY m.id",
             )

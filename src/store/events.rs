@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::{
     Context, StoreError,
-    repository::{Tx, WorkspaceRepository, now, with_conn},
+    repository::{WorkspaceRepository, with_conn},
 };
 
 /// An event to append: its SSE name and its JSON data, already encoded.
@@ -30,82 +30,6 @@ pub struct StoredEvent {
 }
 
 impl WorkspaceRepository {
-    /// Appends `events` to the thread's log in this transaction and returns them numbered.
-    pub async fn append_events(
-        &mut self,
-        thread_id: &str,
-        events: &[NewEvent],
-    ) -> Result<Vec<StoredEvent>, StoreError> {
-        if events.is_empty() {
-            return Ok(Vec::new());
-        }
-        let count = i64::try_from(events.len()).unwrap_or(i64::MAX);
-        let at = now();
-        let batch = serde_json::to_string(events)?;
-        let last: i64 = match &mut self.tx {
-            Tx::Sqlite(tx) => {
-                // One writer at a time on SQLite, so the counter and the rows need no CTE.
-                let (last,): (i64,) = sqlx::query_as(
-                    "INSERT INTO event_seqs (thread_id, last_seq) VALUES ($1, $2) \
-                     ON CONFLICT (thread_id) DO UPDATE SET last_seq = event_seqs.last_seq + $2 \
-                     RETURNING last_seq",
-                )
-                .bind(thread_id)
-                .bind(count)
-                .fetch_one(&mut **tx)
-                .await
-                .context("numbering events")?;
-                sqlx::query(
-                    "INSERT INTO events (thread_id, seq, event, data, created_at) \
-                     SELECT $1, $2 + CAST(j.key AS INTEGER), json_extract(j.value, '$.event'), \
-                            json_extract(j.value, '$.data'), $3 \
-                     FROM json_each($4) AS j",
-                )
-                .bind(thread_id)
-                .bind(last - count + 1)
-                .bind(at)
-                .bind(&batch)
-                .execute(&mut **tx)
-                .await
-                .context("appending events")?;
-                last
-            }
-            Tx::Postgres(tx) => {
-                // The counter row is locked until commit, so sequence numbers are handed out
-                // in commit order: a reader never sees 7 committed before 6.
-                let (last,): (i64,) = sqlx::query_as(
-                    "WITH next AS ( \
-                       INSERT INTO event_seqs (thread_id, last_seq) VALUES ($1, $2) \
-                       ON CONFLICT (thread_id) DO UPDATE SET last_seq = event_seqs.last_seq + $2 \
-                       RETURNING last_seq), \
-                     rows AS ( \
-                       INSERT INTO events (thread_id, seq, event, data, created_at) \
-                       SELECT $1, next.last_seq - $2 + e.ord, e.item->>'event', e.item->>'data', $3 \
-                       FROM next, jsonb_array_elements($4::jsonb) WITH ORDINALITY AS e(item, ord)) \
-                     SELECT last_seq FROM next",
-                )
-                .bind(thread_id)
-                .bind(count)
-                .bind(at)
-                .bind(&batch)
-                .fetch_one(&mut **tx)
-                .await
-                .context("appending events")?;
-                last
-            }
-        };
-        let first = last - count + 1;
-        Ok(events
-            .iter()
-            .zip(first..)
-            .map(|(event, seq)| StoredEvent {
-                seq,
-                event: event.event.to_string(),
-                data: event.data.clone(),
-            })
-            .collect())
-    }
-
     /// Up to `limit` events of the thread after sequence number `after`, in order.
     pub async fn events_after(
         &mut self,

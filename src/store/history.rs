@@ -137,24 +137,19 @@ pub struct Chain {
     pub base: i64,
 }
 
-impl WorkspaceRepository {
-    /// The next revision number of the thread, taken under its counter row's lock until this
-    /// transaction ends (so numbers follow commit order).
-    pub async fn next_revision(&mut self, thread_id: &str) -> Result<i64, StoreError> {
-        let (rev,): (i64,) = with_conn!(self, conn => {
-            sqlx::query_as(
-                "INSERT INTO event_seqs (thread_id, last_seq, last_rev) VALUES ($1, 0, 1) \
-                 ON CONFLICT (thread_id) DO UPDATE SET last_rev = event_seqs.last_rev + 1 \
-                 RETURNING last_rev",
-            )
-            .bind(thread_id)
-            .fetch_one(conn)
-            .await
-        })
-        .context("numbering a revision")?;
-        Ok(rev)
-    }
+/// A panel's record to store with its revision: its whole state, or operations on the
+/// previous state.
+#[derive(Debug, Clone, Copy)]
+pub struct PanelWrite<'a> {
+    /// `objective`, `document`, `plan` or `preferences`.
+    pub panel: &'a str,
+    /// Whether `data` is the whole state.
+    pub whole: bool,
+    /// The state or the operations, as JSON.
+    pub data: &'a str,
+}
 
+impl WorkspaceRepository {
     /// The thread's latest revision (0 before its first change).
     pub async fn last_revision(&mut self, thread_id: &str) -> Result<i64, StoreError> {
         let row: Option<(i64,)> = with_conn!(self, conn => {

@@ -6,6 +6,7 @@
 //! the database is opened.
 
 mod artifacts;
+mod change_log;
 mod conversation;
 mod copy;
 mod documents;
@@ -15,6 +16,7 @@ mod history;
 pub mod journal;
 mod models;
 mod objectives;
+mod people;
 mod plan;
 mod preferences;
 mod prompt_view;
@@ -30,16 +32,18 @@ use sqlx::{
     sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous},
 };
 
+pub use change_log::{ChangeLog, LoggedChange};
 pub use conversation::{MessageRecord, NewToolCall, ToolCallRecord, TurnRecord, TurnStatus};
 pub use documents::DocumentWrite;
 pub(crate) use error::Context;
 pub use error::StoreError;
 pub use events::{NewEvent, StoredEvent};
-pub use history::{Chain, NewRevision, PanelRecord, Revision, revision_time};
+pub use history::{Chain, NewRevision, PanelRecord, PanelWrite, Revision, revision_time};
 pub use models::{
     Artifact, ArtifactSummary, Document, ForkOrigin, PlanStep, Preference, PreferenceKind, Thread,
     Workspace,
 };
+pub use people::{Member, User};
 pub use plan::{NewPlanStep, StepAt, StepPlace, StepRange};
 pub use preferences::{NewPreference, PreferencePatch, WriteOutcome};
 pub use prompt_view::{DocumentExcerpt, PlanPage};

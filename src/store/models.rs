@@ -22,6 +22,16 @@ pub struct Thread {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub forked_from: Option<ForkOrigin>,
+    /// The name of the person who owns it; absent for a thread without an owner (one-person
+    /// mode, the administrator's token).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub owner: Option<String>,
+    /// What the signed-in caller may do with it (`owner`, `editor` or `viewer`); absent in
+    /// one-person mode and for the administrator's token, who may do everything.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(nullable = false)]
+    pub access: Option<String>,
 }
 
 /// The thread and revision a fork was made from.
@@ -43,6 +53,8 @@ pub(crate) struct ThreadRow {
     updated_at: DateTime<Utc>,
     forked_from_thread: Option<String>,
     forked_from_rev: Option<i64>,
+    #[sqlx(default)]
+    owner: Option<String>,
 }
 
 impl From<ThreadRow> for Thread {
@@ -58,6 +70,8 @@ impl From<ThreadRow> for Thread {
             created_at: row.created_at,
             updated_at: row.updated_at,
             forked_from,
+            owner: row.owner,
+            access: None,
         }
     }
 }

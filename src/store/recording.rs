@@ -52,6 +52,8 @@ pub struct OldMessage<'a> {
     pub content: &'a str,
     /// When it was written.
     pub at: DateTime<Utc>,
+    /// Who wrote it, when known.
+    pub by: Option<&'a str>,
 }
 
 impl WorkspaceRepository {
@@ -157,14 +159,15 @@ impl WorkspaceRepository {
     ) -> Result<(), StoreError> {
         with_conn!(self, conn => {
             sqlx::query(
-                "INSERT INTO messages (thread_id, turn_index, role, content, created_at) \
-                 VALUES ($1, $2, $3, $4, $5)",
+                "INSERT INTO messages (thread_id, turn_index, role, content, created_at, by_name) \
+                 VALUES ($1, $2, $3, $4, $5, $6)",
             )
             .bind(thread_id)
             .bind(message.turn_index)
             .bind(message.role)
             .bind(message.content)
             .bind(message.at)
+            .bind(message.by)
             .execute(conn)
             .await
             .map(|r| r.rows_affected())

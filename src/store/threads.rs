@@ -8,6 +8,10 @@ use super::{
 
 const THREAD_COLUMNS: &str =
     "id, title, turn_index, created_at, updated_at, forked_from_thread, forked_from_rev";
+/// [`THREAD_COLUMNS`] and the owner's name, for reads of `threads`.
+const THREAD_COLUMNS_WITH_OWNER: &str = "id, title, turn_index, created_at, updated_at, \
+     forked_from_thread, forked_from_rev, \
+     (SELECT name FROM users WHERE users.id = threads.owner_id) AS owner";
 
 impl WorkspaceRepository {
     /// Creates a thread; an existing id is [`StoreError::AlreadyExists`].
@@ -32,7 +36,7 @@ impl WorkspaceRepository {
 
     /// Reads one thread.
     pub async fn get_thread(&mut self, id: &str) -> Result<Option<Thread>, StoreError> {
-        let sql = format!("SELECT {THREAD_COLUMNS} FROM threads WHERE id = $1");
+        let sql = format!("SELECT {THREAD_COLUMNS_WITH_OWNER} FROM threads WHERE id = $1");
         let row: Option<ThreadRow> =
             with_conn!(self, conn => sqlx::query_as(&sql).bind(id).fetch_optional(conn).await)
                 .context("reading a thread")?;
@@ -41,7 +45,8 @@ impl WorkspaceRepository {
 
     /// Lists threads, most recently active first.
     pub async fn list_threads(&mut self) -> Result<Vec<Thread>, StoreError> {
-        let sql = format!("SELECT {THREAD_COLUMNS} FROM threads ORDER BY updated_at DESC, id");
+        let sql =
+            format!("SELECT {THREAD_COLUMNS_WITH_OWNER} FROM threads ORDER BY updated_at DESC, id");
         let rows: Vec<ThreadRow> =
             with_conn!(self, conn => sqlx::query_as(&sql).fetch_all(conn).await)
                 .context("listing threads")?;
@@ -55,14 +60,20 @@ impl WorkspaceRepository {
         title: &str,
     ) -> Result<Option<Thread>, StoreError> {
         let at = now();
-        let sql = format!(
-            "UPDATE threads SET title = $2, updated_at = $3 WHERE id = $1 RETURNING {THREAD_COLUMNS}"
-        );
-        let row: Option<ThreadRow> = with_conn!(self, conn => {
-            sqlx::query_as(&sql).bind(id).bind(title).bind(at).fetch_optional(conn).await
+        let renamed = with_conn!(self, conn => {
+            sqlx::query("UPDATE threads SET title = $2, updated_at = $3 WHERE id = $1")
+                .bind(id)
+                .bind(title)
+                .bind(at)
+                .execute(conn)
+                .await
+                .map(|r| r.rows_affected())
         })
         .context("renaming a thread")?;
-        Ok(row.map(Thread::from))
+        if renamed == 0 {
+            return Ok(None);
+        }
+        self.get_thread(id).await
     }
 
     /// Deletes a thread and, through the foreign keys, its whole workspace.
@@ -114,21 +125,6 @@ impl WorkspaceRepository {
         })
         .context("starting a turn")?;
         Ok(row.map(|(turn,)| turn))
-    }
-
-    /// Marks the thread as active now, so thread lists sort by recent work.
-    pub async fn touch_thread(&mut self, id: &str) -> Result<(), StoreError> {
-        let at = now();
-        with_conn!(self, conn => {
-            sqlx::query("UPDATE threads SET updated_at = $2 WHERE id = $1")
-                .bind(id)
-                .bind(at)
-                .execute(conn)
-                .await
-                .map(|r| r.rows_affected())
-        })
-        .context("touching a thread")?;
-        Ok(())
     }
 
     /// Everything the thread's panels show, read in this transaction's snapshot.

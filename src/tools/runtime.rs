@@ -125,6 +125,11 @@ impl ToolRuntime {
         &self.workspaces
     }
 
+    /// The same runtime, its calls made by `actor` (recorded as `by` in their revisions).
+    pub fn acting_as(&self, actor: Option<crate::workspace::Actor>) -> Self {
+        Self::over(self.workspaces.acting_as(actor))
+    }
+
     /// The database calls run against.
     pub fn database(&self) -> &Database {
         self.workspaces.database()

@@ -80,6 +80,7 @@ impl Workspaces {
         message: &str,
     ) -> Result<TurnOpened, WorkspaceError> {
         let message = checked_message(message)?;
+        let by = self.by();
         let mut edit = self.edit_unchecked(thread, Source::User).await?;
         let opened = async {
             let thread_id = edit.thread_str();
@@ -90,7 +91,7 @@ impl Workspaces {
                 Err(err) => return Err(err.into()),
             };
             edit.repo()
-                .add_message(&thread_id, turn_index, "user", message)
+                .add_message(&thread_id, turn_index, "user", message, by.as_deref())
                 .await?;
             edit.announce(turn_event(turn_index));
             Ok(turn_index)
@@ -126,7 +127,7 @@ impl Workspaces {
             let error = end.error.map(scrub_nul);
             if let Some(text) = message.as_deref() {
                 edit.repo()
-                    .add_message(&thread_id, turn_index, "assistant", text)
+                    .add_message(&thread_id, turn_index, "assistant", text, None)
                     .await?;
                 edit.announce(message_event(text, turn_index));
             }

@@ -22,7 +22,7 @@ use crate::{
     ThreadId,
     events::{LiveEvent, SharedBus},
     panels::PanelSet,
-    store::{NewEvent, StoredEvent, WorkspaceRepository},
+    store::{ChangeLog, NewEvent, StoredEvent, WorkspaceRepository},
 };
 
 /// A change of one thread's workspace, open until [`commit`](Self::commit).
@@ -35,6 +35,9 @@ pub struct Edit {
     lead: Vec<NewEvent>,
     /// Artifacts stored by this edit, announced at commit.
     artifacts: Vec<StoredArtifact>,
+    /// Who makes the change, when known: its revision records them unless its note names
+    /// someone.
+    by: Option<String>,
 }
 
 impl std::fmt::Debug for Edit {
@@ -137,7 +140,13 @@ impl Edit {
             bus,
             lead: Vec::new(),
             artifacts: Vec::new(),
+            by: None,
         }
+    }
+
+    /// The same edit, made by the person named `by`.
+    pub(super) fn by(self, by: Option<String>) -> Self {
+        Self { by, ..self }
     }
 
     /// Sets the turn counter this edit records its revision under (a fork starts at the
@@ -198,25 +207,15 @@ impl Edit {
     /// artifact and a `workspace` event naming the changed panels are appended to the thread's
     /// log in this transaction; after the commit they are published. An edit that changed
     /// nothing and queued nothing commits without announcing anything.
-    pub async fn commit(mut self, note: ChangeNote) -> Result<Committed, WorkspaceError> {
+    pub async fn commit(mut self, mut note: ChangeNote) -> Result<Committed, WorkspaceError> {
+        if note.by.is_none() {
+            note.by = self.by.clone();
+        }
         let changed = self.changed();
         let thread = self.thread_str();
-        let recorded = if changed.is_empty() {
-            Ok(None)
-        } else {
-            super::history::record(&mut self, &thread, changed, &note)
-                .await
-                .map(Some)
-        };
-        let rev = match recorded {
-            Ok(rev) => rev,
-            Err(err) => {
-                discard(self.view.repo).await;
-                return Err(err);
-            }
-        };
-        let stored = match self.append_announcements(changed, &thread).await {
-            Ok(stored) => stored,
+        let logged = self.log(changed, &thread, &note).await;
+        let (rev, stored) = match logged {
+            Ok(logged) => logged,
             Err(err) => {
                 discard(self.view.repo).await;
                 return Err(err);
@@ -244,23 +243,50 @@ impl Edit {
         })
     }
 
-    /// Appends the queued events and the change's own to the log, in this transaction.
-    async fn append_announcements(
+    /// Writes the change's revision (when it changed a panel) and its events, in this
+    /// transaction: the queued events, an `artifact` event per stored artifact and a
+    /// `workspace` event naming the changed panels.
+    async fn log(
         &mut self,
         changed: PanelSet,
         thread: &str,
-    ) -> Result<Vec<StoredEvent>, WorkspaceError> {
+        note: &ChangeNote,
+    ) -> Result<(Option<i64>, Vec<StoredEvent>), WorkspaceError> {
         let mut events = std::mem::take(&mut self.lead);
-        if !changed.is_empty() {
+        let record = if changed.is_empty() {
+            None
+        } else {
             events.extend(self.artifacts.iter().map(artifact_event));
             events.push(workspace_event(changed, self.source));
-            // Thread lists sort by the agent's last work; a person's edit does not take the
-            // thread row, so it never waits behind an agent call.
-            if self.source == Source::Agent {
-                self.view.repo.touch_thread(thread).await?;
-            }
+            Some(super::history::Record::of(self)?)
+        };
+        let revision = record.as_ref().map(|record| {
+            (
+                super::history::revision_of(note, self.source, self.turn_index(), changed),
+                crate::store::revision_time(),
+                record.first(),
+            )
+        });
+        let logged = self
+            .view
+            .repo
+            .log_change(
+                thread,
+                ChangeLog {
+                    revision,
+                    events: &events,
+                    // Thread lists sort by the agent's last work; a person's edit does not take
+                    // the thread row, so it never waits behind an agent call.
+                    touch: !changed.is_empty() && self.source == Source::Agent,
+                },
+            )
+            .await?;
+        if let (Some(record), Some(rev)) = (&record, logged.rev) {
+            record
+                .finish(&mut self.view.repo, thread, rev, logged.chain)
+                .await?;
         }
-        Ok(self.view.repo.append_events(thread, &events).await?)
+        Ok((logged.rev, logged.events))
     }
 
     /// Abandons the change: nothing it wrote stays.

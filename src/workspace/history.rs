@@ -17,9 +17,9 @@ use super::{ChangeNote, Edit, View, WorkspaceError};
 use crate::{
     panels::{Panel, PanelSet},
     store::{
-        Document, NewRevision, PlanStep, Preference, Revision, Workspace, WorkspaceRepository,
+        Document, NewRevision, PanelWrite, PlanStep, Preference, Revision, Workspace,
+        WorkspaceRepository,
         journal::{DocumentDelta, DocumentJournal, HasId, ListOp, apply_list, apply_text},
-        revision_time,
     },
 };
 
@@ -39,19 +39,97 @@ fn wants_whole(chain: crate::store::Chain) -> bool {
     chain.len >= MAX_CHAIN || chain.bytes >= chain.base.max(MIN_WHOLE_BYTES)
 }
 
-/// Records the revision of a change about to commit; returns its number.
-pub(super) async fn record(
-    edit: &mut Edit,
-    thread: &str,
+/// What a change about to commit records in the history: per changed panel, its whole state
+/// or the operations that made it (from the edit's journal).
+pub(super) struct Record {
+    writes: Vec<(&'static str, bool, String)>,
+    artifacts: Vec<i64>,
+}
+
+impl Record {
+    /// What `edit`'s journal says to record.
+    pub(super) fn of(edit: &mut Edit) -> Result<Self, WorkspaceError> {
+        let journal = edit.repo().journal().clone();
+        let mut writes: Vec<(&'static str, bool, String)> = Vec::new();
+        if let Some(objective) = &journal.objective {
+            writes.push(("objective", true, to_json(objective)?));
+        }
+        match &journal.document {
+            DocumentJournal::Untouched => {}
+            DocumentJournal::Set(state) => writes.push(("document", true, to_json(state)?)),
+            DocumentJournal::Edited(delta) => writes.push(("document", false, to_json(delta)?)),
+        }
+        if !journal.plan.is_empty() {
+            writes.push(match set_whole(&journal.plan) {
+                Some(items) => ("plan", true, to_json(&items)?),
+                None => ("plan", false, to_json(&journal.plan)?),
+            });
+        }
+        if !journal.preferences.is_empty() {
+            writes.push(match set_whole(&journal.preferences) {
+                Some(items) => ("preferences", true, to_json(&items)?),
+                None => ("preferences", false, to_json(&journal.preferences)?),
+            });
+        }
+        Ok(Self {
+            writes,
+            artifacts: journal.artifacts.clone(),
+        })
+    }
+
+    /// The first panel's record: it goes to the store with the revision, in one round trip.
+    pub(super) fn first(&self) -> Option<PanelWrite<'_>> {
+        self.writes.first().map(|(panel, whole, data)| PanelWrite {
+            panel,
+            whole: *whole,
+            data,
+        })
+    }
+
+    /// Writes the rest, once the revision `rev` is stored with the first panel's record
+    /// (whose chain stands at `first_chain`): the other panels' records (rare: most changes
+    /// touch one panel), a whole state where a chain has grown long, and the artifacts' stamp.
+    pub(super) async fn finish(
+        &self,
+        repo: &mut WorkspaceRepository,
+        thread: &str,
+        rev: i64,
+        first_chain: Option<crate::store::Chain>,
+    ) -> Result<(), WorkspaceError> {
+        for (i, (panel, whole, data)) in self.writes.iter().enumerate() {
+            let chain = match (i, whole) {
+                (0, _) => first_chain,
+                (_, true) => {
+                    repo.record_panel_state(thread, panel, rev, data).await?;
+                    None
+                }
+                (_, false) => Some(repo.record_panel_ops(thread, panel, rev, data).await?),
+            };
+            // A chain grown long enough ends with the panel's whole state, so reads stay short.
+            if chain.is_some_and(wants_whole) {
+                let state = match *panel {
+                    "document" => to_json(&repo.get_document(thread).await?)?,
+                    "plan" => to_json(&repo.plan_steps(thread).await?)?,
+                    _ => to_json(&repo.list_preferences(thread).await?)?,
+                };
+                repo.record_panel_state(thread, panel, rev, &state).await?;
+            }
+        }
+        if !self.artifacts.is_empty() {
+            repo.stamp_artifacts(thread, &self.artifacts, rev).await?;
+        }
+        Ok(())
+    }
+}
+
+/// The revision row of a change described by `note`.
+pub(super) fn revision_of<'a>(
+    note: &'a ChangeNote,
+    source: super::Source,
+    thread_turn: i64,
     changed: PanelSet,
-    note: &ChangeNote,
-) -> Result<i64, WorkspaceError> {
-    let source = edit.source();
-    let thread_turn = edit.turn_index();
-    let journal = edit.repo().journal().clone();
-    let repo = edit.repo();
-    let rev = repo.next_revision(thread).await?;
-    let revision = NewRevision {
+) -> NewRevision<'a> {
+    NewRevision {
         source: source.as_str(),
         by: note.by.as_deref(),
         turn_index: note.turn_index,
@@ -62,71 +140,7 @@ pub(super) async fn record(
         summary: &note.summary,
         restored_from: note.restored_from,
         reverted_turn: note.reverted_turn,
-    };
-    repo.insert_revision(thread, rev, revision_time(), &revision)
-        .await?;
-    if let Some(objective) = &journal.objective {
-        repo.record_panel_state(thread, "objective", rev, &to_json(objective)?)
-            .await?;
     }
-    match &journal.document {
-        DocumentJournal::Untouched => {}
-        DocumentJournal::Set(state) => {
-            repo.record_panel_state(thread, "document", rev, &to_json(state)?)
-                .await?;
-        }
-        DocumentJournal::Edited(delta) => {
-            let chain = repo
-                .record_panel_ops(thread, "document", rev, &to_json(delta)?)
-                .await?;
-            if wants_whole(chain) {
-                let state = repo.get_document(thread).await?;
-                repo.record_panel_state(thread, "document", rev, &to_json(&state)?)
-                    .await?;
-            }
-        }
-    }
-    if !journal.plan.is_empty() {
-        let whole = match set_whole(&journal.plan) {
-            Some(items) => Some(items),
-            None => {
-                let chain = repo
-                    .record_panel_ops(thread, "plan", rev, &to_json(&journal.plan)?)
-                    .await?;
-                match wants_whole(chain) {
-                    true => Some(repo.plan_steps(thread).await?),
-                    false => None,
-                }
-            }
-        };
-        if let Some(items) = whole {
-            repo.record_panel_state(thread, "plan", rev, &to_json(&items)?)
-                .await?;
-        }
-    }
-    if !journal.preferences.is_empty() {
-        let whole = match set_whole(&journal.preferences) {
-            Some(items) => Some(items),
-            None => {
-                let chain = repo
-                    .record_panel_ops(thread, "preferences", rev, &to_json(&journal.preferences)?)
-                    .await?;
-                match wants_whole(chain) {
-                    true => Some(repo.list_preferences(thread).await?),
-                    false => None,
-                }
-            }
-        };
-        if let Some(items) = whole {
-            repo.record_panel_state(thread, "preferences", rev, &to_json(&items)?)
-                .await?;
-        }
-    }
-    if !journal.artifacts.is_empty() {
-        repo.stamp_artifacts(thread, &journal.artifacts, rev)
-            .await?;
-    }
-    Ok(rev)
 }
 
 /// The list a change's operations leave when one of them set it whole (a restore, a fork):
@@ -594,7 +608,6 @@ impl super::Workspaces {
         thread: &crate::ThreadId,
         rev: i64,
         panels: Option<&[String]>,
-        by: Option<&str>,
     ) -> Result<(i64, Workspace), WorkspaceError> {
         let panels = restorable_panels(panels)?;
         let mut edit = self.edit(thread, super::Source::User).await?;
@@ -617,7 +630,6 @@ impl super::Workspaces {
                 list_panels(&written)
             ),
             restored_from: Some(rev),
-            by: by.map(str::to_string),
             ..ChangeNote::default()
         };
         self.finish_rewrite(thread, edit, note).await
@@ -630,7 +642,6 @@ impl super::Workspaces {
         &self,
         thread: &crate::ThreadId,
         turn: i64,
-        by: Option<&str>,
     ) -> Result<(i64, Workspace), WorkspaceError> {
         let mut edit = self.edit(thread, super::Source::User).await?;
         let outcome = async {
@@ -701,7 +712,6 @@ impl super::Workspaces {
                 list_panels(&written)
             ),
             reverted_turn: Some(turn),
-            by: by.map(str::to_string),
             ..ChangeNote::default()
         };
         self.finish_rewrite(thread, edit, note).await
@@ -738,14 +748,14 @@ impl super::Workspaces {
         at: Option<i64>,
         id: Option<crate::ThreadId>,
         title: Option<&str>,
-        by: Option<&str>,
     ) -> Result<crate::store::Thread, WorkspaceError> {
         if let Some(title) = title {
             super::threads::checked_title(title)?;
         }
         let id = id.unwrap_or_else(crate::ThreadId::generate);
         let mut edit = self.edit_unchecked(&id, super::Source::User).await?;
-        let outcome = fork_into(&mut edit, source, at, &id, title).await;
+        let owner = self.actor().map(|actor| actor.id);
+        let outcome = fork_into(&mut edit, source, at, &id, title, owner).await;
         let at = match outcome {
             Ok(at) => at,
             Err(err) => {
@@ -755,7 +765,6 @@ impl super::Workspaces {
         };
         let note = ChangeNote {
             summary: format!("forked from thread `{source}` at revision {at}"),
-            by: by.map(str::to_string),
             ..ChangeNote::default()
         };
         edit.commit(note).await?;
@@ -770,6 +779,7 @@ async fn fork_into(
     at: Option<i64>,
     id: &crate::ThreadId,
     title: Option<&str>,
+    owner: Option<i64>,
 ) -> Result<i64, WorkspaceError> {
     let repo = edit.repo();
     let origin = repo
@@ -823,6 +833,9 @@ async fn fork_into(
         Err(err) => return Err(err.into()),
     };
     let new = id.as_str();
+    if owner.is_some() {
+        repo.set_owner(new, owner).await?;
+    }
     if let Some(objective) = &snapshot.objective {
         repo.set_objective(new, objective).await?;
     }

@@ -24,6 +24,7 @@
 //! snapshot) of one thread, and offers the user path's one-shot operations, each a complete
 //! change (checked, written, committed and announced) or an error that wrote nothing.
 
+mod actor;
 pub mod announce;
 mod artifacts;
 mod conversation;
@@ -40,6 +41,7 @@ mod service;
 mod threads;
 mod view;
 
+pub use actor::Actor;
 pub use announce::Source;
 pub use artifacts::{
     AGENT_LIST_DEFAULT, AGENT_LIST_MAX, ArtifactQuery, LIST_DEFAULT, LIST_MAX, NewArtifact,

@@ -200,7 +200,7 @@ impl Workspaces {
                             role: message.role,
                             content: message.content,
                             at: message.created_at,
-                            by: None,
+                            by: message.by,
                         },
                     });
                 }
@@ -286,7 +286,8 @@ impl Workspaces {
         view.settle(lines).await
     }
 
-    /// Imports a recording as a new thread (`id`, or a fresh one); checks it whole first.
+    /// Imports a recording as a new thread (`id`, or a fresh one) owned by the actor; checks it
+    /// whole first.
     pub async fn import(
         &self,
         text: &str,
@@ -295,7 +296,15 @@ impl Workspaces {
         let recording = Recording::parse(text)?;
         let id = id.unwrap_or_else(ThreadId::generate);
         let mut repo = self.db.begin_write().await?;
-        match recording.write(&mut repo, &id).await {
+        let owner = self.actor().map(|actor| actor.id);
+        let written = match recording.write(&mut repo, &id).await {
+            Ok(()) if owner.is_some() => repo
+                .set_owner(id.as_str(), owner)
+                .await
+                .map_err(WorkspaceError::from),
+            other => other,
+        };
+        match written {
             Ok(()) => repo.commit().await.map(|_| ())?,
             Err(err) => {
                 let _ = repo.rollback().await;
@@ -501,7 +510,7 @@ impl Recording {
                     role,
                     content,
                     at,
-                    ..
+                    by,
                 } => {
                     repo.insert_recorded_message(
                         thread,
@@ -510,6 +519,7 @@ impl Recording {
                             role,
                             content,
                             at: *at,
+                            by: by.as_deref(),
                         },
                     )
                     .await?;

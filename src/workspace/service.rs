@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use super::{ChangeNote, Edit, Source, View, WorkspaceError, view::discard};
+use super::{Actor, ChangeNote, Edit, Source, View, WorkspaceError, view::discard};
 use crate::{
     ThreadId,
     events::{InProcessBus, SharedBus},
@@ -10,17 +10,43 @@ use crate::{
 };
 
 /// Opens edits and views of threads on one database, and publishes what edits commit on one
-/// bus. Cheap to clone.
+/// bus. Cheap to clone. Changes are made by its [`Actor`], when it has one
+/// ([`acting_as`](Self::acting_as)).
 #[derive(Debug, Clone)]
 pub struct Workspaces {
     pub(super) db: Database,
     pub(super) bus: SharedBus,
+    pub(super) actor: Option<Arc<Actor>>,
 }
 
 impl Workspaces {
     /// The workspaces of `db`, announcing changes on `bus` (shared with the subscribers).
     pub fn new(db: Database, bus: SharedBus) -> Self {
-        Self { db, bus }
+        Self {
+            db,
+            bus,
+            actor: None,
+        }
+    }
+
+    /// The same workspaces, changed by `actor` (or by nobody in particular): its name goes
+    /// into every revision and message they record, and threads they create belong to it.
+    pub fn acting_as(&self, actor: Option<Actor>) -> Self {
+        Self {
+            db: self.db.clone(),
+            bus: self.bus.clone(),
+            actor: actor.map(Arc::new),
+        }
+    }
+
+    /// Who changes are made by, if anyone in particular.
+    pub fn actor(&self) -> Option<&Actor> {
+        self.actor.as_deref()
+    }
+
+    /// The actor's name, for `by`.
+    pub(super) fn by(&self) -> Option<String> {
+        self.actor.as_ref().map(|actor| actor.name.clone())
     }
 
     /// The workspaces of `db` with a bus of their own (enough when nobody else subscribes).
@@ -59,7 +85,8 @@ impl Workspaces {
                 source,
                 source == Source::Agent,
                 self.bus.clone(),
-            )),
+            )
+            .by(self.by())),
             Ok(None) => {
                 discard(repo).await;
                 Err(WorkspaceError::UnknownThread(thread.to_string()))
@@ -79,7 +106,7 @@ impl Workspaces {
         source: Source,
     ) -> Result<Edit, WorkspaceError> {
         let repo = self.db.begin_write().await?;
-        Ok(Edit::new(repo, thread, 0, source, false, self.bus.clone()))
+        Ok(Edit::new(repo, thread, 0, source, false, self.bus.clone()).by(self.by()))
     }
 
     /// A consistent read of `thread`.

@@ -18,7 +18,7 @@ pub(super) fn checked_title(title: &str) -> Result<&str, WorkspaceError> {
 }
 
 impl Workspaces {
-    /// Creates a thread with `title` (or the default one); an id in use is
+    /// Creates a thread with `title` (or the default one), owned by the actor; an id in use is
     /// [`WorkspaceError::ThreadExists`].
     pub async fn create_thread(
         &self,
@@ -30,7 +30,17 @@ impl Workspaces {
             None => DEFAULT_THREAD_TITLE,
         };
         let mut repo = self.db.begin_write().await?;
-        match repo.create_thread(id.as_str(), title).await {
+        let created = match repo.create_thread(id.as_str(), title).await {
+            Ok(mut thread) => match self.actor() {
+                Some(actor) => repo.set_owner(id.as_str(), Some(actor.id)).await.map(|()| {
+                    thread.owner = Some(actor.name.clone());
+                    thread
+                }),
+                None => Ok(thread),
+            },
+            Err(err) => Err(err),
+        };
+        match created {
             Ok(thread) => {
                 repo.commit().await?;
                 Ok(thread)

@@ -77,6 +77,7 @@ pub fn haico_command() -> tokio::process::Command {
         "HAICO_BIND",
         "HAICO_API_TOKEN",
         "HAICO_MCP_THREAD",
+        "HAICO_MCP_AS",
         "HAICO_LLM_PROVIDER",
     ] {
         cmd.env_remove(var);
@@ -91,9 +92,22 @@ pub async fn stdio_client(
     thread: &str,
     lifecycle: Lifecycle,
 ) -> (Client, mpsc::UnboundedReceiver<Note>) {
+    stdio_client_as(database_url, thread, None, lifecycle).await
+}
+
+/// `haico mcp --thread <thread> [--as <name>]` on `database_url`, with an rmcp client.
+pub async fn stdio_client_as(
+    database_url: &str,
+    thread: &str,
+    as_name: Option<&str>,
+    lifecycle: Lifecycle,
+) -> (Client, mpsc::UnboundedReceiver<Note>) {
     let mut cmd = haico_command();
-    cmd.args(["mcp", "--thread", thread])
-        .env("HAICO_DATABASE_URL", database_url)
+    cmd.args(["mcp", "--thread", thread]);
+    if let Some(name) = as_name {
+        cmd.args(["--as", name]);
+    }
+    cmd.env("HAICO_DATABASE_URL", database_url)
         .env("RUST_LOG", "warn");
     let (transport, _stderr) = TokioChildProcess::builder(cmd)
         .stderr(Stdio::inherit())
