@@ -195,19 +195,12 @@ impl Modify for Conventions {
         components.responses.insert(
             UNAUTHORIZED.to_string(),
             RefOr::T(
-                ResponseBuilder::new()
-                    .description("No API token, or a wrong one")
+                error_response("Not signed in: no token or session, or a wrong token")
                     .header(
                         "WWW-Authenticate",
                         Header::new(
                             openapi::ObjectBuilder::new().schema_type(openapi::Type::String),
                         ),
-                    )
-                    .content(
-                        "application/json",
-                        ContentBuilder::new()
-                            .schema(Some(Ref::from_schema_name("ErrorBody")))
-                            .build(),
                     )
                     .build(),
             ),
@@ -215,19 +208,12 @@ impl Modify for Conventions {
         components.responses.insert(
             FORBIDDEN.to_string(),
             RefOr::T(
-                ResponseBuilder::new()
-                    .description(
-                        "The caller may not do this: a viewer changing a thread, someone other \
-                         than its owner managing it, or someone other than an administrator \
-                         managing accounts (a signed-in change from another site's page too)",
-                    )
-                    .content(
-                        "application/json",
-                        ContentBuilder::new()
-                            .schema(Some(Ref::from_schema_name("ErrorBody")))
-                            .build(),
-                    )
-                    .build(),
+                error_response(
+                    "The caller may not do this: a viewer changing a thread, someone other \
+                     than its owner managing it, or someone other than an administrator \
+                     managing accounts (a signed-in change from another site's page too)",
+                )
+                .build(),
             ),
         );
         for (path, item) in &mut doc.paths.paths {
@@ -268,4 +254,14 @@ impl Modify for Conventions {
             }
         }
     }
+}
+
+/// A response with the API's error body.
+fn error_response(description: &str) -> ResponseBuilder {
+    ResponseBuilder::new().description(description).content(
+        "application/json",
+        ContentBuilder::new()
+            .schema(Some(Ref::from_schema_name("ErrorBody")))
+            .build(),
+    )
 }

@@ -617,22 +617,12 @@ impl super::Workspaces {
             edit.set_panels(&target, &panels).await
         }
         .await;
-        let written = match outcome {
-            Ok(written) => written,
-            Err(err) => {
-                edit.discard().await;
-                return Err(err);
-            }
-        };
-        let note = ChangeNote {
-            summary: format!(
-                "restored the {} as of revision {rev}",
-                list_panels(&written)
-            ),
+        self.finish_rewrite(thread, edit, outcome, |written| ChangeNote {
+            summary: format!("restored the {} as of revision {rev}", list_panels(written)),
             restored_from: Some(rev),
             ..ChangeNote::default()
-        };
-        self.finish_rewrite(thread, edit, note).await
+        })
+        .await
     }
 
     /// A person undoes the workspace changes of agent turn `turn`, as one new revision. When a
@@ -699,6 +689,25 @@ impl super::Workspaces {
             edit.set_panels(&target, &order).await
         }
         .await;
+        self.finish_rewrite(thread, edit, outcome, |written| ChangeNote {
+            summary: format!(
+                "undid turn {turn}: the {} as before it",
+                list_panels(written)
+            ),
+            reverted_turn: Some(turn),
+            ..ChangeNote::default()
+        })
+        .await
+    }
+
+    /// Commits a restore or a revert and answers where the workspace stands.
+    async fn finish_rewrite<W>(
+        &self,
+        thread: &crate::ThreadId,
+        edit: Edit,
+        outcome: Result<W, WorkspaceError>,
+        note: impl FnOnce(&W) -> ChangeNote,
+    ) -> Result<(i64, Workspace), WorkspaceError> {
         let written = match outcome {
             Ok(written) => written,
             Err(err) => {
@@ -706,25 +715,7 @@ impl super::Workspaces {
                 return Err(err);
             }
         };
-        let note = ChangeNote {
-            summary: format!(
-                "undid turn {turn}: the {} as before it",
-                list_panels(&written)
-            ),
-            reverted_turn: Some(turn),
-            ..ChangeNote::default()
-        };
-        self.finish_rewrite(thread, edit, note).await
-    }
-
-    /// Commits a restore or a revert and answers where the workspace stands.
-    async fn finish_rewrite(
-        &self,
-        thread: &crate::ThreadId,
-        edit: Edit,
-        note: ChangeNote,
-    ) -> Result<(i64, Workspace), WorkspaceError> {
-        let committed = edit.commit(note).await?;
+        let committed = edit.commit(note(&written)).await?;
         let mut view = self.view(thread).await?;
         let rev = match committed.rev {
             Some(rev) => Ok(rev),
