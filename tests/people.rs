@@ -379,6 +379,19 @@ backend_tests! {
         let events = server.client.get(server.url(&format!("/api/threads/ben-1/events?access_token={ben}"))).send().await.unwrap();
         assert_eq!(events.status(), 200);
 
+        // An events stream already open when the thread is unshared ends (within the recheck).
+        send(&server, Method::PUT, "/api/threads/ann-1/members/ben", As::token(&ann), Some(json!({"role": "viewer"}))).await;
+        let mut open = server.client.get(server.url("/api/threads/ann-1/events")).bearer_auth(&ben).send().await.unwrap();
+        assert_eq!(open.status(), 200);
+        send(&server, Method::DELETE, "/api/threads/ann-1/members/ben", As::token(&ann), None).await;
+        let ended = tokio::time::timeout(Duration::from_secs(12), async {
+            while let Some(chunk) = open.chunk().await.unwrap_or(None) {
+                let _ = chunk;
+            }
+        })
+        .await;
+        assert!(ended.is_ok(), "the open stream ended once ben lost access");
+
         // A fork by a viewer is theirs.
         send(&server, Method::PUT, "/api/threads/ann-1/members/ben", As::token(&ann), Some(json!({"role": "viewer"}))).await;
         let fork = send(&server, Method::POST, "/api/threads/ann-1/fork", As::token(&ben), Some(json!({"id": "bens-copy"}))).await;

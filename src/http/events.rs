@@ -21,7 +21,7 @@ use super::{
     schema::{PathErrors, ThreadPath},
     state::AppState,
 };
-use crate::events::subscribe;
+use crate::{events::subscribe, people::Access};
 
 /// How often an idle stream sends a comment line, so proxies keep it open and dead clients
 /// are noticed.
@@ -82,6 +82,7 @@ async fn events(
     let thread = id.clone();
     let sse = stream
         .take_until(state.closing().clone().cancelled_owned())
+        .take_until(access_lost(state.clone(), id.clone()))
         .map(move |item| match item {
             Ok(event) => {
                 let mut sse = Event::default().event(&event.event).data(&event.data);
@@ -98,4 +99,23 @@ async fn events(
             }
         });
     Ok(Sse::new(sse).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
+}
+
+/// How often an open stream checks that its person may still see the thread.
+const ACCESS_RECHECK: Duration = Duration::from_secs(5);
+
+/// Resolves once the stream's person may no longer see the thread (it was unshared, the
+/// account removed), so an open stream does not outlive the access it was opened with; the
+/// browser's reconnection then gets the same 404 as anyone without access. Never resolves for
+/// one-person mode and the administrator's token.
+async fn access_lost(state: AppState, thread: crate::ThreadId) {
+    if state.principal().user().is_none() {
+        return std::future::pending().await;
+    }
+    loop {
+        tokio::time::sleep(ACCESS_RECHECK).await;
+        if let Ok(Access::None) = state.people().access(state.principal(), &thread).await {
+            return;
+        }
+    }
 }

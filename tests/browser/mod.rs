@@ -12,12 +12,16 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::{
+    collections::HashMap,
     io::{Read, Write},
     net::{TcpListener, TcpStream},
     os::unix::process::CommandExt,
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
-    sync::atomic::{AtomicU32, AtomicU64, Ordering},
+    sync::{
+        Mutex,
+        atomic::{AtomicU32, AtomicU64, Ordering},
+    },
     time::{Duration, Instant},
 };
 
@@ -92,6 +96,17 @@ pub struct ServerOptions {
     pub replay: Option<Value>,
     /// `HAICO_API_TOKEN`.
     pub token: Option<String>,
+    /// Accounts made in the database before the server starts (so the page meets a server
+    /// with accounts from its first request).
+    pub accounts: Vec<Account>,
+}
+
+/// An account with a password (for the sign-in form).
+#[derive(Debug, Clone)]
+pub struct Account {
+    pub name: String,
+    pub password: String,
+    pub admin: bool,
 }
 
 impl ServerOptions {
@@ -100,7 +115,28 @@ impl ServerOptions {
             engine,
             replay: None,
             token: None,
+            accounts: Vec::new(),
         }
+    }
+
+    /// A member's account, signing in with `password`.
+    pub fn account(mut self, name: &str, password: &str) -> Self {
+        self.accounts.push(Account {
+            name: name.to_string(),
+            password: password.to_string(),
+            admin: false,
+        });
+        self
+    }
+
+    /// An administrator's account, signing in with `password`.
+    pub fn admin_account(mut self, name: &str, password: &str) -> Self {
+        self.accounts.push(Account {
+            name: name.to_string(),
+            password: password.to_string(),
+            admin: true,
+        });
+        self
     }
 
     pub fn replay(mut self, script: Value) -> Self {
@@ -127,6 +163,10 @@ pub struct Server {
     dir: tempfile::TempDir,
     log: PathBuf,
     starts: u32,
+    /// Each account's personal token, by name.
+    tokens: HashMap<String, String>,
+    /// The account the REST helpers act as ([`Self::act_as`]); `None`: the server's token.
+    acting: Mutex<Option<String>>,
 }
 
 impl Server {
@@ -173,7 +213,10 @@ impl Server {
             log: dir.path().join("server.log"),
             dir,
             starts: 0,
+            tokens: HashMap::new(),
+            acting: Mutex::new(None),
         };
+        server.make_accounts().await;
         if let Some(script) = &server.options.replay {
             std::fs::write(
                 server.dir.path().join("replay.json"),
@@ -183,6 +226,44 @@ impl Server {
         }
         server.spawn_and_wait().await;
         server
+    }
+
+    /// Makes [`ServerOptions::accounts`] in the database, through haico's own rules, before
+    /// the server opens it; keeps their personal tokens.
+    async fn make_accounts(&mut self) {
+        if self.options.accounts.is_empty() {
+            return;
+        }
+        let db = haico::store::Database::connect(
+            &self.database_url,
+            &haico::store::PoolConfig::default(),
+        )
+        .await
+        .expect("open the test database to make accounts");
+        let people = haico::people::People::new(db.clone());
+        for account in &self.options.accounts {
+            let (_, token) = people
+                .create_user(&account.name, account.admin, Some(&account.password))
+                .await
+                .unwrap_or_else(|e| panic!("make the account {}: {e}", account.name));
+            self.tokens.insert(account.name.clone(), token);
+        }
+        db.close().await;
+    }
+
+    /// The personal token of the account `name`.
+    pub fn token_of(&self, name: &str) -> String {
+        self.tokens
+            .get(name)
+            .unwrap_or_else(|| panic!("no account {name} was made"))
+            .clone()
+    }
+
+    /// From now on the REST helpers act as the account `name` (with its personal token), so
+    /// what they make is that person's; `None` goes back to the server's token (if any).
+    pub fn act_as(&self, name: Option<&str>) {
+        let token = name.map(|name| self.token_of(name));
+        *self.acting.lock().expect("acting lock") = token;
     }
 
     /// The absolute URL of `path` (which starts with `/`).
@@ -302,7 +383,8 @@ impl Server {
     /// One request; returns the status and the body as JSON (`Null` when empty or not JSON).
     pub async fn request(&self, method: Method, path: &str, body: Option<Value>) -> (u16, Value) {
         let mut req = self.http.request(method.clone(), self.url(path));
-        if let Some(token) = &self.options.token {
+        let acting = self.acting.lock().expect("acting lock").clone();
+        if let Some(token) = acting.as_ref().or(self.options.token.as_ref()) {
             req = req.bearer_auth(token);
         }
         if let Some(body) = body {

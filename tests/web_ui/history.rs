@@ -544,7 +544,7 @@ async fn undo_a_turn_from_the_chat(engine: Engine) {
     browser
         .wait_text(
             ".turn[data-turn-index=\"3\"] .undo-message[data-kind=\"nothing\"]",
-            "changed nothing",
+            "Nothing to undo: turn 3 has no change",
         )
         .await;
 

@@ -118,3 +118,4 @@ mod documents;
 mod history;
 mod layout;
 mod live;
+mod people;

@@ -1,20 +1,59 @@
-// The REST API, with the bearer token (asked once, kept in localStorage) and one error type.
+// The REST API and one error type, and how requests say who they are: nothing (one-person
+// mode), the bearer token (asked once, kept in localStorage), or, once the server has
+// accounts, the session cookie the sign-in form gets (the browser sends it by itself).
 
 import { $, setBanner } from './dom.js';
 
 const TOKEN_KEY = 'haico.token';
 
-/** A failed request: `status` is 0 when the server could not be reached. */
+/**
+ * A failed request: `status` is 0 when the server could not be reached; `retryAfter` is the
+ * seconds a `429` asks to wait.
+ */
 export class ApiError extends Error {
-  constructor(status, message, body) {
+  constructor(status, message, body, retryAfter = null) {
     super(message);
     this.status = status;
     this.body = body;
+    this.retryAfter = retryAfter;
   }
 }
 
 export function token() {
   try { return localStorage.getItem(TOKEN_KEY) || ''; } catch { return ''; }
+}
+
+let memoryToken = '';
+function currentToken() { return auth.useToken ? token() || memoryToken : ''; }
+
+/** Drops the stored token (signing out of an account that used one). */
+export function forgetToken() {
+  memoryToken = '';
+  try { localStorage.removeItem(TOKEN_KEY); } catch { /* private mode */ }
+}
+
+/**
+ * Who this page acts as. `accounts`: the server has accounts, so a `401` means "sign in"
+ * rather than "enter the token". `useToken`: requests carry the stored token (as always
+ * without accounts; with accounts only while that token works, for an administrator).
+ * `me`: the person (`{name, role}`; `name` is null for the administrator's token).
+ */
+export const auth = { accounts: false, useToken: true, me: null };
+
+let onSessionLost = null;
+let regaining = null;
+/**
+ * Hooks the sign-in form: `handler()` shows it and resolves once someone signed in again
+ * (a session expired, or was ended elsewhere). Requests that met the `401` then go on.
+ */
+export function whenSessionLost(handler) {
+  onSessionLost = handler;
+}
+
+function regainSession() {
+  if (!onSessionLost) return Promise.reject(new ApiError(401, 'You are not signed in.'));
+  regaining ??= onSessionLost().finally(() => { regaining = null; });
+  return regaining;
 }
 
 let asking = null;
@@ -47,9 +86,6 @@ function askForToken(wrong) {
   return asking;
 }
 
-let memoryToken = '';
-function currentToken() { return token() || memoryToken; }
-
 /** Query-string form of the token, for EventSource (which cannot send headers). */
 export function tokenQuery() {
   const t = currentToken();
@@ -64,8 +100,13 @@ export function watchReachability(reachable, unreachable) {
   onUnreachable = unreachable;
 }
 
-async function send(method, path, body, { raw = false } = {}) {
-  let sentToken = currentToken();
+/**
+ * One request. A `401` asks for the token (or, with accounts, shows the sign-in form) and
+ * tries again, unless `probe` (the caller handles it); `anonymous` sends no token at all (the
+ * session routes: a stale token would make even them answer `401`).
+ */
+async function send(method, path, body, { raw = false, anonymous = false, probe = anonymous } = {}) {
+  let sentToken = anonymous ? '' : currentToken();
   for (let attempt = 0; attempt < 3; attempt++) {
     const headers = {};
     if (body !== undefined) headers['content-type'] = 'application/json';
@@ -82,8 +123,18 @@ async function send(method, path, body, { raw = false } = {}) {
       throw new ApiError(0, "Can't reach the haico server. Check that it is running; the page reconnects by itself.");
     }
     onReachable();
-    if (response.status === 401) {
-      sentToken = await askForToken(Boolean(sentToken));
+    if (response.status === 401 && !probe) {
+      if (!auth.accounts) {
+        // Accounts may have been made since this page loaded: then sign in, not a token.
+        const state = await send('GET', '/api/session', undefined, { anonymous: true }).catch(() => null);
+        if (state && state.accounts) auth.accounts = true;
+      }
+      if (auth.accounts) {
+        await regainSession();
+      } else {
+        await askForToken(Boolean(sentToken));
+      }
+      sentToken = currentToken();
       continue;
     }
     if (raw && response.ok) return response;
@@ -94,11 +145,12 @@ async function send(method, path, body, { raw = false } = {}) {
     }
     if (!response.ok) {
       const message = (data && data.error) || `${response.status} ${response.statusText}`;
-      throw new ApiError(response.status, message, data);
+      const retryAfter = Number.parseInt(response.headers.get('retry-after') || '', 10);
+      throw new ApiError(response.status, message, data, Number.isNaN(retryAfter) ? null : retryAfter);
     }
     return data;
   }
-  throw new ApiError(401, 'The access token was not accepted.');
+  throw new ApiError(401, auth.accounts ? 'You are not signed in.' : 'The access token was not accepted.');
 }
 
 export const api = {
@@ -116,15 +168,57 @@ export const api = {
     const response = await send('GET', path, undefined, { raw: true });
     return response.blob();
   },
+  /** A GET whose `401` is the caller's to handle (is the stored token still good?). */
+  probe: (path) => send('GET', path, undefined, { probe: true }),
 };
+
+/** `GET /api/session`: whether the server has accounts, and who this browser is signed in as. */
+export function sessionState() {
+  return send('GET', '/api/session', undefined, { anonymous: true });
+}
+
+/** Signs in (the answer sets the session cookie); resolves with the person. */
+export async function signIn(name, password) {
+  const user = await send('POST', '/api/session', { name, password }, { anonymous: true });
+  auth.accounts = true;
+  auth.useToken = false;
+  auth.me = user;
+  return user;
+}
+
+/** Signs out: ends the session on the server (and forgets a stored token, if one was used). */
+export async function signOut() {
+  const viaToken = auth.useToken;
+  await send('DELETE', '/api/session', undefined, { anonymous: true });
+  if (viaToken) forgetToken();
+  auth.me = null;
+}
+
+/**
+ * After the events stream was refused: if the session behind it ended, shows the sign-in form
+ * and resolves once someone signed in again; otherwise at once.
+ */
+export async function checkSignedIn() {
+  if (!auth.accounts || auth.useToken) return;
+  let state;
+  try { state = await sessionState(); } catch { return; }
+  if (!state.user) await regainSession();
+}
 
 /** `/api/threads/{id}` with the id escaped; `rest` is appended as is. */
 export function threadPath(threadId, rest = '') {
   return `/api/threads/${encodeURIComponent(threadId)}${rest}`;
 }
 
+let onForbidden = () => {};
+/** Hooks what the page does when a change is refused (`403`): it re-reads what it may do. */
+export function whenForbidden(handler) {
+  onForbidden = handler;
+}
+
 /** Shows request failures in words people understand; returns the error for chaining. */
 export function report(err, what) {
+  if (err instanceof ApiError && err.status === 403) onForbidden();
   if (err instanceof ApiError && err.status === 0) {
     setBanner('offline', err.message);
   } else {

@@ -4,7 +4,7 @@
 // Everything shown comes from the thread's events stream, so every tab on the thread watches a
 // turn the same way; the tab that sends a message only adds its text until the turn starts.
 
-import { ApiError, api, report, threadPath } from './api.js';
+import { ApiError, api, auth, report, threadPath } from './api.js';
 import { chartView, isChart } from './artifacts.js';
 import { $, h, icon, replaceChildren, setBanner, setSafeHtml, toast } from './dom.js';
 
@@ -51,7 +51,7 @@ export class ChatPanel {
     for (const turn of turns) {
       const view = this.turnView(turn.turn_index);
       const user = turn.messages.find((m) => m.role === 'user');
-      if (user) this.setUser(view, user.content);
+      if (user) this.setUser(view, user.content, user.by);
       for (const call of turn.steps) this.addCall(view, call); // `steps`: the API's name for tool calls
       for (const chart of this.app.artifacts.chartsOfTurn(turn.turn_index)) this.addChart(view, chart);
       const answer = turn.messages.filter((m) => m.role === 'assistant').pop();
@@ -90,12 +90,17 @@ export class ChatPanel {
     return view;
   }
 
-  setUser(view, text) {
+  /** The person's message; `by` names who wrote it (when the server has accounts). */
+  setUser(view, text, by = null) {
     if (!view.user) {
       view.user = h('div', { class: 'msg user' });
       view.el.prepend(view.user);
     }
     view.user.textContent = text;
+    if (by && !view.by) {
+      view.by = h('div', { class: 'msg-by' }, by);
+      view.el.insertBefore(view.by, view.user);
+    }
   }
 
   reasoning(view) {
@@ -213,10 +218,16 @@ export class ChatPanel {
     this.updateControls();
   }
 
+  /** Send and Stop follow the turn in progress; a viewer has neither, only the conversation. */
   updateControls() {
     const busy = this.running !== null || this.pending !== null;
-    $('#chat-stop').hidden = !busy;
-    $('#chat-send').disabled = busy;
+    const readOnly = this.app.readOnly;
+    $('#chat-stop').hidden = !busy || readOnly;
+    $('#chat-send').disabled = busy || readOnly;
+    this.input.disabled = readOnly;
+    this.input.placeholder = readOnly
+      ? 'Only its owner and editors can write to the agent in this thread.'
+      : 'Ask the agent… (Enter sends, Shift+Enter adds a line)';
     $('#chat-state').textContent = busy ? 'working…' : '';
   }
 
@@ -231,7 +242,7 @@ export class ChatPanel {
 
   async send() {
     const text = this.input.value.trim();
-    if (!text || this.pending || this.running !== null) return;
+    if (!text || this.pending || this.running !== null || this.app.readOnly) return;
     const el = h('div', { class: 'turn pending' }, h('div', { class: 'msg user' }, text), h('div', { class: 'thinking' }, 'Sending…'));
     this.pending = { el, text };
     this.messages.querySelector('.chat-empty')?.remove();
@@ -250,7 +261,7 @@ export class ChatPanel {
       this.updateControls();
       if (err instanceof ApiError && err.status === 409) {
         toast('The agent is still working on this thread. Wait for it to finish, or press Stop.', 'warn');
-      } else if (err instanceof ApiError && err.status === 0) {
+      } else if (err instanceof ApiError && (err.status === 0 || err.status === 403)) {
         report(err, 'Sending the message');
       } else {
         toast(`The message could not be sent: ${err.message}`, 'bad');
@@ -290,7 +301,7 @@ export class ChatPanel {
       case 'turn': {
         const view = this.turnView(data.turn_index);
         if (this.pending) {
-          this.setUser(view, this.pending.text);
+          this.setUser(view, this.pending.text, auth.accounts ? auth.me?.name : null);
           this.pending.el.remove();
           this.pending = null;
         } else if (!view.user) {
@@ -363,7 +374,7 @@ export class ChatPanel {
       const turns = await api.get(threadPath(this.app.threadId, '/messages'));
       const turn = turns.find((t) => t.turn_index === view.index);
       const user = turn && turn.messages.find((m) => m.role === 'user');
-      if (user) this.setUser(view, user.content);
+      if (user) this.setUser(view, user.content, user.by);
     } catch { /* the next re-sync fills it */ }
   }
 

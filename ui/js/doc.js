@@ -57,7 +57,7 @@ export class DocumentPanel {
     $('#document-edit').addEventListener('click', () => this.startEdit());
     $('#document-cancel').addEventListener('click', () => this.cancel());
     $('#document-save').addEventListener('click', () => this.save());
-    this.view.addEventListener('dblclick', () => this.startEdit());
+    this.view.addEventListener('dblclick', () => { if (!this.app.readOnly) this.startEdit(); });
     $('#document-edit-area').addEventListener('keydown', (event) => {
       if ((event.ctrlKey || event.metaKey) && event.key === 's') { event.preventDefault(); this.save(); }
       if (event.key === 'Escape' && !$('#conflict-dialog').open) { event.preventDefault(); this.cancel(); }

@@ -3,9 +3,10 @@
 // EventSource retries by itself after a dropped connection and sends Last-Event-ID, so stored
 // events missed meanwhile are replayed by the server. When the browser gives up (the server
 // answered an error, e.g. while restarting behind a proxy), a new EventSource is opened with
-// `?last_event_id=` after a growing pause.
+// `?last_event_id=` after a growing pause; first, if the session behind the stream ended (an
+// expired sign-in is refused too), the sign-in form comes up and the stream waits for it.
 
-import { threadPath, tokenQuery } from './api.js';
+import { checkSignedIn, threadPath, tokenQuery } from './api.js';
 
 const EVENT_NAMES = ['turn', 'token', 'step', 'artifact', 'workspace', 'message', 'error', 'done'];
 
@@ -52,7 +53,7 @@ export class ThreadEvents {
       this.onState(Date.now() - this.failedSince > 4000 ? 'offline' : 'reconnecting');
       if (source.readyState === EventSource.CLOSED) {
         clearTimeout(this.retryTimer);
-        this.retryTimer = setTimeout(() => this.connect(), this.retryMs);
+        this.retryTimer = setTimeout(() => checkSignedIn().finally(() => this.connect()), this.retryMs);
         this.retryMs = Math.min(this.retryMs * 2, 8000);
       }
     };

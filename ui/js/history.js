@@ -31,8 +31,12 @@ function when(iso) {
 }
 
 function who(revision) {
-  const base = revision.source === 'agent' ? 'agent' : 'person';
-  return revision.by ? `${base} · ${revision.by}` : base;
+  return revision.source === 'agent' ? 'agent' : 'person';
+}
+
+/** "ann · agent" (the agent working for ann), "ann · person", or just "agent"/"person". */
+function byWho(revision) {
+  return revision.by ? `${revision.by} · ${who(revision)}` : who(revision);
 }
 
 /** What a revision is, when it is more than an edit: a restore, an undo, the fork's start. */
@@ -254,6 +258,7 @@ export class HistoryPanel {
     h('button', { type: 'button', class: 'history-rev-select', 'aria-current': selected ? 'true' : null },
       h('span', { class: 'rev-line' },
         h('span', { class: 'rev-num' }, `#${r.rev}`),
+        r.by ? h('span', { class: 'rev-by' }, r.by, h('span', { 'aria-hidden': 'true' }, ' ·')) : null,
         r.start ? h('span', { class: 'rev-who' }, 'start') : h('span', { class: `rev-who ${r.source}` }, who(r)),
         r.tool ? h('span', { class: 'rev-tool' }, r.tool) : null,
         isLatest ? h('span', { class: 'rev-badge now' }, 'now') : null,
@@ -290,7 +295,7 @@ export class HistoryPanel {
     $('#history-detail-heading').textContent = rev === 0 ? 'Revision 0 · the start' : `Revision ${rev}`;
     replaceChildren($('#history-detail-meta'),
       revision.at ? h('time', { datetime: revision.at }, when(revision.at)) : null,
-      revision.start ? null : h('span', {}, who(revision)),
+      revision.start ? null : h('span', { class: 'history-detail-who' }, byWho(revision)),
       revision.turn_index !== null && revision.turn_index !== undefined ? h('span', {}, `turn ${revision.turn_index}`) : null,
       revision.tool ? h('span', { class: 'rev-tool' }, revision.tool) : null,
       markOf(revision) ? h('span', { class: 'rev-badge mark' }, markOf(revision)) : null);
@@ -315,13 +320,17 @@ export class HistoryPanel {
     }
   }
 
-  /** Restore and compare make no sense on the revision the workspace is at now. */
+  /**
+   * Restore and compare make no sense on the revision the workspace is at now; a viewer may
+   * not restore at all (forking stays: a fork is theirs).
+   */
   updateActions() {
     if (this.selected === null) return;
     const current = this.selected === this.latest;
-    $('#history-restore').disabled = current;
+    const readOnly = this.app.readOnly;
+    $('#history-restore').disabled = current || readOnly;
     $('#history-compare').disabled = current;
-    for (const button of this.detail.querySelectorAll('button[data-restore-panel]')) button.disabled = current;
+    for (const button of this.detail.querySelectorAll('button[data-restore-panel]')) button.disabled = current || readOnly;
     const note = $('#history-current-note');
     note.hidden = !current;
     $('#history-readonly').hidden = current;
@@ -342,7 +351,7 @@ export class HistoryPanel {
       meta ? h('span', { class: 'panel-meta' }, meta) : null,
       changed.has(panel) ? h('span', { class: 'rev-badge changed' }, 'changed in this revision') : null,
       RESTORABLE.includes(panel)
-        ? h('button', { type: 'button', class: 'button small', dataset: { restorePanel: panel }, disabled: current },
+        ? h('button', { type: 'button', class: 'button small', dataset: { restorePanel: panel }, disabled: current || this.app.readOnly },
           `Restore only the ${panel}`)
         : null),
     body);

@@ -1,7 +1,9 @@
-// The page's entry point: opens a thread (from the URL), keeps every panel in sync with the
-// thread's events stream, and reports the connection and model state.
+// The page's entry point: finds out who the page acts as (signing in first when the server has
+// accounts), opens a thread (from the URL), keeps every panel in sync with the thread's events
+// stream, reports the connection and model state, and shows what this person may do with the
+// open thread (sharing for its owner, a read-only page for a viewer).
 
-import { ApiError, api, report, threadPath, watchReachability } from './api.js';
+import { ApiError, api, auth, report, threadPath, watchReachability, whenForbidden } from './api.js';
 import { ArtifactsPanel } from './artifacts.js';
 import { ChatPanel } from './chat.js';
 import { ComparePanel } from './compare.js';
@@ -12,6 +14,8 @@ import { HistoryPanel } from './history.js';
 import { ObjectivePanel } from './objective.js';
 import { PlanPanel } from './plan.js';
 import { PreferencesPanel } from './preferences.js';
+import { SessionPanel } from './session.js';
+import { ShareDialog } from './share.js';
 import { ThreadsPanel } from './threads.js';
 
 const LAST_THREAD = 'haico.lastThread';
@@ -60,6 +64,8 @@ class App {
   constructor() {
     this.threadId = null;
     this.events = null;
+    this.readOnly = false;
+    this.session = new SessionPanel();
     this.threads = new ThreadsPanel(this);
     this.preferences = new PreferencesPanel(this);
     this.objective = new ObjectivePanel(this);
@@ -69,6 +75,7 @@ class App {
     this.chat = new ChatPanel(this);
     this.history = new HistoryPanel(this);
     this.compare = new ComparePanel(this);
+    this.share = new ShareDialog(this);
     this.reloaders = {
       objective: new Reloader(() => this.objective.load()),
       document: new Reloader(() => this.document.load()),
@@ -91,9 +98,13 @@ class App {
       $('#toggle-threads').setAttribute('aria-expanded', String(open));
     });
     $('#export-thread').addEventListener('click', () => this.exportThread());
+    // Signed in (or not needed) before anything else asks the server.
+    await this.session.begin();
     window.addEventListener('popstate', () => this.route(false));
-    // Threads made or renamed elsewhere (another tab, the API, MCP) show up when the page is
-    // looked at again, and every half minute while it is.
+    // A refused change: what this person may do changed (an owner made them a viewer).
+    whenForbidden(() => { this.threads.load().catch(() => {}); });
+    // Threads made, renamed or shared elsewhere (another tab, the API, MCP, their owner) show
+    // up when the page is looked at again, and every half minute while it is.
     window.addEventListener('focus', () => { this.threads.load().catch(() => {}); });
     setInterval(() => {
       if (document.visibilityState === 'visible') this.threads.load().catch(() => {});
@@ -188,12 +199,36 @@ class App {
     return this.currentThread()?.title || this.threadId || 'Untitled thread';
   }
 
-  /** "Compare with the original" is there for a fork only. */
+  /**
+   * "Compare with the original" is there for a fork only, "Share" for the thread's owner and
+   * administrators (when the server has accounts); a viewer's page is read-only.
+   */
   updateThreadActions() {
-    const origin = this.currentThread()?.forked_from;
+    const thread = this.currentThread();
+    const origin = thread?.forked_from;
     const button = $('#compare-fork');
     button.hidden = !origin;
     button.title = origin ? `Compare this fork with “${origin.thread_id}” at revision ${origin.rev}` : '';
+    $('#share-open').hidden = !(auth.accounts && thread && (thread.access === 'owner' || auth.me?.role === 'admin'));
+    this.setReadOnly(thread?.access === 'viewer');
+  }
+
+  /**
+   * A viewer reads everything and changes nothing: the editing controls go (the server would
+   * refuse them anyway), forking and exporting stay, and a note says how to get more.
+   */
+  setReadOnly(readOnly) {
+    if (readOnly === this.readOnly) return;
+    this.readOnly = readOnly;
+    document.body.classList.toggle('read-only', readOnly);
+    $('#view-only-note').hidden = !readOnly;
+    if (readOnly) {
+      this.objective.stopEdit();
+      if (this.share.dialog.open) this.share.close();
+    }
+    this.chat.updateControls();
+    this.plan.render(this.plan.steps);
+    this.history.updateActions();
   }
 
   /**

@@ -11,7 +11,7 @@ export class ObjectivePanel {
     this.button = $('#objective-edit');
     this.value = null;
     this.button.addEventListener('click', () => (this.input.hidden ? this.startEdit() : this.save()));
-    this.text.addEventListener('dblclick', () => this.startEdit());
+    this.text.addEventListener('dblclick', () => { if (!this.app.readOnly) this.startEdit(); });
     this.input.addEventListener('keydown', (event) => {
       if (event.key === 'Enter') { event.preventDefault(); this.save(); }
       if (event.key === 'Escape') { event.preventDefault(); this.stopEdit(); }

@@ -37,7 +37,7 @@ export class PlanPanel {
     }
     if (!this.editing) {
       reconcile(this.list, steps, (s) => s.id,
-        (s, i) => `${s.text}\u0000${s.depth}\u0000${s.done}\u0000${i}\u0000${this.hasChildren(i)}`,
+        (s, i) => `${s.text}\u0000${s.depth}\u0000${s.done}\u0000${i}\u0000${this.hasChildren(i)}\u0000${this.app.readOnly}`,
         (s, i) => this.item(s, i));
       return;
     }
@@ -55,7 +55,7 @@ export class PlanPanel {
     const isEditing = this.editing && this.editing.mode === 'edit' && this.editing.id === step.id;
     const checkboxId = `plan-step-done-${step.id}`;
     const li = h('li', { dataset: { stepId: step.id, depth: step.depth }, class: step.done ? 'done' : '' },
-      h('input', { type: 'checkbox', class: 'plan-step-done', id: checkboxId, checked: Boolean(step.done), 'aria-label': `Step ${index + 1} done: ${step.text}` }),
+      h('input', { type: 'checkbox', class: 'plan-step-done', id: checkboxId, checked: Boolean(step.done), disabled: this.app.readOnly, 'aria-label': `Step ${index + 1} done: ${step.text}` }),
       h('span', { class: 'plan-step-num', 'aria-hidden': 'true' }, `${index + 1}`),
       isEditing
         ? this.editInput(step)

@@ -1,6 +1,8 @@
-// The threads sidebar: create, rename, delete and switch conversations.
+// The threads sidebar: create, rename, delete and switch conversations. With accounts it lists
+// the threads this person may see: someone else's says whose it is, and a viewer's is marked
+// "view only" (rename needs an editor, delete the owner).
 
-import { api, report, threadPath } from './api.js';
+import { api, auth, report, threadPath } from './api.js';
 import { $, h, confirmDialog, icon, replaceChildren } from './dom.js';
 
 export class ThreadsPanel {
@@ -50,11 +52,28 @@ export class ThreadsPanel {
       setTimeout(() => { input.focus(); input.select(); });
       return li;
     }
-    li.append(
-      h('a', { class: 'thread-link', href: `/t/${encodeURIComponent(thread.id)}`, title: this.title(thread) }, this.title(thread)),
-      h('button', { type: 'button', class: 'icon-button', dataset: { action: 'rename' }, 'aria-label': `Rename “${this.title(thread)}”` }, icon('edit')),
-      h('button', { type: 'button', class: 'icon-button', dataset: { action: 'delete' }, 'aria-label': `Delete “${this.title(thread)}”` }, icon('trash')));
+    // Without accounts `access` is absent: everything is allowed.
+    const canEdit = thread.access !== 'viewer';
+    const canDelete = !thread.access || thread.access === 'owner';
+    li.append(h('a', { class: 'thread-link', href: `/t/${encodeURIComponent(thread.id)}`, title: this.title(thread) },
+      h('span', { class: 'thread-title' }, this.title(thread)),
+      this.meta(thread)));
+    if (canEdit) li.append(h('button', { type: 'button', class: 'icon-button', dataset: { action: 'rename' }, 'aria-label': `Rename “${this.title(thread)}”` }, icon('edit')));
+    if (canDelete) li.append(h('button', { type: 'button', class: 'icon-button', dataset: { action: 'delete' }, 'aria-label': `Delete “${this.title(thread)}”` }, icon('trash')));
     return li;
+  }
+
+  /** Whose thread it is, when not this person's own, and "view only" for a viewer. */
+  meta(thread) {
+    const someoneElse = thread.owner && thread.owner !== auth.me?.name;
+    const viewOnly = thread.access === 'viewer';
+    if (!someoneElse && !viewOnly) return null;
+    const shared = thread.access === 'editor' || thread.access === 'viewer';
+    // Read out as "Title, shared by ann, view only".
+    const comma = () => h('span', { class: 'visually-hidden' }, ', ');
+    return h('span', { class: 'thread-meta' },
+      someoneElse ? [comma(), h('span', { class: 'thread-owner' }, `${shared ? 'shared by' : 'by'} ${thread.owner}`)] : null,
+      viewOnly ? [comma(), h('span', { class: 'thread-badge view-only' }, 'view only')] : null);
   }
 
   async onClick(event) {
