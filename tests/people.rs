@@ -313,6 +313,42 @@ backend_tests! {
         tdb.cleanup().await;
     }
 
+    async fn guesses_from_one_address_and_in_parallel_are_slowed_down(engine) {
+        let tdb = TestDb::new(engine).await;
+        // Parallel guesses at one account: each is counted when it starts, so only the free
+        // attempts get an answer about the password.
+        let server = TestServer::with_token(&tdb.db, ADMIN_TOKEN).await;
+        member(&server, "sam").await;
+        let burst = futures::future::join_all((0..20).map(|_| send(&server, Method::POST,
+            "/api/session", As::default(), Some(json!({"name": "sam", "password": "guess-guess"})))))
+            .await;
+        let checked = burst.iter().filter(|answer| answer.status == 401).count();
+        let slowed = burst.iter().filter(|answer| answer.status == 429).count();
+        assert_eq!(checked, usize::try_from(haico::people::FREE_ATTEMPTS).unwrap());
+        assert_eq!(checked + slowed, 20);
+        server.shutdown().await;
+
+        // Guesses at many names from one address: the address waits, whatever name comes
+        // next, and signing in to one's own account does not wipe the address's record.
+        let server = TestServer::with_token(&tdb.db, ADMIN_TOKEN).await;
+        member(&server, "own").await;
+        for name in ["n1", "n2", "n3", "n4"] {
+            let wrong = send(&server, Method::POST, "/api/session", As::default(),
+                Some(json!({"name": name, "password": "guess-guess"}))).await;
+            assert_eq!(wrong.status, 401);
+        }
+        let (_, _) = sign_in(&server, "own", "own-secret-pw").await;
+        let fifth = send(&server, Method::POST, "/api/session", As::default(),
+            Some(json!({"name": "n5", "password": "guess-guess"}))).await;
+        assert_eq!(fifth.status, 401);
+        let sixth = send(&server, Method::POST, "/api/session", As::default(),
+            Some(json!({"name": "n6", "password": "guess-guess"}))).await;
+        assert_eq!(sixth.status, 429);
+        assert!(sixth.header(header::RETRY_AFTER).is_some());
+        server.shutdown().await;
+        tdb.cleanup().await;
+    }
+
     async fn threads_are_listed_and_shared_by_role(engine) {
         let tdb = TestDb::new(engine).await;
         let server = TestServer::with_token(&tdb.db, ADMIN_TOKEN).await;

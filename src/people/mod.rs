@@ -22,7 +22,7 @@ use std::{
 use chrono::{DateTime, Utc};
 
 pub use secrets::{TOKEN_PREFIX, digest};
-pub use throttle::{FREE_ATTEMPTS, Throttle};
+pub use throttle::{AttemptKeys, FREE_ATTEMPTS, Throttle};
 
 use crate::{
     ThreadId,
@@ -328,10 +328,8 @@ impl People {
         password: &str,
         address: &str,
     ) -> Result<(User, String, DateTime<Utc>), PeopleError> {
-        let keys = vec![format!("account:{name}"), format!("address:{address}")];
-        if let Some(wait) = self.throttle.wait(&keys) {
-            return Err(PeopleError::SlowDown(wait));
-        }
+        let keys = AttemptKeys::new(name, address);
+        self.throttle.begin(&keys).map_err(PeopleError::SlowDown)?;
         if password.chars().count() > MAX_PASSWORD_CHARS {
             return Err(PeopleError::WrongPassword);
         }
@@ -354,10 +352,8 @@ impl People {
                 })?;
         let user = match (found, matches) {
             (Some((user, Some(_))), true) => user,
-            _ => {
-                self.throttle.failed(&keys);
-                return Err(PeopleError::WrongPassword);
-            }
+            // The attempt stays counted as wrong (see `Throttle::begin`).
+            _ => return Err(PeopleError::WrongPassword),
         };
         self.throttle.succeeded(&keys);
         let key = secrets::new_session_key()?;
