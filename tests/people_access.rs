@@ -538,7 +538,8 @@ fn every_route_has_a_decision() {
         );
         let method = Method::from_bytes(method.as_bytes()).unwrap();
         assert!(
-            haico::http::rule_for(&method, route).is_some(),
+            matches!(haico::http::rule_for(&method, route),
+                Some(rule) if rule != haico::http::Rule::Unserved),
             "{method} {route} has no rule in haico::http::RULES"
         );
     }
@@ -548,6 +549,28 @@ fn every_route_has_a_decision() {
             "{method} {route} is in the table but the server does not serve it"
         );
     }
+}
+
+/// A method the table does not list for a route it knows is refused by the guard itself, so a
+/// handler added without a rule is never reachable under a guessed one.
+#[test]
+fn a_method_without_a_rule_is_not_served() {
+    use haico::http::Rule;
+    for (method, route) in [
+        (Method::PATCH, "/healthz"),
+        (Method::DELETE, "/api/threads/{thread_id}/objective"),
+        (Method::PUT, "/api/threads/{thread_id}/chat"),
+    ] {
+        assert_eq!(
+            haico::http::rule_for(&method, route),
+            Some(Rule::Unserved),
+            "{method} {route}"
+        );
+    }
+    assert_eq!(
+        haico::http::rule_for(&Method::GET, "/api/no-such-route"),
+        None
+    );
 }
 
 #[test]

@@ -53,6 +53,10 @@ pub enum Rule {
     /// checked per call), or a thread that does not exist yet, which the endpoint creates for
     /// its caller.
     ThreadOrNew,
+    /// A method the route does not serve: whoever says who they are learns `405`, from the
+    /// guard itself. The handler is never reached, so a handler added without a rule of its
+    /// own fails closed instead of falling under a guessed one.
+    Unserved,
 }
 
 /// Every route of the router and its rule: `(method, route, rule)`. `HEAD` follows `GET`.
@@ -258,9 +262,9 @@ pub const RULES: &[(&str, &str, Rule)] = &[
     ("*", "/mcp", Rule::Signed),
 ];
 
-/// The rule of `method` on `route` (a matched route template). A method the route does not
-/// serve is [`Rule::Signed`] (the caller learns it is not allowed once they say who they
-/// are); `None` when the table does not know the route at all.
+/// The rule of `method` on `route` (a matched route template). A method the table does not
+/// list for a known route is [`Rule::Unserved`] (the caller learns it is not allowed once
+/// they say who they are); `None` when the table does not know the route at all.
 pub fn rule_for(method: &Method, route: &str) -> Option<Rule> {
     let method = if *method == Method::HEAD {
         "GET"
@@ -276,7 +280,20 @@ pub fn rule_for(method: &Method, route: &str) -> Option<Rule> {
             known = true;
         }
     }
-    known.then_some(Rule::Signed)
+    known.then_some(Rule::Unserved)
+}
+
+/// The `Allow` header of a 405 on `route`: the methods its rules list (`HEAD` with `GET`).
+fn allowed_methods(route: &str) -> Option<HeaderValue> {
+    let mut methods: Vec<&str> = RULES
+        .iter()
+        .filter(|(method, r, _)| *r == route && *method != "*")
+        .map(|(method, _, _)| *method)
+        .collect();
+    if methods.contains(&"GET") {
+        methods.push("HEAD");
+    }
+    HeaderValue::from_str(&methods.join(",")).ok()
 }
 
 /// How a request said who it is.
@@ -338,7 +355,12 @@ pub(super) async fn guard(State(state): State<AppState>, request: Request, next:
                 .find(|(key, _)| *key == "thread_id")
                 .map(|(_, value)| value.to_string())
         });
-    if let Err(response) = apply(&state, rule, &principal, thread.as_deref()).await {
+    if let Err(mut response) = apply(&state, rule, &principal, thread.as_deref()).await {
+        if rule == Rule::Unserved
+            && let Some(allow) = route.as_deref().and_then(allowed_methods)
+        {
+            response.headers_mut().insert(header::ALLOW, allow);
+        }
         return response;
     }
     parts.extensions.insert(principal);
@@ -421,6 +443,9 @@ async fn apply(
     }
     let need = match rule {
         Rule::Open | Rule::Signed => return Ok(()),
+        Rule::Unserved => {
+            return Err(ApiError::unserved_method().into_response());
+        }
         Rule::Admin if principal.is_admin() => return Ok(()),
         Rule::Admin => {
             return Err(ApiError::Forbidden(
@@ -615,7 +640,7 @@ mod tests {
         assert_eq!(rule_for(&Method::GET, "/api/nope"), None);
         assert_eq!(
             rule_for(&Method::PUT, "/api/threads/{thread_id}/chat"),
-            Some(Rule::Signed),
+            Some(Rule::Unserved),
             "a method the route does not serve is answered 405 to those who say who they are"
         );
         assert_eq!(rule_for(&Method::OPTIONS, "/mcp"), Some(Rule::Signed));

@@ -83,6 +83,12 @@ pub enum ApiError {
 }
 
 impl ApiError {
+    /// The answer to a method a route does not serve (from the router's fallback, or from the
+    /// access guard for a method its table does not list).
+    pub(super) fn unserved_method() -> Self {
+        ApiError::MethodNotAllowed("this route does not accept that method".to_string())
+    }
+
     /// The status code the error answers with.
     pub fn status_code(&self) -> StatusCode {
         match self {

@@ -85,9 +85,7 @@ pub fn app(state: AppState, config: &HttpConfig) -> Router {
         .merge(ui::router())
         .merge(crate::mcp::router(&state, config.max_body_bytes))
         .fallback(|| async { ApiError::NotFound("no such route".to_string()) })
-        .method_not_allowed_fallback(|| async {
-            ApiError::MethodNotAllowed("this route does not accept that method".to_string())
-        });
+        .method_not_allowed_fallback(|| async { ApiError::unserved_method() });
     // Layers run after routing (so both see the matched route); the access check sits inside
     // the metrics layer, so refused requests are counted too.
     let router = router.layer(middleware::from_fn_with_state(state.clone(), access::guard));
