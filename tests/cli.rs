@@ -289,3 +289,124 @@ fn accounts_are_managed_from_the_command_line() {
     let (ok, list, _) = user(&["list"], None);
     assert!(ok && !list.contains("bob"), "{list}");
 }
+
+/// `haico export` and `haico import` on a SQLite file: a thread made by a terminal turn is
+/// written out, loaded back under a new id and written out again with the same lines but the
+/// thread line; `--all --out DIR` writes one file per thread; a broken recording is refused
+/// with its line number and writes nothing.
+#[test]
+fn recordings_are_exported_and_imported_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.json");
+    std::fs::write(
+        &script,
+        serde_json::json!({"responses": [
+            {"text": "", "tool_calls": [
+                {"name": "set_objective", "arguments": {"objective": "Plan a trip", "action_and_reasoning": "Noting the goal."}},
+                {"name": "add_todos", "arguments": {"steps": [{"text": "Pick dates"}, {"text": "Book"}], "action_and_reasoning": "A first outline."}}
+            ]},
+            {"text": "All set."}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let url = format!("sqlite:{}", dir.path().join("rec.db").display());
+    let run = |args: &[&str]| {
+        let out = haico()
+            .args(args)
+            .env("HAICO_DATABASE_URL", &url)
+            .env("HAICO_LLM_REPLAY_FILE", &script)
+            .env("RUST_LOG", "warn")
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (ok, _, err) = run(&["chat", "--thread", "trip", "Help me plan"]);
+    assert!(ok, "{err}");
+
+    let (ok, first, err) = run(&["export", "--thread", "trip"]);
+    assert!(ok, "{err}");
+    let lines: Vec<&str> = first.lines().collect();
+    assert!(
+        lines[0].contains("\"format\":\"haico-recording/1\""),
+        "{first}"
+    );
+    assert!(first.contains("\"type\":\"revision\"") && first.contains("\"type\":\"step\""));
+    let file = dir.path().join("trip.jsonl");
+    std::fs::write(&file, &first).unwrap();
+
+    let (ok, out, err) = run(&["import", file.to_str().unwrap(), "--id", "trip-copy"]);
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), "trip-copy");
+    let (ok, again, err) = run(&["export", "--thread", "trip-copy"]);
+    assert!(ok, "{err}");
+    // The same lines but the thread line and the ids of steps, preferences and artifacts,
+    // which the importing database gives anew.
+    fn without_ids(value: &mut serde_json::Value) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (key, field) in map.iter_mut() {
+                    if (key == "id" && field.is_number()) || key == "ids" {
+                        *field = serde_json::Value::Null;
+                    } else {
+                        without_ids(field);
+                    }
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(without_ids),
+            _ => {}
+        }
+    }
+    let body = |text: &str| {
+        text.lines()
+            .skip(1)
+            .map(|line| {
+                let mut value: serde_json::Value = serde_json::from_str(line).unwrap();
+                without_ids(&mut value);
+                value
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        body(&again),
+        body(&first),
+        "the same lines but the thread line and ids"
+    );
+    assert!(
+        again
+            .lines()
+            .next()
+            .unwrap()
+            .contains("\"id\":\"trip-copy\"")
+    );
+
+    // A taken id is refused.
+    let (ok, _, err) = run(&["import", file.to_str().unwrap(), "--id", "trip-copy"]);
+    assert!(!ok);
+    assert!(err.contains("trip-copy"), "{err}");
+
+    let out_dir = dir.path().join("all");
+    let (ok, _, err) = run(&["export", "--all", "--out", out_dir.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let mut names: Vec<String> = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["trip-copy.haico.jsonl", "trip.haico.jsonl"]);
+
+    // A recording broken on its third line: refused whole, naming the line; no thread made.
+    let mut broken: Vec<String> = first.lines().map(str::to_string).collect();
+    broken[2] = "{not json".to_string();
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, broken.join("\n")).unwrap();
+    let (ok, _, err) = run(&["import", bad.to_str().unwrap(), "--id", "broken"]);
+    assert!(!ok);
+    assert!(err.contains("line 3"), "{err}");
+    let (ok, _, _) = run(&["export", "--thread", "broken"]);
+    assert!(!ok, "nothing was written for the broken recording");
+}
