@@ -5,10 +5,11 @@
 //!
 //! - adapters: [`http`] (REST, events, the web UI's shell), [`mcp`] (the MCP server),
 //!   [`tools`] (the agent's typed tools and their runtime), [`agent`] (the ReAct loop and the
-//!   LLM providers), [`terminal`], [`archive`] and [`cli`] (the command line);
+//!   LLM providers), [`terminal`], [`archive`], [`accounts`] and [`cli`] (the command line);
 //! - the domain: [`workspace`], every rule of a thread's workspace and the one path by which a
 //!   change is committed and announced; [`charts`], what a chart is and how it is drawn;
-//!   [`markdown`], Markdown made safe to show;
+//!   [`markdown`], Markdown made safe to show; [`people`], accounts, sign-in and who may
+//!   see or change which thread;
 //! - below it: [`events`] (live delivery of the event log), [`store`] (the repository over
 //!   SQLite and PostgreSQL), and the small shared pieces [`panels`], [`thread_id`],
 //!   [`metrics`] and [`config`].
