@@ -103,6 +103,49 @@ backend_tests! {
         setup.cleanup().await;
     }
 
+    async fn restores_undos_and_forks_are_announced_and_the_next_prompt_says_so(engine) {
+        let mut scripts = planning_turn("Plan a trip");
+        scripts.push(Script::text("Noted."));
+        let setup = Setup::openai(engine, scripts).await;
+        let server = &setup.server;
+        server.create_thread("t").await;
+        run_turn(&setup, "t", "Help me plan").await;
+        let wait = std::time::Duration::from_secs(10);
+        let mut stream = events(server, "t", None).await;
+
+        // Undoing the turn announces the panels it gave back.
+        server.post("/api/threads/t/turns/1/revert", &json!({})).await.expect(200);
+        let frame = stream.next(wait).await;
+        assert_eq!(frame.event, "workspace");
+        assert_eq!(frame.data, json!({"panels": ["objective", "plan"], "source": "user"}));
+        // Restoring the turn's result announces them again.
+        server.post("/api/threads/t/restore", &json!({"rev": 2})).await.expect(200);
+        let frame = stream.next(wait).await;
+        assert_eq!(frame.event, "workspace");
+        assert_eq!(frame.data, json!({"panels": ["objective", "plan"], "source": "user"}));
+        assert_eq!(server.workspace("t").await["objective"], json!("Plan a trip"));
+
+        // A fork announces its whole workspace on its own stream.
+        server.post("/api/threads/t/fork", &json!({"id": "f"})).await.expect(201);
+        let mut forked = events(server, "f", Some(0)).await;
+        let frame = forked.next(wait).await;
+        assert_eq!(frame.event, "workspace", "{frame:?}");
+        assert_eq!(frame.data["source"], json!("user"));
+        let panels = frame.data["panels"].as_array().unwrap();
+        for panel in ["objective", "plan"] {
+            assert!(panels.contains(&json!(panel)), "{panel} in {panels:?}");
+        }
+
+        // The next prompt shows the restored state and says, in one line, what happened.
+        run_turn(&setup, "t", "Where are we?").await;
+        let prompt = last_system_prompt(&setup);
+        let said: Vec<&str> = prompt.lines().filter(|line| line.contains("Since your last turn")).collect();
+        assert_eq!(said.len(), 1, "{prompt}");
+        assert!(said[0].contains("undid turn 1") && said[0].contains("restored"), "{prompt}");
+        assert!(prompt.contains("<objective>\nPlan a trip\n</objective>"), "{prompt}");
+        setup.cleanup().await;
+    }
+
     async fn a_later_change_to_the_same_panel_blocks_the_undo(engine) {
         let setup = Setup::openai(engine, planning_turn("Plan a trip")).await;
         let server = &setup.server;

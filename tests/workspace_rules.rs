@@ -8,8 +8,8 @@ mod common;
 
 use common::server::{TestServer, setup, teardown};
 use haico::workspace::{
-    MAX_DEPTH, MAX_DOCUMENT_TITLE_CHARS, MAX_OBJECTIVE_CHARS, MAX_STEP_CHARS, MAX_SUBTITLE_CHARS,
-    MAX_TITLE_CHARS,
+    MAX_DEPTH, MAX_DOCUMENT_CHARS, MAX_DOCUMENT_TITLE_CHARS, MAX_OBJECTIVE_CHARS, MAX_STEP_CHARS,
+    MAX_SUBTITLE_CHARS, MAX_TITLE_CHARS,
 };
 use serde_json::{Value, json};
 
@@ -110,6 +110,13 @@ backend_tests! {
         let user = user_error(&server, "t", "PUT", "/api/threads/t/document", json!({"content": "b", "title": too_long})).await;
         assert_eq!(agent, user);
         assert!(agent.contains("the limit is 300"), "{agent}");
+
+        // The body: the same limit and the same text on both paths.
+        let too_big = "b".repeat(MAX_DOCUMENT_CHARS + 1);
+        let agent = agent_error(&server, "t", "update_document", json!({"content": too_big})).await;
+        let user = user_error(&server, "t", "PUT", "/api/threads/t/document", json!({"content": too_big})).await;
+        assert_eq!(agent, user);
+        assert!(agent.contains(&MAX_DOCUMENT_CHARS.to_string()), "{agent}");
         teardown(tdb, server).await;
     }
 
