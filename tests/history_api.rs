@@ -352,12 +352,24 @@ backend_tests! {
             lines.join("\n")
         };
         let revision_line = lines.iter().position(|l| l.contains("\"type\":\"revision\"")).unwrap();
+        let last_rev = lines.iter().filter(|l| l.contains("\"type\":\"revision\"")).count();
+        let beyond = |change: Value| -> String {
+            let line = json!({"type": "revision", "rev": last_rev + 1, "at": "2026-01-01T00:00:00Z",
+                "source": "user", "by": null, "turn_index": null, "thread_turn": 0, "tool": null,
+                "action_and_reasoning": null, "panels": [change["panel"].clone()], "summary": "x",
+                "restored_from": null, "reverted_turn": null, "changes": [change]});
+            format!("{recording}{line}\n")
+        };
         let cases = [
             (with_line(0, r#"{"type":"thread","format":"haico-recording/9","id":"x","title":"t","created_at":"2026-01-01T00:00:00Z","forked_from":null}"#), "line 1"),
             (with_line(2, "{not json"), "line 3"),
             (recording.clone() + r#"{"type":"message","turn_index":77,"role":"user","content":"x","at":"2026-01-01T00:00:00Z","by":null}"#, "turn 77"),
             (lines[..revision_line].join("\n") + "\n" + &lines[revision_line + 1..].join("\n"), "without gaps"),
             (String::new(), "line 1"),
+            // What no edit could make: past the workspace's limits.
+            (beyond(json!({"panel": "objective", "whole": true, "data": "o".repeat(haico::workspace::MAX_OBJECTIVE_CHARS + 1)})), "the objective is longer than"),
+            (beyond(json!({"panel": "plan", "whole": true, "data": [{"id": 1, "text": "deep", "depth": 99, "done": false}]})), "the plan nests at most"),
+            (beyond(json!({"panel": "plan", "whole": false, "data": [{"op": "add", "items": [{"id": 9, "text": " ", "depth": 0, "done": false}]}]})), "has no text"),
         ];
         for (body, expected) in cases {
             let (status, answer) = import(&server, &body, "?id=broken").await;
