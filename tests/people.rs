@@ -428,6 +428,21 @@ backend_tests! {
         .await;
         assert!(ended.is_ok(), "the open stream ended once ben lost access");
 
+        // So does an administrator account's stream when the account is removed: its role is
+        // read anew at each recheck, not kept from when the stream opened.
+        let boss = admin(&server, Method::POST, "/api/users", Some(json!({"name": "boss", "role": "admin"}))).await;
+        let boss = boss.json()["token"].as_str().unwrap().to_string();
+        let mut open = server.client.get(server.url("/api/threads/ann-1/events")).bearer_auth(&boss).send().await.unwrap();
+        assert_eq!(open.status(), 200);
+        assert_eq!(admin(&server, Method::DELETE, "/api/users/boss", None).await.status, 204);
+        let ended = tokio::time::timeout(Duration::from_secs(12), async {
+            while let Some(chunk) = open.chunk().await.unwrap_or(None) {
+                let _ = chunk;
+            }
+        })
+        .await;
+        assert!(ended.is_ok(), "the removed administrator's stream ended");
+
         // A fork by a viewer is theirs.
         send(&server, Method::PUT, "/api/threads/ann-1/members/ben", As::token(&ann), Some(json!({"role": "viewer"}))).await;
         let fork = send(&server, Method::POST, "/api/threads/ann-1/fork", As::token(&ben), Some(json!({"id": "bens-copy"}))).await;

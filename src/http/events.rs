@@ -21,7 +21,10 @@ use super::{
     schema::{PathErrors, ThreadPath},
     state::AppState,
 };
-use crate::{events::subscribe, people::Access};
+use crate::{
+    events::subscribe,
+    people::{Access, Principal},
+};
 
 /// How often an idle stream sends a comment line, so proxies keep it open and dead clients
 /// are noticed.
@@ -109,12 +112,20 @@ const ACCESS_RECHECK: Duration = Duration::from_secs(5);
 /// browser's reconnection then gets the same 404 as anyone without access. Never resolves for
 /// one-person mode and the administrator's token.
 async fn access_lost(state: AppState, thread: crate::ThreadId) {
-    if state.principal().user().is_none() {
+    let Some(opened_by) = state.principal().user().cloned() else {
         return std::future::pending().await;
-    }
+    };
     loop {
         tokio::time::sleep(ACCESS_RECHECK).await;
-        if let Ok(Access::None) = state.people().access(state.principal(), &thread).await {
+        // The account as it is now, not as it was when the stream opened: a removed account,
+        // or an administrator made a member again, must not keep what it had.
+        let now = match state.people().user_named(&opened_by.name).await {
+            Ok(Some(user)) if user.id == opened_by.id => user,
+            Ok(_) => return,
+            // The database is away: keep the stream, which fails by itself if it stays away.
+            Err(_) => continue,
+        };
+        if let Ok(Access::None) = state.people().access(&Principal::User(now), &thread).await {
             return;
         }
     }
