@@ -86,7 +86,14 @@ impl HttpTransport {
                 error,
                 ProviderError::RateLimited { retry_after: Some(wait), .. } if wait > MAX_RETRY_AFTER
             );
-            if too_long || !error.is_transient() || attempt >= self.policy.max_retries {
+            // A refused port gets one quick retry (a server restarting), not the full series.
+            let refused = matches!(error, ProviderError::Unreachable { refused: true, .. });
+            let retries = if refused {
+                self.policy.max_retries.min(1)
+            } else {
+                self.policy.max_retries
+            };
+            if too_long || !error.is_transient() || attempt >= retries {
                 return Err(error);
             }
             let delay = match error {
@@ -256,8 +263,23 @@ fn send_error(url: &str, timeout: Duration, error: &reqwest::Error) -> ProviderE
         ProviderError::Unreachable {
             url: url.to_string(),
             reason: chain(error),
+            refused: is_refused(error),
         }
     }
+}
+
+/// Whether the connection was refused: nothing listens at the address.
+fn is_refused(error: &reqwest::Error) -> bool {
+    let mut source = error.source();
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::ConnectionRefused
+        {
+            return true;
+        }
+        source = cause.source();
+    }
+    false
 }
 
 /// An error and its sources on one line (reqwest's own message alone is terse).
