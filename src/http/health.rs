@@ -12,6 +12,7 @@ use serde_json::json;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{error::OUTAGE_RETRY_AFTER_SECS, state::AppState};
+use crate::store::StoreError;
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(healthz))
@@ -26,26 +27,27 @@ pub(super) fn router() -> OpenApiRouter<AppState> {
     responses(
         (status = 200, description = "Up, and the database answers", body = Object,
          example = json!({"status": "ok"})),
-        (status = 503, description = "The database does not answer: which one, why and what \
-         to check (with `Retry-After`)", body = Degraded,
+        (status = 503, description = "The database does not answer: why and what to check \
+         (with `Retry-After`; the address is in the server log)", body = Degraded,
          example = json!({"status": "degraded", "error": "the database is unavailable",
              "database": {"ok": false, "error":
-             "cannot connect to PostgreSQL at 127.0.0.1:5432 (database `haico`, user `haico`): \
-              connection refused; is PostgreSQL running and listening there? Check the host \
-              and port in HAICO_DATABASE_URL"}})),
+             "cannot connect to the database: connection refused; is PostgreSQL running and \
+              listening there? Check the host and port in HAICO_DATABASE_URL (the server log \
+              names the address)"}})),
     ),
 )]
 async fn healthz(State(state): State<AppState>) -> Response {
     match state.db().ping().await {
         Ok(()) => axum::Json(json!({"status": "ok"})).into_response(),
         Err(err) => {
-            tracing::debug!(error = %err, "health check: the database does not answer");
+            // The address and the account go to the log only: the check is open to anyone.
+            tracing::warn!(error = %err, "health check: the database does not answer");
             let body = Degraded {
                 status: "degraded",
                 error: "the database is unavailable",
                 database: Dependency {
                     ok: false,
-                    error: err.to_string(),
+                    error: public_reason(&err),
                 },
             };
             let mut response = (StatusCode::SERVICE_UNAVAILABLE, axum::Json(body)).into_response();
@@ -54,6 +56,23 @@ async fn healthz(State(state): State<AppState>) -> Response {
                 .insert(RETRY_AFTER, HeaderValue::from(OUTAGE_RETRY_AFTER_SECS));
             response
         }
+    }
+}
+
+/// Why the database does not answer, for anyone who asks: the cause and what to check, but
+/// not the server's address or account (those are in the log).
+fn public_reason(err: &StoreError) -> String {
+    match err {
+        StoreError::Unreachable { cause, check, .. } => {
+            format!(
+                "cannot connect to the database: {cause}; {check} (the server log names the address)"
+            )
+        }
+        StoreError::NoAnswer { after, .. } => format!(
+            "the database did not answer within {after}; is its server up and reachable? The \
+             server log names the address (HAICO_DATABASE_URL)"
+        ),
+        _ => "the database failed the check; the server log says why".to_string(),
     }
 }
 
