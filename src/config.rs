@@ -18,6 +18,11 @@ pub struct DatabaseArgs {
     /// Largest number of database connections (PostgreSQL pool, or SQLite readers).
     #[arg(long, env = "HAICO_DB_MAX_CONNECTIONS", default_value_t = 16)]
     pub db_max_connections: u32,
+    /// Milliseconds a request waits for a PostgreSQL connection and the start of its
+    /// transaction before it answers 503 (the database is unreachable or overloaded).
+    #[arg(long, env = "HAICO_DB_TIMEOUT_MS", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(50..=600_000))]
+    pub db_timeout_ms: u64,
 }
 
 impl DatabaseArgs {
@@ -25,6 +30,7 @@ impl DatabaseArgs {
     pub fn pool_config(&self) -> PoolConfig {
         PoolConfig {
             max_connections: self.db_max_connections,
+            postgres_timeout: std::time::Duration::from_millis(self.db_timeout_ms),
             ..PoolConfig::default()
         }
     }

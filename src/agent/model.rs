@@ -179,6 +179,10 @@ HAICO_LLM_MODEL, and as the provider needs HAICO_LLM_BASE_URL and HAICO_LLM_API_
 OPENAI_API_KEY / ANTHROPIC_API_KEY); e.g. HAICO_LLM_PROVIDER=openai \
 HAICO_LLM_BASE_URL=http://localhost:11434/v1 HAICO_LLM_MODEL=llama3.1 for a local Ollama";
 
+/// What to check when the model's server cannot be reached; appended to those errors.
+pub const REACH_HINT: &str = "check HAICO_LLM_BASE_URL (is the model server running and \
+listening there?), HAICO_LLM_PROVIDER and HAICO_LLM_MODEL";
+
 /// Why a model call failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ProviderError {
@@ -192,9 +196,16 @@ pub enum ProviderError {
     /// cannot be built).
     #[error("invalid LLM configuration: {0}")]
     InvalidConfig(String),
-    /// The endpoint could not be reached (DNS, refused or reset connection, TLS failure).
-    #[error("cannot reach the language model at {url}: {reason}")]
-    Unreachable { url: String, reason: String },
+    /// The endpoint could not be reached (DNS, refused or reset connection, TLS failure); the
+    /// text names the URL and the settings that decide it.
+    #[error("cannot reach the language model at {url}: {reason}; {REACH_HINT}")]
+    Unreachable {
+        url: String,
+        reason: String,
+        /// Nothing listens there (connection refused): retried at most once, since a port
+        /// that is shut rarely opens within the seconds a person waits for an answer.
+        refused: bool,
+    },
     /// No answer in time: `waiting_for` says whether the first byte or the next chunk was late.
     #[error("the language model did not answer within {after:?} (waiting for {waiting_for})")]
     Timeout {

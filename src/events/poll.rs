@@ -29,6 +29,9 @@ use crate::store::{Context, Database, StoreError};
 /// which a change must show up everywhere, and cheap (one indexed query per tick).
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(250);
 
+/// The longest one poll may take before it is given up (a healthy one takes a millisecond).
+const POLL_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// How many events a slow subscriber may fall behind before it re-reads from the log.
 const CHANNEL_CAPACITY: usize = 1024;
 
@@ -70,7 +73,17 @@ impl PollingBus {
                 let Some(bus) = bus.upgrade() else {
                     return;
                 };
-                match bus.poll_once().await {
+                // A poll stuck on a connection whose link was cut is abandoned, so the poller
+                // keeps its rhythm and resumes once the database answers again.
+                let poll = tokio::time::timeout(POLL_TIMEOUT, bus.poll_once())
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(StoreError::NoAnswer {
+                            target: "the database".to_string(),
+                            after: format!("{} s", POLL_TIMEOUT.as_secs()),
+                        })
+                    });
+                match poll {
                     Ok(_) if failing => {
                         failing = false;
                         tracing::info!("event poller reads the database again");

@@ -16,6 +16,10 @@ use crate::{
     workspace::WorkspaceError,
 };
 
+/// The `Retry-After` (seconds) of an answer given while the database is unavailable: long
+/// enough not to hammer a server that is coming back, short enough to notice it is back.
+pub const OUTAGE_RETRY_AFTER_SECS: u64 = 2;
+
 /// Everything a handler can fail with. Caller mistakes map to 4xx; the database failing (and
 /// a bug inside the server) is a 5xx, whose details go to the log, not the client.
 #[derive(Debug, thiserror::Error)]
@@ -126,7 +130,15 @@ impl IntoResponse for ApiError {
         let message = match &self {
             ApiError::Store(err) => {
                 tracing::error!(error = %err, "request failed in storage");
-                "the database is unavailable; try again shortly".to_string()
+                let body = json!({
+                    "error": "the database is unavailable; try again shortly (GET /healthz says why)"
+                });
+                let mut response = (status, axum::Json(body)).into_response();
+                response.headers_mut().insert(
+                    axum::http::header::RETRY_AFTER,
+                    axum::http::HeaderValue::from(OUTAGE_RETRY_AFTER_SECS),
+                );
+                return response;
             }
             ApiError::Conflicts { message, conflicts } => {
                 let body = json!({ "error": message, "conflicts": conflicts });

@@ -15,6 +15,37 @@ pub enum StoreError {
         #[source]
         source: sqlx::Error,
     },
+    /// The database cannot be reached, or refused haico: the text names the server (never
+    /// with a password), the cause and what to check.
+    #[error("cannot connect to {target}: {cause}; {check}")]
+    Unreachable {
+        /// Which server, e.g. "PostgreSQL at 127.0.0.1:5432 (database `haico`, user `u`)".
+        target: String,
+        /// What went wrong: refused, no answer, authentication, a missing database.
+        cause: String,
+        /// What to check next.
+        check: &'static str,
+    },
+    /// The database did not answer in time while serving a request (its link is cut or it is
+    /// overloaded); the request is not retried.
+    #[error("{target} did not answer within {after}")]
+    NoAnswer {
+        /// Which server.
+        target: String,
+        /// How long haico waited, as people write it ("1 s").
+        after: String,
+    },
+    /// The SQLite file cannot be opened or created there.
+    #[error(
+        "cannot open the SQLite database {path}: {reason}; check that the directory exists and \
+         this user may write to it, or point HAICO_DATABASE_URL elsewhere"
+    )]
+    SqlitePath {
+        /// The file haico was asked to use.
+        path: String,
+        /// Why it cannot be used.
+        reason: String,
+    },
     /// Running the numbered migrations failed at start-up.
     #[error("running migrations: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),

@@ -7,6 +7,7 @@
 
 mod artifacts;
 mod change_log;
+pub mod connect;
 mod conversation;
 mod copy;
 mod documents;
@@ -58,13 +59,22 @@ const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// A pooled PostgreSQL connection idle at least this long is pinged before it is handed out.
 const PG_PING_AFTER_IDLE: Duration = Duration::from_secs(1);
 
+/// Default of `HAICO_DB_TIMEOUT_MS`: short, so that while PostgreSQL is unreachable a request
+/// answers `503` within a second or two instead of hanging, yet far above what a healthy
+/// server needs to hand out a connection (well under a millisecond; a new one, a few).
+pub const DEFAULT_POSTGRES_TIMEOUT: Duration = Duration::from_millis(1000);
+
 /// Pool sizes and time-outs; the defaults suit one server on a small machine.
 #[derive(Debug, Clone)]
 pub struct PoolConfig {
     /// PostgreSQL connections, or SQLite reader connections.
     pub max_connections: u32,
-    /// How long a caller waits for a free connection.
+    /// How long a SQLite caller waits for a free connection (the one writer is shared, so
+    /// writes queue for it).
     pub acquire_timeout: Duration,
+    /// How long a PostgreSQL caller waits for a connection (opening a new one included) and
+    /// the start of its transaction before giving up with an outage error.
+    pub postgres_timeout: Duration,
 }
 
 impl Default for PoolConfig {
@@ -72,6 +82,7 @@ impl Default for PoolConfig {
         Self {
             max_connections: 16,
             acquire_timeout: Duration::from_secs(30),
+            postgres_timeout: DEFAULT_POSTGRES_TIMEOUT,
         }
     }
 }
@@ -110,7 +121,13 @@ impl Database {
             format!("sqlite:{url}")
         };
         let options = SqliteConnectOptions::from_str(&url)
-            .map_err(|_| StoreError::UnsupportedUrl(url.clone()))?
+            .map_err(|_| StoreError::UnsupportedUrl(url.clone()))?;
+        let in_memory = url.contains(":memory:") || url.contains("mode=memory");
+        let path = options.get_filename().to_path_buf();
+        if !in_memory {
+            connect::check_sqlite_directory(&path)?;
+        }
+        let options = options
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
@@ -127,7 +144,7 @@ impl Database {
             .acquire_timeout(config.acquire_timeout)
             .connect_with(options.clone())
             .await
-            .context("opening the SQLite database")?;
+            .map_err(|err| connect::sqlite_error(&path, &err))?;
         sqlx::migrate!("./migrations/sqlite").run(&writer).await?;
         let reader = SqlitePoolOptions::new()
             .test_before_acquire(false)
@@ -142,6 +159,9 @@ impl Database {
     async fn connect_postgres(url: &str, config: &PoolConfig) -> Result<Self, StoreError> {
         let options =
             PgConnectOptions::from_str(url).map_err(|_| StoreError::UnsupportedUrl(redact(url)))?;
+        // One plain connection first, within a few seconds: the pool would retry a refused
+        // port until its time-out and then report only that it timed out.
+        connect::probe_postgres(&options, connect::STARTUP_CONNECT_TIMEOUT).await?;
         // sqlx pings a connection before every acquire by default: one extra round trip per
         // call. Only connections that sat idle (the server may have dropped them) get pinged.
         let pool = PgPoolOptions::new()
@@ -155,10 +175,10 @@ impl Database {
                 })
             })
             .max_connections(config.max_connections.max(1))
-            .acquire_timeout(config.acquire_timeout)
-            .connect_with(options)
+            .acquire_timeout(config.postgres_timeout)
+            .connect_with(options.clone())
             .await
-            .context("connecting to PostgreSQL")?;
+            .map_err(|err| connect::postgres_error(&options, &err))?;
         sqlx::migrate!("./migrations/postgres").run(&pool).await?;
         Ok(Self::Postgres(pool))
     }
@@ -184,7 +204,9 @@ impl Database {
                 Ok(WorkspaceRepository::sqlite(tx))
             }
             Database::Postgres(pool) => {
-                let tx = pool.begin().await.context("starting a write transaction")?;
+                let tx = within_postgres_timeout(pool, pool.begin())
+                    .await?
+                    .context("starting a write transaction")?;
                 Ok(WorkspaceRepository::postgres(tx))
             }
         }
@@ -201,24 +223,42 @@ impl Database {
                 Ok(WorkspaceRepository::sqlite(tx))
             }
             Database::Postgres(pool) => {
-                let tx = pool
-                    .begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                    .await
+                let begin = pool.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+                let tx = within_postgres_timeout(pool, begin)
+                    .await?
                     .context("starting a read transaction")?;
                 Ok(WorkspaceRepository::postgres(tx))
             }
         }
     }
 
-    /// Checks that the database answers, for `/healthz`.
+    /// Checks that the database answers, for `/healthz`. When PostgreSQL does not, a fresh
+    /// connection attempt finds out why (the pool only knows that it timed out), so the error
+    /// names the server and the cause.
     pub async fn ping(&self) -> Result<(), StoreError> {
-        let result = match self {
-            Database::Sqlite { reader, .. } => {
-                sqlx::query("SELECT 1").execute(reader).await.map(|_| ())
+        match self {
+            Database::Sqlite { reader, .. } => sqlx::query("SELECT 1")
+                .execute(reader)
+                .await
+                .map(|_| ())
+                .context("pinging the database"),
+            Database::Postgres(pool) => {
+                let ping = sqlx::query("SELECT 1").execute(pool);
+                match within_postgres_timeout(pool, ping).await {
+                    Ok(Ok(_)) => Ok(()),
+                    Ok(Err(_)) | Err(_) => {
+                        let options = pool.connect_options();
+                        connect::probe_postgres(&options, HEALTH_PROBE_TIMEOUT).await?;
+                        // The server answers a new connection: the pool's connections were
+                        // lost and are being replaced.
+                        Err(StoreError::NoAnswer {
+                            target: connect::postgres_target(&options),
+                            after: connect::seconds(pool.options().get_acquire_timeout()),
+                        })
+                    }
+                }
             }
-            Database::Postgres(pool) => sqlx::query("SELECT 1").execute(pool).await.map(|_| ()),
-        };
-        result.context("pinging the database")
+        }
     }
 
     /// Closes every connection, letting in-flight transactions finish first.
@@ -231,6 +271,26 @@ impl Database {
             Database::Postgres(pool) => pool.close().await,
         }
     }
+}
+
+/// How long `/healthz` tries a fresh PostgreSQL connection to explain an outage; with the
+/// pool's own time-out before it, the check stays under two seconds by default.
+const HEALTH_PROBE_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// Runs a PostgreSQL operation that needs a connection (acquiring one, starting a transaction,
+/// a ping) within the pool's time-out. The pool bounds only the acquiring; a link that was cut
+/// without a reset leaves the first statement waiting for an answer that never comes.
+async fn within_postgres_timeout<T>(
+    pool: &PgPool,
+    operation: impl Future<Output = Result<T, sqlx::Error>>,
+) -> Result<Result<T, sqlx::Error>, StoreError> {
+    let limit = pool.options().get_acquire_timeout();
+    tokio::time::timeout(limit, operation)
+        .await
+        .map_err(|_| StoreError::NoAnswer {
+            target: connect::postgres_target(&pool.connect_options()),
+            after: connect::seconds(limit),
+        })
 }
 
 /// Hides a password in a URL before it reaches an error message or a log.

@@ -224,6 +224,7 @@ macro_rules! backend_tests {
     };
 }
 
+pub mod child;
 pub mod mock_llm;
 pub mod server;
 pub mod sse;

@@ -19,6 +19,11 @@ use crate::agent::model::ProviderError;
 /// [`ProviderError::RateLimited`] at once, which the user can act on.
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
 
+/// The longest wait for a connection to the model's server: one that takes longer is not
+/// coming (a dropped packet is resent within a few seconds), whatever HAICO_LLM_TIMEOUT_SECS
+/// allows the model for its first byte.
+const MAX_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// The longest back-off between two attempts, jitter aside.
 const MAX_BACKOFF: Duration = Duration::from_secs(8);
 
@@ -53,7 +58,7 @@ impl HttpTransport {
     /// Builds the client; `provider` names it in logs.
     pub fn new(provider: &'static str, policy: HttpPolicy) -> Result<Self, ProviderError> {
         let client = reqwest::Client::builder()
-            .connect_timeout(policy.timeout)
+            .connect_timeout(policy.timeout.min(MAX_CONNECT_TIMEOUT))
             .user_agent(concat!("haico/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| ProviderError::InvalidConfig(format!("HTTP client: {}", chain(&e))))?;
@@ -86,7 +91,14 @@ impl HttpTransport {
                 error,
                 ProviderError::RateLimited { retry_after: Some(wait), .. } if wait > MAX_RETRY_AFTER
             );
-            if too_long || !error.is_transient() || attempt >= self.policy.max_retries {
+            // A refused port gets one quick retry (a server restarting), not the full series.
+            let refused = matches!(error, ProviderError::Unreachable { refused: true, .. });
+            let retries = if refused {
+                self.policy.max_retries.min(1)
+            } else {
+                self.policy.max_retries
+            };
+            if too_long || !error.is_transient() || attempt >= retries {
                 return Err(error);
             }
             let delay = match error {
@@ -246,9 +258,14 @@ fn backoff(base: Duration, attempt: u32) -> Duration {
 /// Classifies a failure of `send()`.
 fn send_error(url: &str, timeout: Duration, error: &reqwest::Error) -> ProviderError {
     if error.is_timeout() {
-        ProviderError::Timeout {
-            after: timeout,
-            waiting_for: "the connection",
+        // Only connecting has a time-out of its own: the server is not reachable.
+        ProviderError::Unreachable {
+            url: url.to_string(),
+            reason: format!(
+                "no connection within {} s",
+                timeout.min(MAX_CONNECT_TIMEOUT).as_secs()
+            ),
+            refused: false,
         }
     } else if error.is_builder() {
         ProviderError::Request(chain(error))
@@ -256,8 +273,23 @@ fn send_error(url: &str, timeout: Duration, error: &reqwest::Error) -> ProviderE
         ProviderError::Unreachable {
             url: url.to_string(),
             reason: chain(error),
+            refused: is_refused(error),
         }
     }
+}
+
+/// Whether the connection was refused: nothing listens at the address.
+fn is_refused(error: &reqwest::Error) -> bool {
+    let mut source = error.source();
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::ConnectionRefused
+        {
+            return true;
+        }
+        source = cause.source();
+    }
+    false
 }
 
 /// An error and its sources on one line (reqwest's own message alone is terse).
