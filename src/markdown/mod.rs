@@ -177,6 +177,7 @@ fn align_table_cells(html: String) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
