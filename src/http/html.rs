@@ -5,7 +5,13 @@
 //! Rendering on the server keeps one Markdown dialect and one sanitiser for every client, and
 //! keeps a Markdown library and an HTML sanitiser out of the page. Without `?html=true` the
 //! views serialize exactly as the stored rows do. Large inputs render on the blocking pool, so
-//! a multi-megabyte document does not hold up a runtime worker (and the event streams on it).
+//! a multi-megabyte document does not hold up a runtime worker (and the event streams on it),
+//! and a render whose request goes away (the client hung up) stops at its next parser event.
+
+use std::sync::{
+    Arc,
+    atomic::{AtomicBool, Ordering},
+};
 
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
@@ -13,7 +19,7 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{error::ApiError, extract::Json, schema::BodyErrors, state::AppState};
 use crate::{
-    markdown::to_safe_html,
+    markdown::{to_safe_html, to_safe_html_until},
     store::{
         ArtifactSummary, Document, MessageRecord, PlanStep, Preference, TurnRecord, Workspace,
     },
@@ -90,17 +96,37 @@ impl DocumentView {
     }
 }
 
-/// Renders `inputs` (each to its HTML), off the runtime's workers when they are large.
+/// Sets its flag when dropped: with the request's future, when the client goes away.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Renders `inputs` (each to its HTML), off the runtime's workers when they are large, and
+/// given up when this future is dropped.
 async fn render_all(inputs: Vec<String>) -> Result<Vec<String>, ApiError> {
     let size: usize = inputs.iter().map(String::len).sum();
-    let render = move || inputs.iter().map(|m| to_safe_html(m)).collect::<Vec<_>>();
     if size < INLINE_LIMIT {
-        return Ok(render());
+        return Ok(inputs.iter().map(|m| to_safe_html(m)).collect());
     }
-    tokio::task::spawn_blocking(render).await.map_err(|err| {
+    let stop = Arc::new(AtomicBool::new(false));
+    let _stop_on_drop = StopOnDrop(Arc::clone(&stop));
+    let render = move || {
+        let stopped = || stop.load(Ordering::Relaxed);
+        inputs
+            .iter()
+            .map(|m| to_safe_html_until(m, &stopped))
+            .collect::<Result<Vec<_>, _>>()
+    };
+    let rendered = tokio::task::spawn_blocking(render).await.map_err(|err| {
         tracing::error!(error = %err, "rendering Markdown failed");
         ApiError::Internal("the Markdown could not be rendered".to_string())
-    })
+    })?;
+    // Only this future's drop stops a render, so a stopped one has nobody to answer.
+    rendered.map_err(|cancelled| ApiError::Internal(cancelled.to_string()))
 }
 
 /// Renders one input.

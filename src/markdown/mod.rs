@@ -17,10 +17,23 @@
 //! - a `language-…` class on `<code>`, for highlighting;
 //! - table column alignment, as the `align` attribute (an inline `style` would be both
 //!   sanitised away and refused by the page's Content-Security-Policy).
+//!
+//! Rendering is bounded, so its time grows linearly with the input whatever the input is
+//! (`bounds` and `raw_html` say how): nesting deeper than [`MAX_DEPTH`] Markdown or
+//! [`MAX_RAW_OPEN`] raw HTML elements is shown as text; a render whose HTML outgrows
+//! [`output_limit`] keeps the blocks that fit and shows the rest of the Markdown as written;
+//! and [`to_safe_html_until`] stops as soon as its caller no longer wants the result.
+
+mod bounds;
+mod raw_html;
 
 use std::{borrow::Cow, collections::HashSet, sync::LazyLock};
 
-use pulldown_cmark::{Options, Parser, html};
+use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd, html};
+
+pub use bounds::MAX_DEPTH;
+use bounds::{Bounded, Budgeted, Progress};
+pub use raw_html::MAX_OPEN as MAX_RAW_OPEN;
 
 /// Prefix of every `id` in rendered HTML, and of every in-page `#…` link target.
 pub const ID_PREFIX: &str = "md-";
@@ -95,10 +108,59 @@ fn filter_attribute<'u>(element: &str, attribute: &str, value: &'u str) -> Optio
 
 /// Renders `markdown` to HTML and sanitises it: the result can be assigned to `innerHTML`.
 pub fn to_safe_html(markdown: &str) -> String {
-    let mut rendered = String::with_capacity(markdown.len() + markdown.len() / 4);
-    html::push_html(&mut rendered, Parser::new_ext(markdown, options()));
-    let rendered = align_table_cells(rendered);
-    SANITIZER.clean(&rendered).to_string()
+    to_safe_html_until(markdown, &|| false).unwrap_or_default()
+}
+
+/// A render given up because its caller said stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the Markdown rendering was cancelled")]
+pub struct Cancelled;
+
+/// The most HTML (before sanitising) a render of `markdown_len` bytes may produce: ordinary
+/// Markdown makes about 1.5 bytes of HTML per byte, so only inputs built to blow up (a table
+/// header of thousands of columns over many one-cell rows, say) reach it.
+pub fn output_limit(markdown_len: usize) -> usize {
+    markdown_len.saturating_mul(4).saturating_add(256 * 1024)
+}
+
+/// [`to_safe_html`] that asks `stop` before every parser event and gives up with
+/// [`Cancelled`] as soon as it answers `true` (a request whose client went away).
+pub fn to_safe_html_until(markdown: &str, stop: &dyn Fn() -> bool) -> Result<String, Cancelled> {
+    let progress = Progress::default();
+    let limit = output_limit(markdown.len());
+    let mut writer = Budgeted::new(markdown.len() + markdown.len() / 2, limit, &progress);
+    let parser = Parser::new_ext(markdown, options()).into_offset_iter();
+    let complete =
+        html::write_html_fmt(&mut writer, Bounded::new(markdown, parser, stop, &progress)).is_ok();
+    if progress.stopped.get() || stop() {
+        return Err(Cancelled);
+    }
+    let mut rendered = writer.out;
+    let rest = if complete {
+        None
+    } else {
+        let (source_at, written) = progress.boundary.get();
+        rendered.truncate(written);
+        markdown.get(source_at..)
+    };
+    let mut safe = SANITIZER.clean(&align_table_cells(rendered)).to_string();
+    if let Some(rest) = rest {
+        push_as_written(&mut safe, rest);
+    }
+    Ok(safe)
+}
+
+/// Appends `markdown` as preformatted text, after a line that says why.
+fn push_as_written(html: &mut String, markdown: &str) {
+    html.push_str(
+        "<p><em>The rest is shown as written: rendered, it would be too large.</em></p>\n",
+    );
+    let events = [
+        Event::Start(Tag::CodeBlock(CodeBlockKind::Indented)),
+        Event::Text(markdown.into()),
+        Event::End(TagEnd::CodeBlock),
+    ];
+    html::push_html(html, events.into_iter());
 }
 
 /// pulldown-cmark aligns table cells with `style="text-align: …"`; the sanitiser drops style
@@ -115,6 +177,7 @@ fn align_table_cells(html: String) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -457,6 +520,171 @@ A claim.[^note]
             "{html}"
         );
         assert!(html.contains("<code>y</code>"), "{html}");
+    }
+
+    /// Inputs of about `bytes` bytes built to be slow to render, by name.
+    fn adversarial(bytes: usize) -> Vec<(&'static str, String)> {
+        let repeat = |unit: &str| unit.repeat(bytes.div_ceil(unit.len()));
+        let columns = bytes / 20;
+        let table = format!(
+            "{}|\n{}|\n{}",
+            "|a".repeat(columns),
+            "|-".repeat(columns),
+            repeat("|\n")
+        );
+        vec![
+            ("quotes", repeat(">")),
+            ("quote_lines", repeat("> ") + "x\n" + &repeat(">\n")),
+            ("lists", repeat("- ") + "x"),
+            ("ordered_lists", repeat("1. ")),
+            ("stars", repeat("*")),
+            ("star_words", repeat("*a ")),
+            ("emphasis_words", repeat("_a_ ")),
+            ("brackets", repeat("[")),
+            ("link_openers", repeat("[a](")),
+            ("image_openers", repeat("![")),
+            ("backticks", repeat("`")),
+            ("raw_divs", repeat("<div>")),
+            ("raw_inline", repeat("<b title=x>a ")),
+            ("raw_table_quotes", repeat("> <table>\n\n")),
+            ("table_columns", table),
+        ]
+    }
+
+    /// Every adversarial shape renders 200 KB in well under two seconds (unoptimised; the old
+    /// renderer took minutes on several of them), with bounded output.
+    #[test]
+    fn adversarial_inputs_render_in_linear_time() {
+        for (name, markdown) in adversarial(200_000) {
+            let started = std::time::Instant::now();
+            let html = to_safe_html(&markdown);
+            let took = started.elapsed();
+            assert!(took < std::time::Duration::from_secs(2), "{name}: {took:?}");
+            assert!(
+                html.len() <= 2 * output_limit(markdown.len()),
+                "{name}: {} bytes of HTML",
+                html.len()
+            );
+            assert_inert(&html);
+        }
+    }
+
+    #[test]
+    fn deep_quotes_are_bounded_and_keep_their_text() {
+        let markdown = format!("{}the end", ">".repeat(50_000));
+        let started = std::time::Instant::now();
+        let html = to_safe_html(&markdown);
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(
+            html.matches("<blockquote>").count(),
+            MAX_DEPTH,
+            "{}",
+            &html[..400]
+        );
+        assert!(html.contains("the end"));
+        // The quotes beyond the limit are shown as written.
+        assert!(html.matches("&gt;").count() >= 50_000 - MAX_DEPTH - 1);
+    }
+
+    #[test]
+    fn deep_lists_are_bounded_and_keep_their_text() {
+        for marker in ["- ", "1. ", "* "] {
+            let markdown = format!("{}item", marker.repeat(20_000));
+            let html = to_safe_html(&markdown);
+            assert!(html.matches("<li>").count() <= MAX_DEPTH, "{marker}");
+            assert!(html.contains("item"), "{marker}");
+        }
+        let indented: String = (0..300)
+            .map(|depth| format!("{}- level {depth}\n", "  ".repeat(depth)))
+            .collect();
+        let html = to_safe_html(&indented);
+        assert!(html.contains("level 0") && html.contains("level 299"));
+    }
+
+    #[test]
+    fn deep_inline_nesting_is_bounded() {
+        let markdown = format!("{}x{}", "*a ".repeat(20_000), " a*".repeat(20_000));
+        let html = to_safe_html(&markdown);
+        assert!(html.matches("<em>").count() <= MAX_DEPTH, "{}", html.len());
+        assert!(html.contains('x'));
+        let markdown = format!(
+            "{}x{}",
+            "[".repeat(20_000),
+            "](https://example.com)".repeat(20_000)
+        );
+        let html = to_safe_html(&markdown);
+        assert!(html.matches("<a ").count() <= MAX_DEPTH);
+    }
+
+    #[test]
+    fn deep_raw_html_is_shown_as_text_beyond_the_limit() {
+        let markdown = format!("{}deep", "<div>".repeat(10_000));
+        let html = to_safe_html(&markdown);
+        assert!(
+            html.matches("<div>").count() <= MAX_RAW_OPEN,
+            "{}",
+            html.matches("<div>").count()
+        );
+        assert_eq!(html.matches("&lt;div&gt;").count(), 10_000 - MAX_RAW_OPEN);
+        assert!(html.contains("deep"));
+    }
+
+    #[test]
+    fn raw_formatting_ends_with_its_paragraph() {
+        let html = to_safe_html("<b title=\"x\">bold\n\nplain\n\nplain");
+        assert_eq!(html.matches("<b").count(), 1, "{html}");
+        // Raw blocks that span Markdown keep working.
+        let html = to_safe_html(
+            "<details>\n<summary>More</summary>\n\nInside *it*.\n\n</details>\n\nAfter.",
+        );
+        let inside = html.find("Inside").unwrap();
+        let closed = html.find("</details>").unwrap();
+        assert!(
+            inside < closed && closed < html.find("After").unwrap(),
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn output_beyond_the_budget_is_shown_as_written() {
+        let columns = 5_000;
+        let markdown = format!(
+            "Intro *kept*.\n\n{}|\n{}|\n{}",
+            "|a".repeat(columns),
+            "|-".repeat(columns),
+            "a\n".repeat(20_000)
+        );
+        let html = to_safe_html(&markdown);
+        assert!(html.len() < output_limit(markdown.len()), "{}", html.len());
+        assert!(
+            html.starts_with("<p>Intro <em>kept</em>.</p>"),
+            "{}",
+            &html[..200]
+        );
+        assert!(html.contains("shown as written"));
+        // Nothing is lost: the table's source follows, as text.
+        assert!(html.contains(&"|a".repeat(columns)));
+        assert_eq!(html.matches("a\n").count(), 20_000);
+    }
+
+    #[test]
+    fn a_stopped_render_stops_at_once() {
+        let markdown = "Some *text* and a [link](https://example.com).\n\n".repeat(10_000);
+        let asked = std::cell::Cell::new(0);
+        let stop = || {
+            asked.set(asked.get() + 1);
+            asked.get() >= 100
+        };
+        assert_eq!(to_safe_html_until(&markdown, &stop), Err(Cancelled));
+        // Told to stop at the hundredth question, it asked no more.
+        assert_eq!(asked.get(), 100);
+        // Never told to stop, it renders everything.
+        let html = to_safe_html_until(&markdown, &|| false).unwrap();
+        assert_eq!(html.matches("<a ").count(), 10_000);
     }
 
     #[test]
