@@ -12,10 +12,10 @@
 //!   an event stream or a long chat turn is never cut by either timeout.
 //!
 //! [`Activity`] counts the requests in flight on a connection (each one holds an [`InFlight`]
-//! until hyper drops its answer's body); [`Watched`] wraps the socket and, whenever hyper waits
-//! on it while no request is in flight, checks the deadline of the current state and fails the
-//! read or write with [`io::ErrorKind::TimedOut`] once it has passed, which makes hyper close
-//! the connection. hyper's own `header_read_timeout` is not used: it starts when hyper begins
+//! until hyper drops its answer's body, and the last one to end wakes the connection's task);
+//! [`Watched`] wraps the socket and, whenever hyper waits on it while no request is in flight,
+//! checks the deadline of the current state and fails the read or write with
+//! [`io::ErrorKind::TimedOut`] once it has passed, which makes hyper close the connection. hyper's own `header_read_timeout` is not used: it starts when hyper begins
 //! waiting for the next head, so it would also close kept-alive connections after the header
 //! timeout, with no separate, longer idle timeout.
 
