@@ -53,12 +53,54 @@ pub struct ServeArgs {
     #[arg(long, env = "HAICO_MAX_STEPS", default_value_t = 25,
           value_parser = clap::value_parser!(u64).range(1..=1000))]
     pub max_steps: u64,
+    /// Connection limits.
+    #[command(flatten)]
+    pub connections: ConnectionArgs,
     /// Database settings.
     #[command(flatten)]
     pub database: DatabaseArgs,
     /// Language model settings.
     #[command(flatten)]
     pub llm: LlmArgs,
+}
+
+/// How long clients may take and how many may be connected at once.
+#[derive(Debug, Clone, Args)]
+pub struct ConnectionArgs {
+    /// Seconds a client has to send a request's headers, from when it connects or starts its
+    /// next request; slower connections are closed.
+    #[arg(long, env = "HAICO_HEADER_TIMEOUT_SECS",
+          default_value_t = crate::http::DEFAULT_HEADER_TIMEOUT_SECS,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub header_timeout_secs: u64,
+    /// Seconds a kept-alive connection may wait for its next request before it is closed (an
+    /// answer in progress, such as an event stream, never counts as idle).
+    #[arg(long, env = "HAICO_IDLE_TIMEOUT_SECS",
+          default_value_t = crate::http::DEFAULT_IDLE_TIMEOUT_SECS,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub idle_timeout_secs: u64,
+    /// Most client connections open at once (event streams included); more wait until one
+    /// closes. Default: what the open-files limit leaves after the database's connections,
+    /// at most 16384.
+    #[arg(long, env = "HAICO_MAX_CONNECTIONS",
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub max_connections: Option<u64>,
+}
+
+impl ConnectionArgs {
+    /// The limits these flags describe, with the default cap derived from `open_files` (the
+    /// soft open-files limit in force) and the database pool's size.
+    pub fn limits(&self, open_files: u64, db_connections: u32) -> crate::http::ConnectionLimits {
+        let max_connections = self
+            .max_connections
+            .and_then(|max| usize::try_from(max).ok())
+            .unwrap_or_else(|| crate::http::default_max_connections(open_files, db_connections));
+        crate::http::ConnectionLimits {
+            header_timeout: std::time::Duration::from_secs(self.header_timeout_secs),
+            idle_timeout: std::time::Duration::from_secs(self.idle_timeout_secs),
+            max_connections: Some(max_connections),
+        }
+    }
 }
 
 /// One terminal turn.

@@ -92,6 +92,15 @@ async fn main() -> anyhow::Result<()> {
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    // Every connection is a file descriptor: raise the limit before anything opens one.
+    let open_files = http::raise_open_files_limit();
+    if open_files.now > open_files.before {
+        tracing::info!(
+            from = open_files.before,
+            to = open_files.now,
+            "raised the open-files limit"
+        );
+    }
     let db = Database::connect(&args.database.database_url, &args.database.pool_config())
         .await
         .context("opening the database (HAICO_DATABASE_URL)")?;
@@ -125,7 +134,20 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let config = HttpConfig {
         max_body_bytes: args.max_body_bytes,
         api_token: args.api_token.clone(),
+        connections: args
+            .connections
+            .limits(open_files.now, args.database.db_max_connections),
     };
+    if let Some(max) = config.connections.max_connections
+        && u64::try_from(max).unwrap_or(u64::MAX) > open_files.now
+    {
+        tracing::warn!(
+            max_connections = max,
+            open_files = open_files.now,
+            "HAICO_MAX_CONNECTIONS is above the open-files limit: connections past the limit fail \
+             to be accepted (and are retried); lower it or raise the limit (ulimit -n)"
+        );
+    }
     tracing::info!(
         required = config.api_token.is_some(),
         "bearer token (HAICO_API_TOKEN)"

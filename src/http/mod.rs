@@ -16,6 +16,8 @@ mod api;
 mod artifacts;
 mod auth;
 mod chat;
+mod connections;
+mod deadline;
 mod document;
 mod error;
 mod events;
@@ -26,6 +28,7 @@ mod html;
 mod info;
 mod metrics;
 mod objective;
+mod open_files;
 mod people;
 mod plan;
 mod preferences;
@@ -44,7 +47,11 @@ use tower_http::{compression::CompressionLayer, trace::TraceLayer};
 pub use access::{ACCESS_TOKEN_PARAM, RULES, Rule, SESSION_COOKIE, rule_for};
 pub use api::openapi_document;
 pub use auth::{ApiToken, InvalidApiToken};
+pub use connections::{ConnectionLimits, DEFAULT_HEADER_TIMEOUT_SECS, DEFAULT_IDLE_TIMEOUT_SECS};
 pub use error::ApiError;
+pub use open_files::{
+    OpenFiles, default_max_connections, open_files_limit, raise_open_files_limit,
+};
 pub use state::AppState;
 
 /// Default request body limit: room for a multi-megabyte document in one request.
@@ -58,6 +65,8 @@ pub struct HttpConfig {
     /// The administrator's token (`HAICO_API_TOKEN`). When set, or when accounts exist, every
     /// request must say who it is (see [`RULES`]); `GET /api/info` reports whether it is set.
     pub api_token: Option<ApiToken>,
+    /// Header and idle timeouts, and the cap on open connections.
+    pub connections: ConnectionLimits,
 }
 
 impl Default for HttpConfig {
@@ -65,6 +74,7 @@ impl Default for HttpConfig {
         Self {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             api_token: None,
+            connections: ConnectionLimits::default(),
         }
     }
 }
@@ -117,7 +127,8 @@ fn request_span(request: &axum::http::Request<axum::body::Body>) -> tracing::Spa
     )
 }
 
-/// Serves `app` on `listener` until `shutdown` resolves, then lets in-flight requests finish.
+/// Serves `app` on `listener` until `shutdown` resolves, then lets in-flight requests finish;
+/// each connection within [`HttpConfig::connections`] (see [`connections`]).
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
@@ -125,14 +136,8 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let closing = state.closing().clone();
-    // The peer's address counts wrong passwords per address (see `people`).
-    let app = app(state, config).into_make_service_with_connect_info::<std::net::SocketAddr>();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            closing.cancel();
-        })
-        .await
+    let app = app(state, config);
+    connections::serve(listener, app, &config.connections, closing, shutdown).await
 }
 
 /// Resolves on Ctrl-C or SIGTERM.
