@@ -92,6 +92,8 @@ async fn main() -> anyhow::Result<()> {
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    // A mistyped host or origin is reported before anything starts.
+    let origins = args.guard.origin_policy()?;
     let db = Database::connect(&args.database.database_url, &args.database.pool_config())
         .await
         .context("opening the database (HAICO_DATABASE_URL)")?;
@@ -125,6 +127,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let config = HttpConfig {
         max_body_bytes: args.max_body_bytes,
         api_token: args.api_token.clone(),
+        origins,
+        rate_limits: args.guard.rate_limits(),
     };
     tracing::info!(
         required = config.api_token.is_some(),
