@@ -56,6 +56,9 @@ pub struct ServeArgs {
     /// Connection limits.
     #[command(flatten)]
     pub connections: ConnectionArgs,
+    /// Where requests may come from, and how often.
+    #[command(flatten)]
+    pub guard: GuardArgs,
     /// Database settings.
     #[command(flatten)]
     pub database: DatabaseArgs,
@@ -99,6 +102,57 @@ impl ConnectionArgs {
             header_timeout: std::time::Duration::from_secs(self.header_timeout_secs),
             idle_timeout: std::time::Duration::from_secs(self.idle_timeout_secs),
             max_connections: Some(max_connections),
+        }
+    }
+}
+
+/// The server's cross-site policy and rate limits (see `haico::http::OriginPolicy`).
+#[derive(Debug, Clone, Args)]
+pub struct GuardArgs {
+    /// Names the server is reached by, besides IP addresses and `localhost` (comma-separated,
+    /// each `host` or `host:port`): requests addressed to other names are refused, so a web
+    /// page cannot reach the server by DNS rebinding.
+    #[arg(long, env = "HAICO_PUBLIC_HOSTS", value_delimiter = ',')]
+    pub public_hosts: Vec<String>,
+    /// Other sites whose pages may use the API (comma-separated origins, e.g.
+    /// `https://app.example.org`); requests from any other site's page are refused.
+    #[arg(long, env = "HAICO_ALLOWED_ORIGINS", value_delimiter = ',')]
+    pub allowed_origins: Vec<String>,
+    /// Take the name the client used from `X-Forwarded-Host`: set it only behind a reverse
+    /// proxy that sets that header (any client could write it otherwise).
+    #[arg(long, env = "HAICO_TRUST_FORWARDED_HOST", default_value_t = false,
+          action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub trust_forwarded_host: bool,
+    /// Chat turns one person (or token, or address in one-person mode) may start per minute;
+    /// 0 turns the limit off.
+    #[arg(long, env = "HAICO_CHAT_TURNS_PER_MINUTE",
+          default_value_t = crate::http::DEFAULT_CHAT_TURNS_PER_MINUTE)]
+    pub chat_turns_per_minute: u32,
+    /// Sign-in attempts one address may make per minute (on top of the slow-down after wrong
+    /// passwords); 0 turns the limit off.
+    #[arg(long, env = "HAICO_SIGN_INS_PER_MINUTE",
+          default_value_t = crate::http::DEFAULT_SIGN_INS_PER_MINUTE)]
+    pub sign_ins_per_minute: u32,
+}
+
+impl GuardArgs {
+    /// The cross-site policy these settings describe; an entry that is not a host or an
+    /// origin is an error naming the setting.
+    pub fn origin_policy(
+        &self,
+    ) -> Result<crate::http::OriginPolicy, crate::http::InvalidOriginPolicy> {
+        crate::http::OriginPolicy::new(
+            &self.public_hosts,
+            &self.allowed_origins,
+            self.trust_forwarded_host,
+        )
+    }
+
+    /// The rate limits these settings describe.
+    pub fn rate_limits(&self) -> crate::http::RateLimits {
+        crate::http::RateLimits {
+            chat_turns: crate::http::RateLimit::per_minute(self.chat_turns_per_minute),
+            sign_ins: crate::http::RateLimit::per_minute(self.sign_ins_per_minute),
         }
     }
 }

@@ -101,6 +101,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             "raised the open-files limit"
         );
     }
+    // A mistyped host or origin is reported before anything starts.
+    let origins = args.guard.origin_policy()?;
     let db = Database::connect(&args.database.database_url, &args.database.pool_config())
         .await
         .context("opening the database (HAICO_DATABASE_URL)")?;
@@ -137,6 +139,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         connections: args
             .connections
             .limits(open_files.now, args.database.db_max_connections),
+        origins,
+        rate_limits: args.guard.rate_limits(),
     };
     if let Some(max) = config.connections.max_connections
         && u64::try_from(max).unwrap_or(u64::MAX) > open_files.now

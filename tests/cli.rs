@@ -1,4 +1,5 @@
-//! The `haico` binary: the tool list, bad flags, and a clean shutdown on SIGTERM.
+//! The `haico` binary: the tool list, bad flags, a clean shutdown on SIGTERM, and the
+//! cross-site and rate-limit settings reaching the server.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::{
@@ -409,4 +410,110 @@ fn recordings_are_exported_and_imported_from_the_command_line() {
     assert!(err.contains("line 3"), "{err}");
     let (ok, _, _) = run(&["export", "--thread", "broken"]);
     assert!(!ok, "nothing was written for the broken recording");
+}
+
+/// Starts `haico serve` on a free port over a fresh SQLite file with `envs`; the child and
+/// its port, once it says it is listening.
+fn serve_with(dir: &std::path::Path, envs: &[(&str, &str)]) -> (std::process::Child, u16) {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = haico()
+        .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
+        .env(
+            "HAICO_DATABASE_URL",
+            format!("sqlite:{}", dir.join("serve.db").display()),
+        )
+        .envs(envs.iter().copied())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    let listening = lines
+        .by_ref()
+        .take(200)
+        .map_while(Result::ok)
+        .any(|line| line.contains("listening"));
+    assert!(listening, "server did not report listening");
+    // Keep reading the log, so the server never blocks on a full pipe.
+    std::thread::spawn(move || lines.map_while(Result::ok).for_each(drop));
+    (child, port)
+}
+
+#[test]
+fn the_cross_site_settings_and_limits_reach_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, port) = serve_with(
+        dir.path(),
+        &[
+            ("HAICO_PUBLIC_HOSTS", "haico.test"),
+            ("HAICO_ALLOWED_ORIGINS", "https://app.test"),
+            ("HAICO_SIGN_INS_PER_MINUTE", "1"),
+        ],
+    );
+    let statuses = std::thread::spawn(move || {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        rt.block_on(async move {
+            let client = reqwest::Client::new();
+            let url = |path: &str| format!("http://127.0.0.1:{port}{path}");
+            let status = |request: reqwest::RequestBuilder| async move {
+                request.send().await.unwrap().status().as_u16()
+            };
+            let sign_in = serde_json::json!({"name": "nobody", "password": "wrong"});
+            vec![
+                status(client.get(url("/api/threads")).header("host", "haico.test")).await,
+                status(client.get(url("/api/threads")).header("host", "evil.test")).await,
+                status(
+                    client
+                        .post(url("/api/threads"))
+                        .header("origin", "https://app.test"),
+                )
+                .await,
+                status(
+                    client
+                        .post(url("/api/threads"))
+                        .header("origin", "https://evil.test"),
+                )
+                .await,
+                status(client.post(url("/api/session")).json(&sign_in)).await,
+                status(client.post(url("/api/session")).json(&sign_in)).await,
+            ]
+        })
+    })
+    .join()
+    .unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(statuses[..4], [200, 403, 201, 403]);
+    assert_ne!(statuses[4], 429, "the first sign-in is let in");
+    assert_eq!(statuses[5], 429, "the second within the minute waits");
+}
+
+#[test]
+fn a_mistyped_host_or_origin_stops_the_server_before_it_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, value) in [
+        ("HAICO_PUBLIC_HOSTS", "https://haico.test/"),
+        ("HAICO_ALLOWED_ORIGINS", "app.test"),
+    ] {
+        let out = haico()
+            .args(["serve", "--bind", "127.0.0.1:0"])
+            .env(
+                "HAICO_DATABASE_URL",
+                format!("sqlite:{}", dir.path().join("never.db").display()),
+            )
+            .env(name, value)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{name}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(name) && err.contains(value), "{name}: {err}");
+        assert!(
+            !dir.path().join("never.db").exists(),
+            "{name}: nothing was opened"
+        );
+    }
 }

@@ -7,9 +7,14 @@
 //! **Otherwise** a request says who it is with `Authorization: Bearer <token>` (the
 //! administrator's `HAICO_API_TOKEN`, or a personal token), or with the session cookie the web
 //! UI gets from `POST /api/session`. Browsers' `EventSource` cannot set headers, so the events
-//! stream also takes a token as `?access_token=` (and sends the cookie on its own). A write
-//! authenticated by the cookie must carry this server's own `Origin`; one from another site (or
-//! none) is `403`, so another page cannot make a signed-in browser change anything.
+//! stream also takes a token as `?access_token=` (and sends the cookie on its own).
+//!
+//! **Before all that**, in every mode, the cross-site policy ([`super::origin`]) refuses a
+//! request addressed to a name the server does not answer to, one from another site's page,
+//! and a write whose body is not declared JSON; a write authenticated by the cookie must also
+//! carry the `Origin` of a page allowed to use the server, so another page cannot make a
+//! signed-in browser change anything. Chat turns and sign-ins are counted against their rate
+//! limits ([`super::limits`]) here too.
 //!
 //! **Rules.** [`RULES`] gives every route of the router a [`Rule`]; `tests/people_access.rs`
 //! walks every route as owner, editor, viewer, outsider and anonymous, and fails on a route
@@ -25,7 +30,7 @@ use axum::{
 };
 use serde_json::json;
 
-use super::{ApiError, state::AppState};
+use super::{ApiError, origin::is_safe, state::AppState};
 use crate::{
     ThreadId,
     people::{Access, Principal},
@@ -37,6 +42,10 @@ pub const SESSION_COOKIE: &str = "haico_session";
 pub const ACCESS_TOKEN_PARAM: &str = "access_token";
 /// The one route that also takes a token as `?access_token=`.
 pub(super) const EVENTS_ROUTE: &str = "/api/threads/{thread_id}/events";
+/// The route that starts an agent turn (rate-limited per caller).
+const CHAT_ROUTE: &str = "/api/threads/{thread_id}/chat";
+/// The route that signs in (rate-limited per address).
+const SESSION_ROUTE: &str = "/api/session";
 
 /// What a route asks of its caller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -341,6 +350,21 @@ pub(super) async fn guard(State(state): State<AppState>, request: Request, next:
         parts.extensions.insert(Principal::Anonymous);
         return next.run(Request::from_parts(parts, body)).await;
     }
+    // Where the request comes from, before anything else is looked at (no database work for
+    // a refused request).
+    let guards = state.guards();
+    let origin = match guards.origins.check(&parts) {
+        Ok(origin) => origin,
+        Err(refusal) => return refusal.into_response(),
+    };
+    let posts_to =
+        |template: &str| parts.method == Method::POST && route.as_deref() == Some(template);
+    let starts_turn = posts_to(CHAT_ROUTE);
+    if posts_to(SESSION_ROUTE)
+        && let Err(refusal) = guards.limits.sign_in(&parts)
+    {
+        return refusal.into_response();
+    }
     let (principal, via) = match identify(&state, &parts, route.as_deref()).await {
         Ok(found) => found,
         // A wrong token does not keep anyone from what is open to everyone (a health check
@@ -348,10 +372,12 @@ pub(super) async fn guard(State(state): State<AppState>, request: Request, next:
         Err(_) if rule == Rule::Open => (Principal::Anonymous, Via::Nothing),
         Err(response) => return response,
     };
-    if via == Via::Cookie && !is_safe(&parts.method) && !same_origin(&parts.headers) {
+    // The browser adds the cookie by itself, so a change it signs must also show the page it
+    // comes from (one from another site was refused above).
+    if via == Via::Cookie && !is_safe(&parts.method) && !origin.vouches() {
         return ApiError::Forbidden(
-            "a signed-in change must come from this server's own page: the request's Origin \
-             header is missing or names another site"
+            "a signed-in change must come from this server's own page: the request has no \
+             Origin header"
                 .to_string(),
         )
         .into_response();
@@ -371,6 +397,9 @@ pub(super) async fn guard(State(state): State<AppState>, request: Request, next:
             response.headers_mut().insert(header::ALLOW, allow);
         }
         return response;
+    }
+    if starts_turn && let Err(refusal) = guards.limits.chat_turn(&principal, &parts) {
+        return refusal.into_response();
     }
     parts.extensions.insert(principal);
     next.run(Request::from_parts(parts, body)).await
@@ -503,29 +532,6 @@ fn refusal(need: Access) -> String {
     }
 }
 
-/// Methods that change nothing.
-fn is_safe(method: &Method) -> bool {
-    matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
-}
-
-/// Whether the request's `Origin` is this server (the authority the browser reached it by:
-/// `X-Forwarded-Host` behind a proxy, else `Host`).
-pub(super) fn same_origin(headers: &HeaderMap) -> bool {
-    let Some(origin) = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()) else {
-        return false;
-    };
-    let Some((_, authority)) = origin.split_once("://") else {
-        return false;
-    };
-    let host = headers
-        .get("x-forwarded-host")
-        .or_else(|| headers.get(header::HOST))
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(',').next())
-        .map(str::trim);
-    host.is_some_and(|host| host.eq_ignore_ascii_case(authority))
-}
-
 /// The session key of the request's cookie, if it has one.
 pub(super) fn session_key(headers: &HeaderMap) -> Option<String> {
     headers
@@ -608,35 +614,6 @@ mod tests {
         assert_eq!(parse("Basic abc"), None);
         assert_eq!(parse("Bearer"), None);
         assert_eq!(parse("Bearer "), None);
-    }
-
-    #[test]
-    fn origins_must_name_this_server() {
-        let headers = |pairs: &[(&'static str, &'static str)]| {
-            let mut map = HeaderMap::new();
-            for (name, value) in pairs {
-                map.insert(*name, HeaderValue::from_static(value));
-            }
-            map
-        };
-        assert!(same_origin(&headers(&[
-            ("host", "127.0.0.1:8080"),
-            ("origin", "http://127.0.0.1:8080")
-        ])));
-        assert!(!same_origin(&headers(&[
-            ("host", "127.0.0.1:8080"),
-            ("origin", "http://evil.example")
-        ])));
-        assert!(!same_origin(&headers(&[("host", "127.0.0.1:8080")])));
-        assert!(!same_origin(&headers(&[
-            ("host", "127.0.0.1:8080"),
-            ("origin", "null")
-        ])));
-        assert!(same_origin(&headers(&[
-            ("host", "10.0.0.5:8080"),
-            ("x-forwarded-host", "haico.example.org"),
-            ("origin", "https://haico.example.org")
-        ])));
     }
 
     #[test]

@@ -52,6 +52,7 @@ struct ChatRequest {
         PathErrors,
         BodyErrors,
         (status = 409, description = "A turn is already running on this thread", body = ErrorBody),
+        (status = 429, description = "The caller started too many turns (HAICO_CHAT_TURNS_PER_MINUTE): wait `Retry-After` seconds", body = ErrorBody),
     ),
 )]
 async fn chat(

@@ -26,9 +26,11 @@ mod health;
 mod history;
 mod html;
 mod info;
+mod limits;
 mod metrics;
 mod objective;
 mod open_files;
+mod origin;
 mod people;
 mod plan;
 mod preferences;
@@ -40,22 +42,32 @@ pub mod ui;
 
 use std::{future::Future, sync::Arc};
 
+use axum::http::{HeaderValue, header};
 use axum::{Router, extract::DefaultBodyLimit, middleware};
 use tokio::net::TcpListener;
-use tower_http::{compression::CompressionLayer, trace::TraceLayer};
+use tower_http::{
+    compression::CompressionLayer, set_header::SetResponseHeaderLayer, trace::TraceLayer,
+};
 
 pub use access::{ACCESS_TOKEN_PARAM, RULES, Rule, SESSION_COOKIE, rule_for};
 pub use api::openapi_document;
 pub use auth::{ApiToken, InvalidApiToken};
 pub use connections::{ConnectionLimits, DEFAULT_HEADER_TIMEOUT_SECS, DEFAULT_IDLE_TIMEOUT_SECS};
 pub use error::ApiError;
+pub use limits::{
+    DEFAULT_CHAT_TURNS_PER_MINUTE, DEFAULT_SIGN_INS_PER_MINUTE, RateLimit, RateLimits,
+};
 pub use open_files::{
     OpenFiles, default_max_connections, open_files_limit, raise_open_files_limit,
 };
+pub use origin::{InvalidOriginPolicy, OriginPolicy};
 pub use state::AppState;
 
 /// Default request body limit: room for a multi-megabyte document in one request.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+
+/// The policy of every answer but the web UI's shell: nothing loads, nothing frames it.
+pub const API_CONTENT_SECURITY_POLICY: &str = "default-src 'none'; frame-ancestors 'none'";
 
 /// HTTP settings that shape the router.
 #[derive(Debug, Clone)]
@@ -67,6 +79,11 @@ pub struct HttpConfig {
     pub api_token: Option<ApiToken>,
     /// Header and idle timeouts, and the cap on open connections.
     pub connections: ConnectionLimits,
+    /// Which names the server answers to and which other sites' pages may use it
+    /// (`HAICO_PUBLIC_HOSTS`, `HAICO_ALLOWED_ORIGINS`, `HAICO_TRUST_FORWARDED_HOST`).
+    pub origins: OriginPolicy,
+    /// How often a caller may start a chat turn or try to sign in.
+    pub rate_limits: RateLimits,
 }
 
 impl Default for HttpConfig {
@@ -75,6 +92,8 @@ impl Default for HttpConfig {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             api_token: None,
             connections: ConnectionLimits::default(),
+            origins: OriginPolicy::default(),
+            rate_limits: RateLimits::default(),
         }
     }
 }
@@ -90,7 +109,7 @@ pub fn app(state: AppState, config: &HttpConfig) -> Router {
         tracing::error!(error = %err, "could not encode the OpenAPI document");
         String::from("{}")
     });
-    let state = state.serving(config.api_token.clone(), Arc::from(openapi_json));
+    let state = state.serving(config, Arc::from(openapi_json));
     let router = api
         .merge(ui::router())
         .merge(crate::mcp::router(&state, config.max_body_bytes))
@@ -105,6 +124,21 @@ pub fn app(state: AppState, config: &HttpConfig) -> Router {
         .layer(middleware::from_fn(metrics::track))
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
         .layer(CompressionLayer::new())
+        // What every answer tells the browser, unless the route set its own (the web UI's
+        // shell has a policy for its page): nothing in it is to be run, framed or sniffed
+        // into another type, so a JSON answer or a chart a foreign page opens stays inert.
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(API_CONTENT_SECURITY_POLICY),
+        ))
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::X_FRAME_OPTIONS,
+            HeaderValue::from_static("DENY"),
+        ))
         .layer(TraceLayer::new_for_http().make_span_with(request_span))
         .with_state(state)
 }

@@ -181,7 +181,7 @@ async fn session_state(
         BodyErrors,
         (status = 401, description = "The name or the password is wrong", body = ErrorBody),
         (status = 403, description = "The request came from another site's page", body = ErrorBody),
-        (status = 429, description = "Too many wrong passwords for this account or address: wait `Retry-After` seconds", body = ErrorBody),
+        (status = 429, description = "Too many wrong passwords for this account or address, or too many attempts from this address (HAICO_SIGN_INS_PER_MINUTE): wait `Retry-After` seconds", body = ErrorBody),
     ),
 )]
 async fn sign_in(
@@ -190,13 +190,8 @@ async fn sign_in(
     Peer(peer): Peer,
     Json(body): Json<SignIn>,
 ) -> Result<Response, ApiError> {
-    // A sign-in from another site's page would sign this browser in as someone else.
-    if headers.contains_key(header::ORIGIN) && !super::access::same_origin(&headers) {
-        return Err(ApiError::Forbidden(
-            "sign in from this server's own page: the request's Origin names another site"
-                .to_string(),
-        ));
-    }
+    // A sign-in from another site's page (which would sign this browser in as someone else)
+    // never gets here: the cross-site policy (`origin`) refuses it first.
     let address = client_address(&headers, peer);
     let (user, key, _expires) = state
         .people()
@@ -450,7 +445,7 @@ fn behind_tls(headers: &HeaderMap) -> bool {
 /// The address sign-in attempts are counted under: the peer's, or, when the peer is a proxy
 /// on this machine or a private network, the first `X-Forwarded-For` hop it reports (a
 /// client elsewhere could write any address there, so its header is not believed).
-fn client_address(headers: &HeaderMap, peer: Option<std::net::SocketAddr>) -> String {
+pub(super) fn client_address(headers: &HeaderMap, peer: Option<std::net::SocketAddr>) -> String {
     let peer = peer.map(|peer| peer.ip());
     let trusted_proxy = peer.is_some_and(|ip| match ip {
         std::net::IpAddr::V4(v4) => v4.is_loopback() || v4.is_private(),

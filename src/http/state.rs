@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::auth::ApiToken;
+use super::{HttpConfig, auth::ApiToken, limits::Limiters, origin::OriginPolicy};
 use crate::{
     agent::{Agent, AgentConfig, model::ChatModel, providers::UnconfiguredModel},
     events::{InProcessBus, SharedBus},
@@ -30,6 +30,15 @@ pub struct AppState {
     admin_token: Option<Arc<ApiToken>>,
     /// The OpenAPI document as JSON, made once by [`app`](super::app) from the route list.
     pub(super) openapi_json: Arc<str>,
+    /// Where requests may come from, and how often they may start a turn or sign in.
+    guards: Arc<Guards>,
+}
+
+/// The router's cross-site policy and rate limiters, made by [`app`](super::app).
+#[derive(Debug, Default)]
+pub(super) struct Guards {
+    pub(super) origins: OriginPolicy,
+    pub(super) limits: Limiters,
 }
 
 #[derive(Debug)]
@@ -77,16 +86,26 @@ impl AppState {
             principal: Principal::Local,
             admin_token: None,
             openapi_json: Arc::from("{}"),
+            guards: Arc::default(),
         }
     }
 
     /// This state as a router made with these settings serves it.
-    pub(super) fn serving(self, admin_token: Option<ApiToken>, openapi_json: Arc<str>) -> Self {
+    pub(super) fn serving(self, config: &HttpConfig, openapi_json: Arc<str>) -> Self {
         Self {
-            admin_token: admin_token.map(Arc::new),
+            admin_token: config.api_token.clone().map(Arc::new),
             openapi_json,
+            guards: Arc::new(Guards {
+                origins: config.origins.clone(),
+                limits: Limiters::new(config.rate_limits),
+            }),
             ..self
         }
+    }
+
+    /// The cross-site policy and rate limiters of the router this state serves.
+    pub(super) fn guards(&self) -> &Guards {
+        &self.guards
     }
 
     /// The same state acting as `principal`: changes made through it record that person.

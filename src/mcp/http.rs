@@ -46,9 +46,11 @@ type McpService = StreamableHttpService<HaicoMcp, LocalSessionManager>;
 pub fn router(state: &AppState, max_body_bytes: usize) -> Router<AppState> {
     let runtime = state.runtime().clone();
     let config = StreamableHttpServerConfig::default()
-        // Requests are authenticated like the rest of the API (bearer token); a Host allowlist
-        // would only break deployments reached by name.
+        // The API's cross-site policy (`http/origin.rs`) has checked Host and Origin before
+        // the request gets here, knowing this server's own origin, its public names and a
+        // trusted proxy's `X-Forwarded-Host`; rmcp's static lists would refuse what it allows.
         .disable_allowed_hosts()
+        .disable_allowed_origins()
         .with_max_request_body_bytes(max_body_bytes)
         // Open streams end when the server shuts down, so a graceful shutdown does not wait.
         .with_cancellation_token(state.closing().child_token());
