@@ -349,6 +349,7 @@ fn normalize_origin(origin: &str) -> Option<String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic)]
 mod tests {
     use super::*;
     use axum::http::Request;
