@@ -175,7 +175,7 @@ impl Database {
                 })
             })
             .max_connections(config.max_connections.max(1))
-            .acquire_timeout(config.postgres_timeout)
+            .acquire_timeout(config.postgres_timeout * ALIVE_BUT_SLOW)
             .connect_with(options.clone())
             .await
             .map_err(|err| connect::postgres_error(&options, &err))?;
@@ -243,8 +243,10 @@ impl Database {
                 .map(|_| ())
                 .context("pinging the database"),
             Database::Postgres(pool) => {
+                // Its own probe below explains a slow answer, so the ping gets only the
+                // outage limit (not `within_postgres_timeout`, which would probe twice).
                 let ping = sqlx::query("SELECT 1").execute(pool);
-                match within_postgres_timeout(pool, ping).await {
+                match tokio::time::timeout(outage_limit(pool), ping).await {
                     Ok(Ok(_)) => Ok(()),
                     Ok(Err(_)) | Err(_) => {
                         let options = pool.connect_options();
@@ -253,7 +255,7 @@ impl Database {
                         // lost and are being replaced.
                         Err(StoreError::NoAnswer {
                             target: connect::postgres_target(&options),
-                            after: connect::seconds(pool.options().get_acquire_timeout()),
+                            after: connect::seconds(outage_limit(pool)),
                         })
                     }
                 }
@@ -277,20 +279,44 @@ impl Database {
 /// pool's own time-out before it, the check stays under two seconds by default.
 const HEALTH_PROBE_TIMEOUT: Duration = Duration::from_millis(500);
 
+/// How many times `HAICO_DB_TIMEOUT_MS` an operation may wait in all while the server still
+/// takes new connections: it is busy (or the machine is), not gone.
+const ALIVE_BUT_SLOW: u32 = 10;
+
+/// `HAICO_DB_TIMEOUT_MS`: the pool's own time-out is [`ALIVE_BUT_SLOW`] times as long.
+fn outage_limit(pool: &PgPool) -> Duration {
+    pool.options().get_acquire_timeout() / ALIVE_BUT_SLOW
+}
+
 /// Runs a PostgreSQL operation that needs a connection (acquiring one, starting a transaction,
-/// a ping) within the pool's time-out. The pool bounds only the acquiring; a link that was cut
-/// without a reset leaves the first statement waiting for an answer that never comes.
+/// a ping) so that an outage answers within about `HAICO_DB_TIMEOUT_MS`. The pool bounds only
+/// the acquiring, and a link that was cut without a reset leaves the first statement waiting
+/// for an answer that never comes. Slow is not down, though: past the limit, a fresh
+/// connection is tried, and if the server takes it the operation gets the rest of the pool's
+/// time-out, so a loaded but healthy database is never reported as unavailable.
 async fn within_postgres_timeout<T>(
     pool: &PgPool,
     operation: impl Future<Output = Result<T, sqlx::Error>>,
 ) -> Result<Result<T, sqlx::Error>, StoreError> {
-    let limit = pool.options().get_acquire_timeout();
-    tokio::time::timeout(limit, operation)
+    let patience = pool.options().get_acquire_timeout();
+    let limit = outage_limit(pool);
+    let mut operation = std::pin::pin!(operation);
+    if let Ok(result) = tokio::time::timeout(limit, &mut operation).await {
+        return Ok(result);
+    }
+    let options = pool.connect_options();
+    if connect::probe_postgres(&options, HEALTH_PROBE_TIMEOUT)
         .await
-        .map_err(|_| StoreError::NoAnswer {
-            target: connect::postgres_target(&pool.connect_options()),
-            after: connect::seconds(limit),
-        })
+        .is_ok()
+        && let Ok(result) =
+            tokio::time::timeout(patience.saturating_sub(limit), &mut operation).await
+    {
+        return Ok(result);
+    }
+    Err(StoreError::NoAnswer {
+        target: connect::postgres_target(&options),
+        after: connect::seconds(limit),
+    })
 }
 
 /// Hides a password in a URL before it reaches an error message or a log.
