@@ -59,6 +59,9 @@ pub struct ServeArgs {
     /// Where requests may come from, and how often.
     #[command(flatten)]
     pub guard: GuardArgs,
+    /// How this process works beside other replicas on the same database.
+    #[command(flatten)]
+    pub replica: ReplicaArgs,
     /// Database settings.
     #[command(flatten)]
     pub database: DatabaseArgs,
@@ -103,6 +106,50 @@ impl ConnectionArgs {
             idle_timeout: std::time::Duration::from_secs(self.idle_timeout_secs),
             max_connections: Some(max_connections),
         }
+    }
+}
+
+/// How a replica works beside others on one PostgreSQL database (see `haico::replicas`).
+#[derive(Debug, Clone, Args)]
+pub struct ReplicaArgs {
+    /// This replica's id in logs, `/metrics` and on the turns it runs: 1 to 64 letters,
+    /// digits, `.`, `_` or `-`. Give each replica its own, stable across restarts (e.g. the
+    /// pod name), so a restarted replica ends its interrupted turns at once; default: the host
+    /// name and a random suffix.
+    #[arg(long, env = "HAICO_REPLICA_ID")]
+    pub replica_id: Option<String>,
+    /// Seconds a running turn's lease lasts unless its replica renews it (every third of
+    /// this); a turn whose replica died is ended by another one after at most about 1⅓ times
+    /// this.
+    #[arg(long, env = "HAICO_TURN_LEASE_SECS", default_value_t = 15,
+          value_parser = clap::value_parser!(u64).range(3..=600))]
+    pub turn_lease_secs: u64,
+    /// `auto`: on PostgreSQL, hear other replicas' events by LISTEN/NOTIFY (and fall back to
+    /// polling if that does not work); `off`: poll only.
+    #[arg(long, env = "HAICO_LISTEN_NOTIFY", default_value = "auto",
+          value_parser = ["auto", "off"])]
+    pub listen_notify: String,
+}
+
+impl ReplicaArgs {
+    /// The replica id: the configured one, checked, or a fresh one.
+    pub fn replica_id(
+        &self,
+    ) -> Result<crate::replicas::ReplicaId, crate::replicas::InvalidReplicaId> {
+        match self.replica_id.as_deref().map(str::trim) {
+            Some(raw) if !raw.is_empty() => crate::replicas::ReplicaId::parse(raw),
+            _ => Ok(crate::replicas::ReplicaId::generate()),
+        }
+    }
+
+    /// The lease length.
+    pub fn turn_lease(&self) -> std::time::Duration {
+        std::time::Duration::from_secs(self.turn_lease_secs)
+    }
+
+    /// Whether to listen for other replicas' rings.
+    pub fn listen(&self) -> bool {
+        self.listen_notify != "off"
     }
 }
 

@@ -30,6 +30,7 @@ pub mod mcp;
 pub mod metrics;
 pub mod panels;
 pub mod people;
+pub mod replicas;
 pub mod store;
 pub mod terminal;
 pub mod thread_id;

@@ -1,5 +1,7 @@
 //! The `haico` binary: configuration, database, server. Wiring only.
 
+use std::sync::Arc;
+
 use anyhow::Context;
 use clap::Parser;
 use haico::{
@@ -9,6 +11,7 @@ use haico::{
     config::ServeArgs,
     events::{DEFAULT_POLL_INTERVAL, PollingBus},
     http::{self, AppState, HttpConfig},
+    replicas::{Doorbell, doorbell::OnCancel},
     store::Database,
     tools::tool_specs,
 };
@@ -48,11 +51,30 @@ async fn main() -> anyhow::Result<()> {
                 .await
                 .context("opening the database (HAICO_DATABASE_URL)")?;
             let thread = ThreadId::parse(&args.thread).context("--thread")?;
-            // Changes the web UI or other processes make reach this client's subscriptions.
+            // Changes the web UI or other processes make reach this client's subscriptions; on
+            // PostgreSQL the doorbell makes them immediate, both ways.
             let bus = PollingBus::new(db.clone());
             let poller = bus.spawn_poller(DEFAULT_POLL_INTERVAL);
+            let doorbell = match &db {
+                Database::Postgres(pool) => {
+                    let (bell, tasks) = Doorbell::start(
+                        pool.clone(),
+                        &haico::replicas::ReplicaId::generate(),
+                        bus.clone(),
+                        Arc::new(|_: &str| {}),
+                        true,
+                    )
+                    .await;
+                    bus.ring_with(bell);
+                    Some(tasks)
+                }
+                Database::Sqlite { .. } => None,
+            };
             let result =
                 haico::mcp::serve_stdio(db.clone(), bus, thread, args.as_name.as_deref()).await;
+            if let Some(doorbell) = doorbell {
+                doorbell.abort();
+            }
             poller.abort();
             db.close().await;
             result
@@ -101,8 +123,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             "raised the open-files limit"
         );
     }
-    // A mistyped host or origin is reported before anything starts.
+    // A mistyped host, origin or replica id is reported before anything starts.
     let origins = args.guard.origin_policy()?;
+    let replica = args.replica.replica_id()?;
+    haico::metrics::replica(replica.as_str());
     let db = Database::connect(&args.database.database_url, &args.database.pool_config())
         .await
         .context("opening the database (HAICO_DATABASE_URL)")?;
@@ -110,29 +134,53 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("binding {} (HAICO_BIND)", args.bind))?;
     let addr = listener.local_addr().context("reading the bound address")?;
-    tracing::info!(%addr, backend = ?db.backend(), "haico is listening");
+    tracing::info!(%addr, backend = ?db.backend(), %replica, "haico is listening");
     let model = build_model(&args.llm.config()).context("configuring the language model")?;
     let agent_config = AgentConfig {
         max_tool_calls: usize::try_from(args.max_steps).unwrap_or(25),
+        replica: replica.clone(),
+        lease: args.replica.turn_lease(),
         ..AgentConfig::default()
     };
     // The poller carries changes other processes (`haico mcp`, replicas) make to this
-    // server's event streams.
+    // server's event streams; on PostgreSQL the doorbell makes that immediate.
     let bus = PollingBus::new(db.clone());
     let poller = bus.spawn_poller(DEFAULT_POLL_INTERVAL);
-    let state = AppState::with_bus(db.clone(), model, agent_config, bus);
+    let state = AppState::with_bus(db.clone(), model, agent_config, bus.clone());
     tracing::info!(model = %state.agent().describe_model(), "agent ready");
-    let interrupted = state
-        .agent()
-        .recover()
-        .await
-        .context("recovering interrupted turns")?;
+    let doorbell = match &db {
+        Database::Postgres(pool) => {
+            let agent = Arc::downgrade(state.agent());
+            let on_cancel: OnCancel = Arc::new(move |thread| {
+                if let (Some(agent), Ok(thread)) = (agent.upgrade(), ThreadId::parse(thread))
+                    && agent.cancel(&thread)
+                {
+                    tracing::info!(thread = %thread, "cancelled at another replica's request");
+                }
+            });
+            let (bell, tasks) = Doorbell::start(
+                pool.clone(),
+                &replica,
+                bus.clone(),
+                on_cancel,
+                args.replica.listen(),
+            )
+            .await;
+            bus.ring_with(bell.clone());
+            state.agent().ring_with(bell.clone());
+            state.watch_doorbell(Arc::clone(bell.status()));
+            Some(tasks)
+        }
+        Database::Sqlite { .. } => None,
+    };
+    let interrupted = state.agent().recover().await;
     if interrupted > 0 {
         tracing::warn!(
             interrupted,
-            "marked turns interrupted by the last shutdown as failed"
+            "ended turns whose replica stopped (this one before its restart, or another)"
         );
     }
+    let leases = state.agent().keep_leases();
     let config = HttpConfig {
         max_body_bytes: args.max_body_bytes,
         api_token: args.api_token.clone(),
@@ -161,9 +209,19 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     } else {
         tracing::warn!("this build has no web UI: ui/index.html was missing");
     }
-    http::serve(listener, state, &config, http::shutdown_signal())
+    // On SIGTERM the running turns end cleanly (their streams hear it) before streams close.
+    let agent = Arc::clone(state.agent());
+    let shutdown = async move {
+        http::shutdown_signal().await;
+        agent.hand_over().await;
+    };
+    http::serve(listener, state, &config, shutdown)
         .await
         .context("serving HTTP")?;
+    leases.abort();
+    if let Some(doorbell) = doorbell {
+        doorbell.abort();
+    }
     poller.abort();
     db.close().await;
     Ok(())

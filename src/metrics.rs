@@ -26,7 +26,9 @@
 
 use std::{sync::OnceLock, time::Duration};
 
-use ::metrics::{Unit, counter, describe_counter, describe_histogram, histogram};
+use ::metrics::{
+    Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram,
+};
 use metrics_exporter_prometheus::{BuildError, Matcher, PrometheusBuilder, PrometheusHandle};
 
 /// HTTP requests answered.
@@ -48,6 +50,12 @@ pub const MODEL_CALLS: &str = "haico_model_calls_total";
 pub const MODEL_CALL_DURATION: &str = "haico_model_call_duration_seconds";
 /// Failed language model calls, by error kind.
 pub const MODEL_CALL_ERRORS: &str = "haico_model_call_errors_total";
+/// Always 1, labelled with this process's replica id.
+pub const REPLICA_INFO: &str = "haico_replica_info";
+/// 1 while the LISTEN connection hears the other replicas, else 0.
+pub const DOORBELL_LISTENING: &str = "haico_events_listen_up";
+/// Turns this replica ended because their replica's lease ran out.
+pub const TURNS_EXPIRED: &str = "haico_agent_turns_expired_total";
 
 /// HTTP latency buckets, in seconds (Prometheus' usual ones, from 1 ms).
 const HTTP_BUCKETS: &[f64] = &[
@@ -158,6 +166,34 @@ fn describe() {
         Unit::Count,
         "Failed language model calls, by error kind."
     );
+    describe_gauge!(
+        REPLICA_INFO,
+        "Always 1; the `replica` label is this process's replica id (HAICO_REPLICA_ID)."
+    );
+    describe_gauge!(
+        DOORBELL_LISTENING,
+        "1 while other replicas' events arrive by LISTEN/NOTIFY, 0 while only by polling."
+    );
+    describe_counter!(
+        TURNS_EXPIRED,
+        Unit::Count,
+        "Turns this replica ended because the replica running them stopped renewing their lease."
+    );
+}
+
+/// Names this process's replica in `/metrics`.
+pub fn replica(id: &str) {
+    gauge!(REPLICA_INFO, "replica" => id.to_string()).set(1.0);
+}
+
+/// Records whether the doorbell is heard.
+pub fn doorbell_listening(up: bool) {
+    gauge!(DOORBELL_LISTENING).set(if up { 1.0 } else { 0.0 });
+}
+
+/// Records that a turn whose lease ran out was ended here.
+pub fn turn_expired() {
+    counter!(TURNS_EXPIRED).increment(1);
 }
 
 /// Records one answered HTTP request. `route` must be a route template or a fixed word.

@@ -36,6 +36,9 @@ pub async fn run_turn(
         .await
         .context("creating the thread")?;
     let agent = Arc::new(Agent::new(runtime, model, config));
+    // Servers on the same database end turns whose lease runs out: this one's is kept alive.
+    let leases = agent.keep_leases();
+    let _stop_leases = AbortOnDrop(leases);
     let mut events = Box::pin(
         subscribe(db.clone(), bus, thread.as_str(), None)
             .await
@@ -112,4 +115,13 @@ pub async fn run_turn(
         bail!("the turn ended as {status}");
     }
     Ok(())
+}
+
+/// Aborts the task when dropped, however the function returns.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }

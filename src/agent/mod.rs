@@ -4,10 +4,11 @@
 //! LLM providers that implement it ([`providers`]).
 
 pub mod history;
+pub mod leases;
 mod metered;
 pub mod model;
 pub mod prompt;
 pub mod providers;
 pub mod turn;
 
-pub use turn::{Agent, AgentConfig, StartError, StartedTurn};
+pub use turn::{Agent, AgentConfig, DEFAULT_TURN_LEASE, StartError, StartedTurn};

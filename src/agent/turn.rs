@@ -3,21 +3,23 @@
 //!
 //! Every tool call is persisted and announced as it happens, through the workspace's one
 //! commit path, so a turn is visible live on the thread's events stream and complete after a
-//! reload. One turn runs per thread at a time: an in-process map guards this server, a unique
-//! index on running turns guards the database.
+//! reload. One turn runs per thread at a time: an in-process map guards this process, a unique
+//! index on running turns guards the database, whichever replica runs it. A running turn holds
+//! a lease on its row, kept by [`leases`](super::leases).
 
 use std::{
     collections::HashMap,
     sync::{
-        Arc, Mutex,
-        atomic::{AtomicU64, Ordering},
+        Arc, Mutex, OnceLock,
+        atomic::{AtomicBool, AtomicU64, Ordering},
     },
+    time::Duration,
 };
 
 use futures::StreamExt;
 use serde_json::Value;
 use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
+use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tracing::Instrument;
 
 use super::{
@@ -28,7 +30,8 @@ use super::{
 use crate::{
     ThreadId,
     events::LiveEvent,
-    store::TurnStatus,
+    replicas::{Doorbell, ReplicaId},
+    store::{TurnLease, TurnStatus, now_ms},
     tools::{InTurn, ToolRuntime, Toolset, build_tools},
     workspace::{Actor, TurnEnd, WorkspaceError, announce::token_data},
 };
@@ -44,7 +47,16 @@ pub struct AgentConfig {
     pub history_chars: usize,
     /// Upper bound on each answer's length.
     pub max_tokens: Option<u32>,
+    /// Who this process is among the replicas: the owner recorded on its turns.
+    pub replica: ReplicaId,
+    /// How long a turn's lease lasts unless renewed (`HAICO_TURN_LEASE_SECS`); renewed every
+    /// third of it, so another replica ends a dead replica's turn within about 1⅓ leases.
+    pub lease: Duration,
 }
+
+/// The default lease: short enough that a dead replica's thread is free again within 30 s,
+/// long enough that a busy database does not make a live replica lose its turns.
+pub const DEFAULT_TURN_LEASE: Duration = Duration::from_secs(15);
 
 impl Default for AgentConfig {
     fn default() -> Self {
@@ -53,6 +65,8 @@ impl Default for AgentConfig {
             budget: PromptBudget::default(),
             history_chars: 48_000,
             max_tokens: None,
+            replica: ReplicaId::generate(),
+            lease: DEFAULT_TURN_LEASE,
         }
     }
 }
@@ -69,6 +83,9 @@ pub enum StartError {
     /// A turn is already running on the thread.
     #[error("a turn is already running on this thread; wait for it or cancel it")]
     Busy,
+    /// The server is shutting down and starts no more turns.
+    #[error("this server is shutting down; send the message again in a moment")]
+    Stopping,
     /// The database failed.
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
@@ -98,11 +115,17 @@ pub struct StartedTurn {
 
 /// Runs agent turns.
 pub struct Agent {
-    runtime: ToolRuntime,
+    pub(super) runtime: ToolRuntime,
     model: Arc<dyn ChatModel>,
-    config: AgentConfig,
-    running: Mutex<HashMap<String, Claim>>,
+    pub(super) config: AgentConfig,
+    pub(super) running: Mutex<HashMap<String, Claim>>,
     next_claim: AtomicU64,
+    /// Rings the replica running a turn when a cancel arrives here (PostgreSQL replicas).
+    pub(super) doorbell: OnceLock<Doorbell>,
+    /// Set when the server shuts down: no new turns, running ones end saying why.
+    pub(super) stopping: AtomicBool,
+    /// Every turn's task, so a shutdown can wait for their ends to be recorded.
+    pub(super) tasks: TaskTracker,
 }
 
 impl std::fmt::Debug for Agent {
@@ -116,9 +139,9 @@ impl std::fmt::Debug for Agent {
 
 /// A turn's hold on its thread in this process; the id makes sure a finished turn can only
 /// release its own hold, never the next turn's.
-struct Claim {
+pub(super) struct Claim {
     id: u64,
-    cancel: CancellationToken,
+    pub(super) cancel: CancellationToken,
 }
 
 /// How a turn's loop ended.
@@ -138,7 +161,20 @@ impl Agent {
             config,
             running: Mutex::new(HashMap::new()),
             next_claim: AtomicU64::new(1),
+            doorbell: OnceLock::new(),
+            stopping: AtomicBool::new(false),
+            tasks: TaskTracker::new(),
         }
+    }
+
+    /// This process's replica id.
+    pub fn replica(&self) -> &ReplicaId {
+        &self.config.replica
+    }
+
+    /// Rings `doorbell` to reach turns running on other replicas. Set once.
+    pub fn ring_with(&self, doorbell: Doorbell) {
+        let _ = self.doorbell.set(doorbell);
     }
 
     /// The model, for logs.
@@ -149,15 +185,6 @@ impl Agent {
     /// Whether a real model is configured (not the stand-in that refuses every turn).
     pub fn model_configured(&self) -> bool {
         self.model.is_configured()
-    }
-
-    /// Marks turns left `running` by a previous process as failed, so their threads accept
-    /// new turns. Call once at start-up.
-    pub async fn recover(&self) -> Result<u64, WorkspaceError> {
-        self.runtime
-            .workspaces()
-            .fail_running_turns("interrupted: the server stopped during this turn")
-            .await
     }
 
     /// Starts a turn: records the user's message, announces the turn and runs it in the
@@ -172,6 +199,9 @@ impl Agent {
         by: Option<Actor>,
     ) -> Result<StartedTurn, StartError> {
         let message = crate::workspace::checked_message(message)?;
+        if self.stopping.load(Ordering::Acquire) {
+            return Err(StartError::Stopping);
+        }
         let cancel = CancellationToken::new();
         let claim = self.next_claim.fetch_add(1, Ordering::Relaxed);
         {
@@ -188,15 +218,28 @@ impl Agent {
             );
         }
         let runtime = self.runtime.acting_as(by);
-        match runtime.workspaces().open_turn(thread_id, message).await {
+        let lease = TurnLease {
+            owner: self.config.replica.as_str(),
+            until_ms: now_ms().saturating_add(lease_ms(self.config.lease)),
+        };
+        match runtime
+            .workspaces()
+            .open_turn(thread_id, message, lease)
+            .await
+        {
             Ok(opened) => {
                 crate::metrics::turn_started();
                 let agent = Arc::clone(self);
                 let thread = thread_id.clone();
                 let text = message.to_string();
                 let turn_index = opened.turn_index;
-                let span = tracing::info_span!("turn", thread = %thread, turn = turn_index);
-                let task = tokio::spawn(
+                let span = tracing::info_span!(
+                    "turn",
+                    thread = %thread,
+                    turn = turn_index,
+                    replica = %self.config.replica
+                );
+                let task = self.tasks.spawn(
                     async move {
                         agent
                             .run(&runtime, &thread, turn_index, text, cancel, claim)
@@ -215,6 +258,30 @@ impl Agent {
                 self.release(thread_id, claim);
                 Err(err.into())
             }
+        }
+    }
+
+    /// Cancels the thread's running turn wherever it runs: here at once; on another replica
+    /// by recording the request on the turn (its owner reads it at its next lease renewal)
+    /// and ringing the doorbell (it hears that within milliseconds). `false` when no turn
+    /// runs on the thread.
+    pub async fn cancel_anywhere(&self, thread_id: &ThreadId) -> Result<bool, WorkspaceError> {
+        if self.cancel(thread_id) {
+            return Ok(true);
+        }
+        match self.runtime.workspaces().request_cancel(thread_id).await? {
+            Some((turn_index, owner)) => {
+                tracing::info!(thread = %thread_id, turn = turn_index, owner = ?owner,
+                               "asked the replica running the turn to cancel it");
+                // The turn may have started here between the two checks.
+                if !self.cancel(thread_id)
+                    && let Some(doorbell) = self.doorbell.get()
+                {
+                    doorbell.ring_cancel(thread_id.as_str());
+                }
+                Ok(true)
+            }
+            None => Ok(false),
         }
     }
 
@@ -435,6 +502,15 @@ impl Agent {
                 (TurnStatus::Completed, Some(text), None)
             }
             Outcome::Failed(reason) => (TurnStatus::Failed, None, Some(reason)),
+            Outcome::Cancelled if self.stopping.load(Ordering::Acquire) => (
+                TurnStatus::Failed,
+                None,
+                Some(
+                    "the server running this turn was shut down; the steps it made are kept, \
+                     send your message again to go on"
+                        .to_string(),
+                ),
+            ),
             Outcome::Cancelled => (
                 TurnStatus::Cancelled,
                 None,
@@ -457,8 +533,15 @@ impl Agent {
                 .close_turn(thread_id, turn_index, end)
                 .await
             {
-                Ok(_) => {
+                Ok(Some(_)) => {
                     crate::metrics::turn_finished(status.as_str());
+                    return;
+                }
+                Ok(None) => {
+                    tracing::warn!(
+                        "this turn had already been ended by another replica (its lease ran out, \
+                         e.g. while the database was unreachable); its end is not recorded"
+                    );
                     return;
                 }
                 Err(err) => {
@@ -475,4 +558,9 @@ impl Agent {
             vec![Arc::new(LiveEvent::transient("token", token_data(text)))],
         );
     }
+}
+
+/// A lease's length in milliseconds.
+pub(super) fn lease_ms(lease: Duration) -> i64 {
+    i64::try_from(lease.as_millis()).unwrap_or(i64::MAX)
 }

@@ -13,21 +13,33 @@
 //! The poll is one indexed query for all watched threads, plus one row per thread that moved;
 //! nothing is read for threads nobody here follows. It works on SQLite and PostgreSQL alike;
 //! changes made in this process are announced at once and never re-read by the poller.
+//!
+//! On PostgreSQL the replicas ring each other ([`Doorbell`]): every commit published here
+//! rings, and a ring heard goes to [`PollingBus::announce_moved`], which reads the same way the
+//! poll does. While the doorbell is heard the poll slows to [`SAFETY_POLL_INTERVAL`], a net
+//! under rings lost with a replica that died between its commit and its ring.
 
 use std::{
     collections::HashMap,
-    sync::{Arc, Mutex, Weak},
+    sync::{Arc, Mutex, OnceLock, Weak},
     time::Duration,
 };
 
 use tokio::{sync::broadcast, task::JoinHandle};
 
 use super::{EventBus, LiveEvent};
-use crate::store::{Context, Database, StoreError};
+use crate::{
+    replicas::Doorbell,
+    store::{Context, Database, StoreError},
+};
 
 /// How often the poller looks for other processes' events: well inside the one second within
 /// which a change must show up everywhere, and cheap (one indexed query per tick).
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(250);
+
+/// How often the poller still looks while the doorbell ([`Doorbell`]) is heard: only a ring
+/// lost with a replica that died right after its commit waits this long.
+pub const SAFETY_POLL_INTERVAL: Duration = Duration::from_secs(2);
 
 /// The longest one poll may take before it is given up (a healthy one takes a millisecond).
 const POLL_TIMEOUT: Duration = Duration::from_secs(5);
@@ -49,6 +61,8 @@ struct Channel {
 pub struct PollingBus {
     db: Database,
     channels: Mutex<HashMap<String, Channel>>,
+    /// Rings the other replicas after each commit here, once wired (PostgreSQL only).
+    doorbell: OnceLock<Doorbell>,
 }
 
 impl PollingBus {
@@ -57,7 +71,14 @@ impl PollingBus {
         Arc::new(Self {
             db,
             channels: Mutex::new(HashMap::new()),
+            doorbell: OnceLock::new(),
         })
+    }
+
+    /// Rings `doorbell` after every commit published here, and polls only every
+    /// [`SAFETY_POLL_INTERVAL`] while it hears the other replicas' rings. Set once.
+    pub fn ring_with(&self, doorbell: Doorbell) {
+        let _ = self.doorbell.set(doorbell);
     }
 
     /// Starts polling every `every`. The task ends by itself once the bus is dropped; abort the
@@ -68,11 +89,18 @@ impl PollingBus {
             let mut ticks = tokio::time::interval(every);
             ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             let mut failing = false;
+            let mut last_poll = tokio::time::Instant::now();
             loop {
                 ticks.tick().await;
                 let Some(bus) = bus.upgrade() else {
                     return;
                 };
+                // While the doorbell is heard, polling is only the net under a lost ring.
+                let listening = bus.doorbell.get().is_some_and(|d| d.status().listening());
+                if listening && last_poll.elapsed() < SAFETY_POLL_INTERVAL {
+                    continue;
+                }
+                last_poll = tokio::time::Instant::now();
                 // A poll stuck on a connection whose link was cut is abandoned, so the poller
                 // keeps its rhythm and resumes once the database answers again.
                 let poll = tokio::time::timeout(POLL_TIMEOUT, bus.poll_once())
@@ -122,6 +150,28 @@ impl PollingBus {
                     .any(|(w, announced)| w == id && *announced != Some(*last))
             })
             .collect();
+        self.announce_from_log(moved).await
+    }
+
+    /// Announces what other replicas rang about: for each `(thread, seq)` whose thread has
+    /// subscribers here and whose log moved past what was announced, the newest event is read
+    /// and published (subscribers read any gap before it from the log). Returns how many
+    /// threads it announced.
+    pub async fn announce_moved(&self, rung: Vec<(String, i64)>) -> Result<usize, StoreError> {
+        let watched = self.watched();
+        let moved: Vec<(String, i64)> = rung
+            .into_iter()
+            .filter(|(id, seq)| {
+                watched
+                    .iter()
+                    .any(|(w, announced)| w == id && announced.is_none_or(|a| a < *seq))
+            })
+            .collect();
+        self.announce_from_log(moved).await
+    }
+
+    /// Reads the newest event of each moved thread and publishes it here.
+    async fn announce_from_log(&self, moved: Vec<(String, i64)>) -> Result<usize, StoreError> {
         if moved.is_empty() {
             return Ok(0);
         }
@@ -141,7 +191,7 @@ impl PollingBus {
         repo.rollback().await?;
         let count = newest.len();
         for (thread_id, event) in newest {
-            self.publish(&thread_id, vec![Arc::new(LiveEvent::from(event))]);
+            self.deliver(&thread_id, vec![Arc::new(LiveEvent::from(event))]);
         }
         // Remember exactly where each log stands: a log that went backwards (the thread was
         // deleted and made again) is followed from its new end. A publish that raced with this
@@ -170,8 +220,9 @@ impl PollingBus {
     }
 }
 
-impl EventBus for PollingBus {
-    fn publish(&self, thread_id: &str, events: Vec<Arc<LiveEvent>>) {
+impl PollingBus {
+    /// Hands events to this process's subscribers of the thread.
+    fn deliver(&self, thread_id: &str, events: Vec<Arc<LiveEvent>>) {
         let Ok(mut channels) = self.channels.lock() else {
             return;
         };
@@ -191,6 +242,18 @@ impl EventBus for PollingBus {
             // An error only means every receiver left meanwhile.
             let _ = channel.sender.send(event);
         }
+    }
+}
+
+impl EventBus for PollingBus {
+    fn publish(&self, thread_id: &str, events: Vec<Arc<LiveEvent>>) {
+        // Committed here: the other replicas hear of it (transient events stay local).
+        if let Some(doorbell) = self.doorbell.get()
+            && let Some(newest) = events.iter().filter_map(|e| e.seq).max()
+        {
+            doorbell.ring_event(thread_id, newest);
+        }
+        self.deliver(thread_id, events);
     }
 
     fn subscribe(&self, thread_id: &str) -> broadcast::Receiver<Arc<LiveEvent>> {

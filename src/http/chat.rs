@@ -73,6 +73,7 @@ async fn chat(
             StartError::InvalidMessage(message) => ApiError::BadRequest(message),
             StartError::UnknownThread(_) => ApiError::thread_not_found(id.as_str()),
             StartError::Busy => ApiError::Conflict(err.to_string()),
+            StartError::Stopping => ApiError::Unavailable(err.to_string()),
             StartError::Store(store) => ApiError::Store(store),
         })?;
     let turn = started.turn_index;
@@ -138,11 +139,10 @@ async fn cancel(
     Acting(state): Acting,
     Path(ThreadPath { thread_id: id }): Path<ThreadPath>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    if state.agent().cancel(&id) {
+    // Here or on another replica; a 404 for a thread that does not exist.
+    if state.agent().cancel_anywhere(&id).await? {
         return Ok((StatusCode::ACCEPTED, Json(json!({"cancelled": true}))));
     }
-    // Not running here: a 404 for a thread that does not exist, else a 409.
-    state.workspaces().thread(&id).await?;
     Err(ApiError::Conflict(
         "no turn is running on this thread".to_string(),
     ))

@@ -77,6 +77,10 @@ pub enum ApiError {
         /// Seconds to wait (`Retry-After`).
         retry_after: u64,
     },
+    /// `503`: this server cannot take the request now (it is shutting down); another replica
+    /// or a retry in a moment can.
+    #[error("{0}")]
+    Unavailable(String),
     /// The database failed.
     #[error("storage error")]
     Store(#[from] StoreError),
@@ -108,7 +112,7 @@ impl ApiError {
             ApiError::Unauthorized(_) => StatusCode::UNAUTHORIZED,
             ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
             ApiError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::Store(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Store(_) | ApiError::Unavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }

@@ -25,8 +25,11 @@ pub(super) fn router() -> OpenApiRouter<AppState> {
     summary = "Whether the server is up and its database answers",
     security(()),
     responses(
-        (status = 200, description = "Up, and the database answers", body = Object,
-         example = json!({"status": "ok"})),
+        (status = 200, description = "Up, and the database answers. On PostgreSQL, `events` says \
+         how other replicas' events arrive: `{\"mode\": \"listen\", \"ok\": true}`, or, with \
+         `status: \"degraded\"`, `mode: \"poll\"` and why (the LISTEN connection is down, or \
+         LISTEN does not work through a transaction-mode pooler)", body = Object,
+         example = json!({"status": "ok", "events": {"mode": "listen", "ok": true}})),
         (status = 503, description = "The database does not answer: why and what to check \
          (with `Retry-After`; the address is in the server log)", body = Degraded,
          example = json!({"status": "degraded", "error": "the database is unavailable",
@@ -38,7 +41,16 @@ pub(super) fn router() -> OpenApiRouter<AppState> {
 )]
 async fn healthz(State(state): State<AppState>) -> Response {
     match state.db().ping().await {
-        Ok(()) => axum::Json(json!({"status": "ok"})).into_response(),
+        Ok(()) => match state.doorbell().map(|d| d.health()) {
+            // Events still flow (by polling), so the replica keeps serving: 200, but it says
+            // what is wrong.
+            Some(events) if !events.ok => {
+                tracing::warn!(reason = ?events.error, "health check: the doorbell is not heard");
+                axum::Json(json!({"status": "degraded", "events": events})).into_response()
+            }
+            Some(events) => axum::Json(json!({"status": "ok", "events": events})).into_response(),
+            None => axum::Json(json!({"status": "ok"})).into_response(),
+        },
         Err(err) => {
             // The address and the account go to the log only: the check is open to anyone.
             tracing::warn!(error = %err, "health check: the database does not answer");

@@ -1,6 +1,6 @@
 //! [`AppState`]: what every handler shares, and who the request acts as.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use tokio_util::sync::CancellationToken;
 
@@ -9,6 +9,7 @@ use crate::{
     agent::{Agent, AgentConfig, model::ChatModel, providers::UnconfiguredModel},
     events::{InProcessBus, SharedBus},
     people::{People, Principal},
+    replicas::DoorbellStatus,
     store::Database,
     tools::ToolRuntime,
     workspace::{Actor, Workspaces},
@@ -46,6 +47,8 @@ struct Shared {
     agent: Arc<Agent>,
     people: People,
     closing: CancellationToken,
+    /// How the doorbell to the other replicas is doing, on a replicated server.
+    doorbell: OnceLock<Arc<DoorbellStatus>>,
 }
 
 impl AppState {
@@ -81,6 +84,7 @@ impl AppState {
                 agent,
                 people,
                 closing: CancellationToken::new(),
+                doorbell: OnceLock::new(),
             }),
             runtime,
             principal: Principal::Local,
@@ -167,6 +171,16 @@ impl AppState {
     /// end on it, so a graceful shutdown does not wait for them forever.
     pub fn closing(&self) -> &CancellationToken {
         &self.inner.closing
+    }
+
+    /// Reports `status` (the doorbell to the other replicas) in `/healthz`. Set once.
+    pub fn watch_doorbell(&self, status: Arc<DoorbellStatus>) {
+        let _ = self.inner.doorbell.set(status);
+    }
+
+    /// The doorbell's status, on a server that rings other replicas.
+    pub fn doorbell(&self) -> Option<&Arc<DoorbellStatus>> {
+        self.inner.doorbell.get()
     }
 
     /// The bus live events are published on.

@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{
-    Context, StoreError,
+    Context, StoreError, TurnLease,
     repository::{WorkspaceRepository, now, with_conn},
 };
 
@@ -154,22 +154,28 @@ pub struct NewToolCall<'a> {
 }
 
 impl WorkspaceRepository {
-    /// Opens the thread's next turn as `running` and returns its index. At most one turn per
-    /// thread runs at a time, enforced by a unique index: a second one is
+    /// Opens the thread's next turn as `running`, held by `lease`, and returns its index. At
+    /// most one turn per thread runs at a time, enforced by a unique index: a second one is
     /// [`StoreError::AlreadyExists`]. `None` when the thread does not exist.
-    pub async fn open_turn(&mut self, thread_id: &str) -> Result<Option<i64>, StoreError> {
+    pub async fn open_turn(
+        &mut self,
+        thread_id: &str,
+        lease: TurnLease<'_>,
+    ) -> Result<Option<i64>, StoreError> {
         let Some(turn) = self.begin_turn(thread_id).await? else {
             return Ok(None);
         };
         let at = now();
         let result = with_conn!(self, conn => {
             sqlx::query(
-                "INSERT INTO turns (thread_id, turn_index, status, started_at) \
-                 VALUES ($1, $2, 'running', $3)",
+                "INSERT INTO turns (thread_id, turn_index, status, started_at, owner, \
+                 lease_until_ms) VALUES ($1, $2, 'running', $3, $4, $5)",
             )
             .bind(thread_id)
             .bind(turn)
             .bind(at)
+            .bind(lease.owner)
+            .bind(lease.until_ms)
             .execute(conn)
             .await
             .map(|r| r.rows_affected())
@@ -184,19 +190,20 @@ impl WorkspaceRepository {
         }
     }
 
-    /// Records how a turn ended.
+    /// Records how a turn ended; `false` when it was no longer running (another replica
+    /// ended it because its lease ran out), in which case nothing changed.
     pub async fn close_turn(
         &mut self,
         thread_id: &str,
         turn_index: i64,
         status: TurnStatus,
         error: Option<&str>,
-    ) -> Result<(), StoreError> {
+    ) -> Result<bool, StoreError> {
         let at = now();
-        with_conn!(self, conn => {
+        let closed = with_conn!(self, conn => {
             sqlx::query(
                 "UPDATE turns SET status = $3, error = $4, finished_at = $5 \
-                 WHERE thread_id = $1 AND turn_index = $2",
+                 WHERE thread_id = $1 AND turn_index = $2 AND status = 'running'",
             )
             .bind(thread_id)
             .bind(turn_index)
@@ -208,24 +215,7 @@ impl WorkspaceRepository {
             .map(|r| r.rows_affected())
         })
         .context("closing a turn")?;
-        Ok(())
-    }
-
-    /// Marks every turn still `running` as failed: after a restart nobody is running them.
-    pub async fn fail_running_turns(&mut self, reason: &str) -> Result<u64, StoreError> {
-        let at = now();
-        with_conn!(self, conn => {
-            sqlx::query(
-                "UPDATE turns SET status = 'failed', error = $1, finished_at = $2 \
-                 WHERE status = 'running'",
-            )
-            .bind(reason)
-            .bind(at)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-        })
-        .context("failing interrupted turns")
+        Ok(closed == 1)
     }
 
     /// Stores a message of a turn, written by the person named `by` when known.

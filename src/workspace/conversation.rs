@@ -11,7 +11,7 @@ use super::{
 };
 use crate::{
     ThreadId,
-    store::{NewToolCall, StoreError, TurnRecord, TurnStatus},
+    store::{ExpiredTurn, HeldTurn, NewToolCall, StoreError, TurnLease, TurnRecord, TurnStatus},
 };
 
 /// The longest user message accepted, in characters.
@@ -78,13 +78,14 @@ impl Workspaces {
         &self,
         thread: &ThreadId,
         message: &str,
+        lease: TurnLease<'_>,
     ) -> Result<TurnOpened, WorkspaceError> {
         let message = checked_message(message)?;
         let by = self.by();
         let mut edit = self.edit_unchecked(thread, Source::User).await?;
         let opened = async {
             let thread_id = edit.thread_str();
-            let turn_index = match edit.repo().open_turn(&thread_id).await {
+            let turn_index = match edit.repo().open_turn(&thread_id, lease).await {
                 Ok(Some(turn)) => turn,
                 Ok(None) => return Err(WorkspaceError::UnknownThread(thread_id)),
                 Err(StoreError::AlreadyExists(_)) => return Err(WorkspaceError::Busy),
@@ -112,13 +113,14 @@ impl Workspaces {
     }
 
     /// Records how a turn ended (the answer, if any) and announces `message` or `error`, then
-    /// `done`.
+    /// `done`. `None` when the turn no longer ran (another replica ended it when its lease ran
+    /// out): nothing is recorded then, not even the answer, because the thread has moved on.
     pub async fn close_turn(
         &self,
         thread: &ThreadId,
         turn_index: i64,
         end: TurnEnd<'_>,
-    ) -> Result<Committed, WorkspaceError> {
+    ) -> Result<Option<Committed>, WorkspaceError> {
         let mut edit = self.edit_unchecked(thread, Source::Agent).await?;
         let closed = async {
             let thread_id = edit.thread_str();
@@ -134,18 +136,110 @@ impl Workspaces {
             if let Some(reason) = error.as_deref() {
                 edit.announce(error_event(reason, turn_index));
             }
-            edit.repo()
+            let still_running = edit
+                .repo()
                 .close_turn(&thread_id, turn_index, end.status, error.as_deref())
                 .await?;
             edit.announce(done_event(turn_index, end.status.as_str()));
-            Ok::<(), WorkspaceError>(())
+            Ok::<bool, WorkspaceError>(still_running)
         }
         .await;
-        if let Err(err) = closed {
-            edit.discard().await;
-            return Err(err);
+        match closed {
+            Ok(true) => edit.commit(ChangeNote::default()).await.map(Some),
+            Ok(false) => {
+                edit.discard().await;
+                Ok(None)
+            }
+            Err(err) => {
+                edit.discard().await;
+                Err(err)
+            }
         }
-        edit.commit(ChangeNote::default()).await
+    }
+
+    /// Ends a running turn whose lease ran out before `now_ms` as `failed`, announcing
+    /// `reason` as its `error` and then `done`; its tool calls stay. `None` when the turn had
+    /// ended or was renewed meanwhile, or another replica ended it first.
+    pub async fn expire_turn(
+        &self,
+        thread: &ThreadId,
+        turn_index: i64,
+        now_ms: i64,
+        reason: &str,
+    ) -> Result<Option<Committed>, WorkspaceError> {
+        let mut edit = self.edit_unchecked(thread, Source::Agent).await?;
+        let expired = async {
+            let thread_id = edit.thread_str();
+            let expired = edit
+                .repo()
+                .expire_turn(&thread_id, turn_index, now_ms, reason)
+                .await?;
+            if expired {
+                edit.announce(error_event(reason, turn_index));
+                edit.announce(done_event(turn_index, TurnStatus::Failed.as_str()));
+            }
+            Ok::<bool, WorkspaceError>(expired)
+        }
+        .await;
+        match expired {
+            Ok(true) => edit.commit(ChangeNote::default()).await.map(Some),
+            Ok(false) => {
+                edit.discard().await;
+                Ok(None)
+            }
+            Err(err) => {
+                edit.discard().await;
+                Err(err)
+            }
+        }
+    }
+
+    /// Extends the leases of the turns `owner` runs to `until_ms`; returns them.
+    pub async fn renew_leases(
+        &self,
+        owner: &str,
+        until_ms: i64,
+    ) -> Result<Vec<HeldTurn>, WorkspaceError> {
+        let mut repo = self.db.begin_write().await?;
+        let held = repo.renew_leases(owner, until_ms).await;
+        settle_write(repo, held).await
+    }
+
+    /// Running turns whose lease ran out before `now_ms`, at most `limit`.
+    pub async fn expired_turns(
+        &self,
+        now_ms: i64,
+        limit: i64,
+    ) -> Result<Vec<ExpiredTurn>, WorkspaceError> {
+        let mut repo = self.db.begin_read().await?;
+        let found = repo.expired_turns(now_ms, limit).await;
+        let _ = repo.rollback().await;
+        Ok(found?)
+    }
+
+    /// The running turns `owner` holds.
+    pub async fn turns_of(&self, owner: &str) -> Result<Vec<ExpiredTurn>, WorkspaceError> {
+        let mut repo = self.db.begin_read().await?;
+        let found = repo.turns_of(owner).await;
+        let _ = repo.rollback().await;
+        Ok(found?)
+    }
+
+    /// Asks the thread's running turn to stop, wherever it runs: recorded, so its owner sees
+    /// it at its next lease renewal even if the doorbell is lost. Returns the turn and its
+    /// owner, or `None` when no turn runs (a thread that does not exist is an error).
+    pub async fn request_cancel(
+        &self,
+        thread: &ThreadId,
+    ) -> Result<Option<(i64, Option<String>)>, WorkspaceError> {
+        let mut repo = self.db.begin_write().await?;
+        let found = repo.request_cancel(thread.as_str()).await;
+        let found = settle_write(repo, found).await?;
+        if found.is_none() {
+            // A 404 for a thread that does not exist.
+            self.thread(thread).await?;
+        }
+        Ok(found)
     }
 
     /// Records a tool call in a transaction of its own (a call that failed, whose own
@@ -161,22 +255,6 @@ impl Workspaces {
             return Err(err);
         }
         edit.commit(ChangeNote::default()).await
-    }
-
-    /// Marks every turn left `running` as failed with `reason`; returns how many there were.
-    pub async fn fail_running_turns(&self, reason: &str) -> Result<u64, WorkspaceError> {
-        let mut repo = self.db.begin_write().await?;
-        let failed = repo.fail_running_turns(reason).await;
-        match failed {
-            Ok(n) => {
-                repo.commit().await?;
-                Ok(n)
-            }
-            Err(err) => {
-                let _ = repo.rollback().await;
-                Err(err.into())
-            }
-        }
     }
 
     /// The conversation: every turn with its messages and tool calls.
@@ -199,5 +277,22 @@ impl Workspaces {
         let rows = repo.history(thread.as_str(), before_turn).await;
         let _ = repo.rollback().await;
         Ok(rows?)
+    }
+}
+
+/// Commits a plain write transaction if `result` is a success, else rolls it back.
+async fn settle_write<T>(
+    repo: crate::store::WorkspaceRepository,
+    result: Result<T, StoreError>,
+) -> Result<T, WorkspaceError> {
+    match result {
+        Ok(value) => {
+            repo.commit().await?;
+            Ok(value)
+        }
+        Err(err) => {
+            let _ = repo.rollback().await;
+            Err(err.into())
+        }
     }
 }

@@ -1,0 +1,502 @@
+//! The doorbell: PostgreSQL `LISTEN/NOTIFY` telling the other replicas that something
+//! happened, never what.
+//!
+//! Every replica keeps one connection of its own, outside the pool, listening on
+//! [`CHANNEL`]. After a commit, the replica rings with the thread and the newest sequence
+//! number (`e <thread> <seq>`); a cancel asked for a turn running elsewhere rings with the
+//! thread (`c <thread>`). Rings are batched: whatever queued while the previous `pg_notify`
+//! was on the wire goes out in the next one, a thread's events coalesced to its newest number,
+//! payloads kept far under PostgreSQL's 8000-byte limit. The ring is sent after the commit,
+//! on a pool connection, so it adds nothing to the committing transaction and no lock to
+//! commits (a `NOTIFY` inside the transaction would queue every commit behind the server's
+//! one notification-queue lock).
+//!
+//! A ring is a hint. A listener hands `e` rings to the [`PollingBus`], which reads what it
+//! announces from the event log; a lost ring (a replica that died between its commit and its
+//! ring, a listener reconnecting) costs latency, never an event: the bus still polls, slowly
+//! while the doorbell works and at full speed while it does not, and catches up at once after
+//! a reconnect. A cancel is also recorded on the turn's row, which its owner reads at its next
+//! lease renewal.
+//!
+//! Behind a transaction-mode pooler (PgBouncer and friends) `LISTEN` seems to work but hears
+//! nothing, because the server connection goes back to the pooler's pool after each
+//! statement. [`Doorbell::start`] therefore rings itself once and waits for the echo; without
+//! it the replica says so in the log and stays with polling.
+
+use std::{
+    collections::HashMap,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicU8, Ordering},
+    },
+    time::Duration,
+};
+
+use serde::Serialize;
+use sqlx::{
+    PgPool,
+    postgres::{PgListener, PgPoolOptions},
+};
+use tokio::{sync::mpsc, task::JoinHandle};
+
+use super::ReplicaId;
+use crate::events::PollingBus;
+
+/// The notification channel all replicas share.
+pub const CHANNEL: &str = "haico_doorbell";
+
+/// The largest payload sent (PostgreSQL refuses 8000 bytes and more).
+const MAX_PAYLOAD: usize = 7_000;
+
+/// How long the start-up self-test waits for its own ring.
+const ECHO_WITHIN: Duration = Duration::from_secs(3);
+
+/// How long one `pg_notify` may take before the batch is dropped (the bus's poll catches up).
+const RING_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Pause before trying to listen again after the connection failed.
+const RETRY_AFTER: Duration = Duration::from_secs(1);
+
+/// What a replica asks the others.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Ring {
+    /// The thread's log grew to `seq`.
+    Event { thread: String, seq: i64 },
+    /// Stop the thread's running turn.
+    Cancel { thread: String },
+    /// The start-up self-test.
+    Probe { nonce: String },
+}
+
+/// How the doorbell is doing, for `/healthz`, `/metrics` and the poller's pace.
+#[derive(Debug, Default)]
+pub struct DoorbellStatus {
+    state: AtomicU8,
+    reason: Mutex<String>,
+}
+
+/// The doorbell's state as `/healthz` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct DoorbellHealth {
+    /// `listen` while other replicas' events arrive by `LISTEN/NOTIFY`, `poll` while they
+    /// arrive only by polling the event log.
+    pub mode: &'static str,
+    /// Whether the mode is the one this replica wants (`false`: the listening connection is
+    /// down, or `LISTEN` does not work here).
+    pub ok: bool,
+    /// Why not, and what it costs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+const STARTING: u8 = 0;
+const LISTENING: u8 = 1;
+const DOWN: u8 = 2;
+const UNSUPPORTED: u8 = 3;
+
+impl DoorbellStatus {
+    /// Whether rings are being heard right now.
+    pub fn listening(&self) -> bool {
+        self.state.load(Ordering::Acquire) == LISTENING
+    }
+
+    /// The state for `/healthz`.
+    pub fn health(&self) -> DoorbellHealth {
+        let reason = self.reason.lock().map(|r| r.clone()).unwrap_or_default();
+        match self.state.load(Ordering::Acquire) {
+            LISTENING => DoorbellHealth {
+                mode: "listen",
+                ok: true,
+                error: None,
+            },
+            STARTING => DoorbellHealth {
+                mode: "poll",
+                ok: false,
+                error: Some("the LISTEN connection is being set up".to_string()),
+            },
+            _ => DoorbellHealth {
+                mode: "poll",
+                ok: false,
+                error: Some(reason),
+            },
+        }
+    }
+
+    fn set(&self, state: u8, reason: &str) {
+        if let Ok(mut current) = self.reason.lock() {
+            *current = reason.to_string();
+        }
+        self.state.store(state, Ordering::Release);
+        crate::metrics::doorbell_listening(state == LISTENING);
+    }
+}
+
+/// Rings the other replicas; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Doorbell {
+    out: mpsc::UnboundedSender<Ring>,
+    status: Arc<DoorbellStatus>,
+}
+
+/// Called with the thread of every cancel ring heard.
+pub type OnCancel = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// The doorbell's background tasks; abort them on shutdown.
+#[derive(Debug)]
+pub struct DoorbellTasks {
+    ringer: JoinHandle<()>,
+    listener: Option<JoinHandle<()>>,
+}
+
+impl DoorbellTasks {
+    /// Stops ringing and listening.
+    pub fn abort(&self) {
+        self.ringer.abort();
+        if let Some(listener) = &self.listener {
+            listener.abort();
+        }
+    }
+}
+
+impl Doorbell {
+    /// Starts ringing over `pool` and, with `listen`, listening on a connection of its own;
+    /// events heard go to `bus`, cancels to `on_cancel`. Returns once the listener is known
+    /// to hear rings, or known not to (then the reason is logged and the bus keeps polling).
+    /// Without `listen` (a process that runs no event streams, or `HAICO_LISTEN_NOTIFY=off`)
+    /// it only rings.
+    pub async fn start(
+        pool: PgPool,
+        replica: &ReplicaId,
+        bus: Arc<PollingBus>,
+        on_cancel: OnCancel,
+        listen: bool,
+    ) -> (Self, DoorbellTasks) {
+        let (out, rx) = mpsc::unbounded_channel();
+        let status = Arc::new(DoorbellStatus::default());
+        let ringer = tokio::spawn(ring_loop(pool.clone(), rx));
+        let doorbell = Self {
+            out,
+            status: Arc::clone(&status),
+        };
+        if !listen {
+            status.set(
+                UNSUPPORTED,
+                "LISTEN is turned off (HAICO_LISTEN_NOTIFY=off): other replicas' events arrive \
+                 by polling the event log every 250 ms",
+            );
+            return (
+                doorbell,
+                DoorbellTasks {
+                    ringer,
+                    listener: None,
+                },
+            );
+        }
+        let probe = format!("{replica}-{}", uuid::Uuid::new_v4().simple());
+        let (echo_tx, echo_rx) = tokio::sync::oneshot::channel();
+        let listener = tokio::spawn(listen_loop(
+            pool,
+            bus,
+            on_cancel,
+            Arc::clone(&status),
+            probe.clone(),
+            echo_tx,
+        ));
+        // The self-test: ring once and wait to hear it.
+        let _ = doorbell.out.send(Ring::Probe { nonce: probe });
+        match tokio::time::timeout(ECHO_WITHIN, echo_rx).await {
+            Ok(Ok(())) => {
+                tracing::info!(
+                    channel = CHANNEL,
+                    "listening for other replicas' events (LISTEN/NOTIFY)"
+                );
+            }
+            _ => {
+                let reason = "LISTEN hears nothing on this connection (is the database behind a \
+                              transaction-mode pooler such as PgBouncer? Point \
+                              HAICO_DATABASE_URL at PostgreSQL or a session-mode pool): other \
+                              replicas' events arrive by polling the event log every 250 ms";
+                tracing::warn!("{reason}");
+                listener.abort();
+                status.set(UNSUPPORTED, reason);
+                return (
+                    doorbell,
+                    DoorbellTasks {
+                        ringer,
+                        listener: None,
+                    },
+                );
+            }
+        }
+        (
+            doorbell,
+            DoorbellTasks {
+                ringer,
+                listener: Some(listener),
+            },
+        )
+    }
+
+    /// Tells the other replicas that `thread`'s log now ends at `seq`.
+    pub fn ring_event(&self, thread: &str, seq: i64) {
+        let _ = self.out.send(Ring::Event {
+            thread: thread.to_string(),
+            seq,
+        });
+    }
+
+    /// Asks whichever replica runs `thread`'s turn to stop it.
+    pub fn ring_cancel(&self, thread: &str) {
+        let _ = self.out.send(Ring::Cancel {
+            thread: thread.to_string(),
+        });
+    }
+
+    /// How the listening side is doing.
+    pub fn status(&self) -> &Arc<DoorbellStatus> {
+        &self.status
+    }
+}
+
+/// Sends what queued, in as few notifications as fit.
+async fn ring_loop(pool: PgPool, mut rx: mpsc::UnboundedReceiver<Ring>) {
+    let mut failing = false;
+    while let Some(first) = rx.recv().await {
+        let mut rings = vec![first];
+        while rings.len() < 10_000
+            && let Ok(next) = rx.try_recv()
+        {
+            rings.push(next);
+        }
+        for payload in payloads(rings) {
+            let sent = tokio::time::timeout(
+                RING_TIMEOUT,
+                sqlx::query("SELECT pg_notify($1, $2)")
+                    .bind(CHANNEL)
+                    .bind(&payload)
+                    .execute(&pool),
+            )
+            .await;
+            match sent {
+                Ok(Ok(_)) if failing => {
+                    failing = false;
+                    tracing::info!("the doorbell rings again");
+                }
+                Ok(Ok(_)) => {}
+                Ok(Err(err)) if !failing => {
+                    failing = true;
+                    tracing::warn!(error = %err, "could not ring the other replicas; they see \
+                                   this replica's events when they next poll");
+                }
+                Err(_) if !failing => {
+                    failing = true;
+                    tracing::warn!(
+                        "ringing the other replicas timed out; they see this \
+                                    replica's events when they next poll"
+                    );
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Lines for `rings` (events coalesced per thread to the newest), cut into payloads that fit.
+fn payloads(rings: Vec<Ring>) -> Vec<String> {
+    let mut newest: HashMap<String, i64> = HashMap::new();
+    let mut lines = Vec::new();
+    for ring in rings {
+        match ring {
+            Ring::Event { thread, seq } => {
+                let entry = newest.entry(thread).or_insert(seq);
+                *entry = (*entry).max(seq);
+            }
+            Ring::Cancel { thread } => lines.push(format!("c {thread}")),
+            Ring::Probe { nonce } => lines.push(format!("p {nonce}")),
+        }
+    }
+    lines.extend(
+        newest
+            .into_iter()
+            .map(|(thread, seq)| format!("e {thread} {seq}")),
+    );
+    let mut payloads = Vec::new();
+    let mut current = String::new();
+    for line in lines {
+        if !current.is_empty() && current.len() + 1 + line.len() > MAX_PAYLOAD {
+            payloads.push(std::mem::take(&mut current));
+        }
+        if !current.is_empty() {
+            current.push('\n');
+        }
+        current.push_str(&line);
+    }
+    if !current.is_empty() {
+        payloads.push(current);
+    }
+    payloads
+}
+
+/// Reads a payload back; lines it does not understand are skipped.
+fn parse(payload: &str) -> Vec<Ring> {
+    payload
+        .lines()
+        .filter_map(|line| {
+            let mut parts = line.split(' ');
+            match (parts.next(), parts.next(), parts.next()) {
+                (Some("e"), Some(thread), Some(seq)) => Some(Ring::Event {
+                    thread: thread.to_string(),
+                    seq: seq.parse().ok()?,
+                }),
+                (Some("c"), Some(thread), None) => Some(Ring::Cancel {
+                    thread: thread.to_string(),
+                }),
+                (Some("p"), Some(nonce), None) => Some(Ring::Probe {
+                    nonce: nonce.to_string(),
+                }),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// A listener on a connection of its own: a one-connection pool with the main pool's
+/// settings, so the main pool's size is untouched and a reconnect needs no pool slot.
+async fn listener(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
+    let own = PgPoolOptions::new()
+        .max_connections(1)
+        .min_connections(0)
+        .max_lifetime(None)
+        .idle_timeout(None)
+        .acquire_timeout(Duration::from_secs(5))
+        .connect_with((*pool.connect_options()).clone())
+        .await?;
+    let mut listener = PgListener::connect_with(&own).await?;
+    listener.ignore_pool_close_event(true);
+    listener.listen(CHANNEL).await?;
+    Ok(listener)
+}
+
+/// Listens until aborted, reconnecting when the connection fails; after each (re)connect the
+/// bus reads what it may have missed.
+async fn listen_loop(
+    pool: PgPool,
+    bus: Arc<PollingBus>,
+    on_cancel: OnCancel,
+    status: Arc<DoorbellStatus>,
+    probe: String,
+    echo: tokio::sync::oneshot::Sender<()>,
+) {
+    let mut echo = Some(echo);
+    let mut reported = false;
+    loop {
+        let mut heard = match listener(&pool).await {
+            Ok(listener) => listener,
+            Err(err) => {
+                let reason = format!(
+                    "the LISTEN connection is down ({err}); other replicas' events arrive by \
+                     polling every 250 ms until it is back"
+                );
+                if !reported {
+                    tracing::warn!("{reason}");
+                    reported = true;
+                }
+                status.set(DOWN, &reason);
+                tokio::time::sleep(RETRY_AFTER).await;
+                continue;
+            }
+        };
+        if reported {
+            tracing::info!("the LISTEN connection is back");
+        }
+        // Listening before the self-test's echo counts only once it is heard.
+        if echo.is_none() {
+            status.set(LISTENING, "");
+        }
+        // Whatever was rung while nobody listened is in the log.
+        if let Err(err) = bus.poll_once().await {
+            tracing::debug!(error = %err, "catching up after listening again");
+        }
+        // `None` or an error: the connection was lost, notifications may have been missed.
+        while let Ok(Some(notification)) = heard.try_recv().await {
+            let mut moved = Vec::new();
+            for ring in parse(notification.payload()) {
+                match ring {
+                    Ring::Event { thread, seq } => moved.push((thread, seq)),
+                    Ring::Cancel { thread } => on_cancel(&thread),
+                    Ring::Probe { nonce } if nonce == probe => {
+                        if let Some(echo) = echo.take() {
+                            status.set(LISTENING, "");
+                            let _ = echo.send(());
+                        }
+                    }
+                    Ring::Probe { .. } => {}
+                }
+            }
+            if !moved.is_empty()
+                && let Err(err) = bus.announce_moved(moved).await
+            {
+                tracing::debug!(error = %err, "reading rung events; the poll retries");
+            }
+        }
+        let reason = "the LISTEN connection was lost; other replicas' events arrive by polling \
+                      every 250 ms until it is back";
+        tracing::warn!("{reason}");
+        reported = true;
+        status.set(DOWN, reason);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payloads_coalesce_events_and_stay_small() {
+        let mut rings = vec![Ring::Cancel { thread: "t".into() }];
+        for seq in 1..=5 {
+            rings.push(Ring::Event {
+                thread: "a".into(),
+                seq,
+            });
+        }
+        let sent = payloads(rings);
+        assert_eq!(sent.len(), 1);
+        let mut got = parse(&sent[0]);
+        got.sort_by_key(|r| format!("{r:?}"));
+        assert_eq!(
+            got,
+            vec![
+                Ring::Cancel { thread: "t".into() },
+                Ring::Event {
+                    thread: "a".into(),
+                    seq: 5
+                },
+            ]
+        );
+
+        let many: Vec<Ring> = (0..2_000)
+            .map(|i| Ring::Event {
+                thread: format!("thread-{i:0>60}"),
+                seq: i,
+            })
+            .collect();
+        let sent = payloads(many);
+        assert!(sent.len() > 1);
+        assert!(sent.iter().all(|p| p.len() <= MAX_PAYLOAD));
+        let back: usize = sent.iter().map(|p| parse(p).len()).sum();
+        assert_eq!(back, 2_000);
+    }
+
+    #[test]
+    fn parse_skips_what_it_does_not_know() {
+        assert_eq!(
+            parse("x y\ne t notanumber\ne t 7\nc\n"),
+            vec![Ring::Event {
+                thread: "t".into(),
+                seq: 7
+            }]
+        );
+    }
+}
