@@ -150,7 +150,7 @@ impl PollingBus {
                     .any(|(w, announced)| w == id && *announced != Some(*last))
             })
             .collect();
-        self.announce_from_log(moved).await
+        self.announce_from_log(moved, true).await
     }
 
     /// Announces what other replicas rang about: for each `(thread, seq)` whose thread has
@@ -167,11 +167,17 @@ impl PollingBus {
                     .any(|(w, announced)| w == id && announced.is_none_or(|a| a < *seq))
             })
             .collect();
-        self.announce_from_log(moved).await
+        self.announce_from_log(moved, false).await
     }
 
-    /// Reads the newest event of each moved thread and publishes it here.
-    async fn announce_from_log(&self, moved: Vec<(String, i64)>) -> Result<usize, StoreError> {
+    /// Reads the newest event of each moved thread and publishes it here. With `exact`, the
+    /// sequence numbers are the logs' current ends (a poll) and are remembered as they are;
+    /// else (a ring) only a number whose event was read moves what was announced forward.
+    async fn announce_from_log(
+        &self,
+        moved: Vec<(String, i64)>,
+        exact: bool,
+    ) -> Result<usize, StoreError> {
         if moved.is_empty() {
             return Ok(0);
         }
@@ -190,6 +196,7 @@ impl PollingBus {
         }
         repo.rollback().await?;
         let count = newest.len();
+        let read: Vec<String> = newest.iter().map(|(id, _)| id.clone()).collect();
         for (thread_id, event) in newest {
             self.deliver(&thread_id, vec![Arc::new(LiveEvent::from(event))]);
         }
@@ -199,7 +206,11 @@ impl PollingBus {
         if let Ok(mut channels) = self.channels.lock() {
             for (thread_id, last) in moved {
                 if let Some(channel) = channels.get_mut(&thread_id) {
-                    channel.announced = Some(last);
+                    if exact {
+                        channel.announced = Some(last);
+                    } else if read.contains(&thread_id) {
+                        channel.announced = Some(channel.announced.map_or(last, |a| a.max(last)));
+                    }
                 }
             }
         }

@@ -1,8 +1,8 @@
 //! The doorbell: PostgreSQL `LISTEN/NOTIFY` telling the other replicas that something
 //! happened, never what.
 //!
-//! Every replica keeps one connection of its own, outside the pool, listening on
-//! [`CHANNEL`]. After a commit, the replica rings with the thread and the newest sequence
+//! Every replica keeps one connection of its own, outside the pool, listening on the
+//! schema's channel ([`CHANNEL_PREFIX`]). After a commit, the replica rings with the thread and the newest sequence
 //! number (`e <thread> <seq>`); a cancel asked for a turn running elsewhere rings with the
 //! thread (`c <thread>`). Rings are batched: whatever queued while the previous `pg_notify`
 //! was on the wire goes out in the next one, a thread's events coalesced to its newest number,
@@ -33,6 +33,7 @@ use std::{
 };
 
 use serde::Serialize;
+use sha2::Digest;
 use sqlx::{
     PgPool,
     postgres::{PgListener, PgPoolOptions},
@@ -42,8 +43,27 @@ use tokio::{sync::mpsc, task::JoinHandle};
 use super::ReplicaId;
 use crate::events::PollingBus;
 
-/// The notification channel all replicas share.
-pub const CHANNEL: &str = "haico_doorbell";
+/// The notification channel's prefix. Channels are per database, not per schema, so the
+/// channel is named after the schema the tables live in (`haico_doorbell_public`): two
+/// deployments in two schemas of one database do not hear each other.
+pub const CHANNEL_PREFIX: &str = "haico_doorbell_";
+
+/// The channel of the schema `pool` works in (PostgreSQL identifiers stop at 63 bytes; a
+/// longer schema name is shortened to a digest of itself).
+async fn channel_of(pool: &PgPool) -> String {
+    let schema: String = sqlx::query_scalar("SELECT current_schema()")
+        .fetch_one(pool)
+        .await
+        .unwrap_or_else(|_| "public".to_string());
+    let name = format!("{CHANNEL_PREFIX}{schema}");
+    if name.len() <= 63 {
+        name
+    } else {
+        let digest = sha2::Sha256::digest(schema.as_bytes());
+        let hex: String = digest.iter().take(16).map(|b| format!("{b:02x}")).collect();
+        format!("{CHANNEL_PREFIX}{hex}")
+    }
+}
 
 /// The largest payload sent (PostgreSQL refuses 8000 bytes and more).
 const MAX_PAYLOAD: usize = 7_000;
@@ -173,7 +193,8 @@ impl Doorbell {
     ) -> (Self, DoorbellTasks) {
         let (out, rx) = mpsc::unbounded_channel();
         let status = Arc::new(DoorbellStatus::default());
-        let ringer = tokio::spawn(ring_loop(pool.clone(), rx));
+        let channel: Arc<str> = Arc::from(channel_of(&pool).await);
+        let ringer = tokio::spawn(ring_loop(pool.clone(), Arc::clone(&channel), rx));
         let doorbell = Self {
             out,
             status: Arc::clone(&status),
@@ -196,18 +217,19 @@ impl Doorbell {
         let (echo_tx, echo_rx) = tokio::sync::oneshot::channel();
         let listener = tokio::spawn(listen_loop(
             pool,
+            Arc::clone(&channel),
             bus,
             on_cancel,
             Arc::clone(&status),
-            probe.clone(),
+            probe,
             echo_tx,
+            doorbell.out.clone(),
         ));
-        // The self-test: ring once and wait to hear it.
-        let _ = doorbell.out.send(Ring::Probe { nonce: probe });
+        // The self-test: the listener rings once it listens, and must hear itself.
         match tokio::time::timeout(ECHO_WITHIN, echo_rx).await {
             Ok(Ok(())) => {
                 tracing::info!(
-                    channel = CHANNEL,
+                    channel = %channel,
                     "listening for other replicas' events (LISTEN/NOTIFY)"
                 );
             }
@@ -259,7 +281,7 @@ impl Doorbell {
 }
 
 /// Sends what queued, in as few notifications as fit.
-async fn ring_loop(pool: PgPool, mut rx: mpsc::UnboundedReceiver<Ring>) {
+async fn ring_loop(pool: PgPool, channel: Arc<str>, mut rx: mpsc::UnboundedReceiver<Ring>) {
     let mut failing = false;
     while let Some(first) = rx.recv().await {
         let mut rings = vec![first];
@@ -272,7 +294,7 @@ async fn ring_loop(pool: PgPool, mut rx: mpsc::UnboundedReceiver<Ring>) {
             let sent = tokio::time::timeout(
                 RING_TIMEOUT,
                 sqlx::query("SELECT pg_notify($1, $2)")
-                    .bind(CHANNEL)
+                    .bind(&*channel)
                     .bind(&payload)
                     .execute(&pool),
             )
@@ -362,7 +384,7 @@ fn parse(payload: &str) -> Vec<Ring> {
 
 /// A listener on a connection of its own: a one-connection pool with the main pool's
 /// settings, so the main pool's size is untouched and a reconnect needs no pool slot.
-async fn listener(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
+async fn listener(pool: &PgPool, channel: &str) -> Result<PgListener, sqlx::Error> {
     let own = PgPoolOptions::new()
         .max_connections(1)
         .min_connections(0)
@@ -373,7 +395,7 @@ async fn listener(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
         .await?;
     let mut listener = PgListener::connect_with(&own).await?;
     listener.ignore_pool_close_event(true);
-    listener.listen(CHANNEL).await?;
+    listener.listen(channel).await?;
     Ok(listener)
 }
 
@@ -381,16 +403,18 @@ async fn listener(pool: &PgPool) -> Result<PgListener, sqlx::Error> {
 /// bus reads what it may have missed.
 async fn listen_loop(
     pool: PgPool,
+    channel: Arc<str>,
     bus: Arc<PollingBus>,
     on_cancel: OnCancel,
     status: Arc<DoorbellStatus>,
     probe: String,
     echo: tokio::sync::oneshot::Sender<()>,
+    ring: mpsc::UnboundedSender<Ring>,
 ) {
     let mut echo = Some(echo);
     let mut reported = false;
     loop {
-        let mut heard = match listener(&pool).await {
+        let mut heard = match listener(&pool, &channel).await {
             Ok(listener) => listener,
             Err(err) => {
                 let reason = format!(
@@ -409,9 +433,14 @@ async fn listen_loop(
         if reported {
             tracing::info!("the LISTEN connection is back");
         }
-        // Listening before the self-test's echo counts only once it is heard.
+        // Listening counts once the self-test's echo is heard; after that, a reconnect is
+        // trusted as the first connection was.
         if echo.is_none() {
             status.set(LISTENING, "");
+        } else {
+            let _ = ring.send(Ring::Probe {
+                nonce: probe.clone(),
+            });
         }
         // Whatever was rung while nobody listened is in the log.
         if let Err(err) = bus.poll_once().await {

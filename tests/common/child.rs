@@ -138,6 +138,11 @@ impl ChildServer {
         all[all.len().saturating_sub(lines)..].join("\n")
     }
 
+    /// The process id of the current run.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map(Child::id).expect("the server runs")
+    }
+
     /// `kill -9`: the process ends at once, with no chance to flush or shut down.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {

@@ -1,0 +1,479 @@
+//! Three real `haico serve` processes on one PostgreSQL database, as a load balancer without
+//! stickiness would use them: events from each replica reach the event streams of the others
+//! exactly once and in order (`Last-Event-ID` resumes anywhere); one turn per thread holds
+//! everywhere; a cancel reaches the turn from any replica; a replica killed with `kill -9`
+//! mid-turn has its turn ended by the others within 30 s and the thread takes a new turn; a
+//! replica that starts while others run turns disturbs none; a replica that shuts down ends its
+//! turns cleanly.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{
+    Engine, TestDb,
+    child::ChildServer,
+    mock_llm::{MockLlm, Script, call},
+    sse::{Frame, SseReader},
+};
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+/// A mock model and `n` replicas on one fresh PostgreSQL schema.
+struct Cluster {
+    db: TestDb,
+    mock: MockLlm,
+    replicas: Vec<ChildServer>,
+}
+
+impl Cluster {
+    async fn start(n: usize, scripts: Vec<Script>, lease_secs: Option<&str>) -> Self {
+        let db = TestDb::new(Engine::Postgres).await;
+        let mock = MockLlm::openai(scripts).await;
+        let mut replicas = Vec::new();
+        for i in 0..n {
+            replicas.push(start_replica(&db, &mock, i, lease_secs).await);
+        }
+        Self { db, mock, replicas }
+    }
+
+    async fn cleanup(self) {
+        drop(self.replicas);
+        self.db.cleanup().await;
+    }
+}
+
+async fn start_replica(db: &TestDb, mock: &MockLlm, i: usize, lease: Option<&str>) -> ChildServer {
+    let id = format!("replica-{i}");
+    let base = mock.base_url();
+    let mut env = vec![
+        ("HAICO_REPLICA_ID", id.as_str()),
+        ("HAICO_LLM_PROVIDER", "openai"),
+        ("HAICO_LLM_BASE_URL", base.as_str()),
+        ("HAICO_LLM_MODEL", "mock-model"),
+        ("HAICO_LLM_API_KEY", "test-key"),
+        ("HAICO_LLM_TIMEOUT_SECS", "120"),
+        ("HAICO_DB_MAX_CONNECTIONS", "4"),
+    ];
+    if let Some(lease) = lease {
+        env.push(("HAICO_TURN_LEASE_SECS", lease));
+    }
+    let server = ChildServer::start(&db.url, &env).await;
+    // Each replica hears the others by LISTEN/NOTIFY.
+    let health: Value = server
+        .http
+        .get(server.url("/healthz"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        health,
+        json!({"status": "ok", "events": {"mode": "listen", "ok": true}}),
+        "{}",
+        server.log_tail(20)
+    );
+    server
+}
+
+async fn post(server: &ChildServer, path: &str, body: Value) -> (u16, Value) {
+    let response = server
+        .http
+        .post(server.url(path))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let body = response.json().await.unwrap_or(Value::Null);
+    (status, body)
+}
+
+async fn get(server: &ChildServer, path: &str) -> Value {
+    let response = server.http.get(server.url(path)).send().await.unwrap();
+    assert_eq!(response.status(), 200, "GET {path}");
+    response.json().await.unwrap()
+}
+
+async fn events(server: &ChildServer, thread: &str, after: Option<i64>) -> SseReader {
+    SseReader::open(
+        &stream_client(),
+        &server.url(&format!("/api/threads/{thread}/events")),
+        after,
+    )
+    .await
+}
+
+/// Frames until one named `name` (inclusive).
+async fn until(stream: &mut SseReader, name: &str) -> Vec<Frame> {
+    let mut seen = Vec::new();
+    loop {
+        let frame = stream.next(Duration::from_secs(40)).await;
+        let done = frame.event == name;
+        seen.push(frame);
+        if done {
+            return seen;
+        }
+    }
+}
+
+/// Durable frames (with an id) until `last` has been seen.
+async fn durable_until(stream: &mut SseReader, last: i64) -> Vec<i64> {
+    let mut ids = Vec::new();
+    while ids.last() != Some(&last) {
+        let frame = stream.next(WAIT).await;
+        if let Some(id) = frame.id {
+            ids.push(id);
+        }
+    }
+    ids
+}
+
+/// A client for streams, which may stay open longer than the servers' clients allow.
+fn stream_client() -> reqwest::Client {
+    reqwest::Client::new()
+}
+
+fn chat_url(server: &ChildServer, thread: &str) -> String {
+    server.url(&format!("/api/threads/{thread}/chat"))
+}
+
+async fn turn_status(server: &ChildServer, thread: &str, turn: i64) -> Value {
+    let turns = get(server, &format!("/api/threads/{thread}/messages")).await;
+    turns
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["turn_index"] == turn)
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_from_each_replica_reach_the_others_once_in_order_and_resume_anywhere() {
+    let cluster = Cluster::start(3, vec![], None).await;
+    let r = &cluster.replicas;
+    assert_eq!(
+        post(&r[0], "/api/threads", json!({"id": "shared"})).await.0,
+        201
+    );
+    let mut streams = Vec::new();
+    for replica in r {
+        streams.push(events(replica, "shared", None).await);
+    }
+    // Writes land round-robin; each answered write is one logged event.
+    const WRITES: usize = 30;
+    let mut lags = Vec::new();
+    let mut ids: Vec<Vec<i64>> = vec![Vec::new(); 3];
+    for n in 0..WRITES {
+        let (status, _) = post(
+            &r[n % 3],
+            "/api/threads/shared/todos",
+            json!({"text": format!("step {n}")}),
+        )
+        .await;
+        assert_eq!(status, 201);
+        // Every other replica's stream shows it: how long after the answer.
+        let answered = Instant::now();
+        for (i, stream) in streams.iter_mut().enumerate() {
+            let frame = stream.next(WAIT).await;
+            assert_eq!(frame.event, "workspace", "replica {i}: {frame:?}");
+            ids[i].push(frame.id.expect("a durable event has an id"));
+            if i != n % 3 {
+                lags.push(answered.elapsed());
+            }
+        }
+    }
+    // The same events, in the same strictly rising order, on every replica.
+    assert!(ids[0].windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+    assert_eq!(ids[0], ids[1]);
+    assert_eq!(ids[0], ids[2]);
+    let last = get(&r[1], "/api/threads/shared/todos").await;
+    assert_eq!(last.as_array().map(Vec::len), Some(WRITES));
+    // Nothing more (no duplicates) on any stream.
+    for stream in &mut streams {
+        assert!(stream.try_next(Duration::from_millis(600)).await.is_none());
+    }
+    lags.sort();
+    let p99 = lags[lags.len() * 99 / 100 - 1];
+    assert!(
+        p99 < Duration::from_millis(500),
+        "cross-replica lag p99 {p99:?}"
+    );
+
+    // Resume on another replica from the middle: exactly the rest, in order.
+    let mut resumed = events(&r[2], "shared", Some(ids[0][9])).await;
+    let rest = durable_until(&mut resumed, *ids[0].last().unwrap()).await;
+    assert_eq!(rest, ids[0][10..].to_vec());
+    cluster.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_turn_per_thread_everywhere_and_cancel_from_another_replica() {
+    let cluster = Cluster::start(
+        3,
+        vec![
+            Script::tool_calls(vec![call(
+                "set_objective",
+                json!({"objective": "Ship it", "action_and_reasoning": "Setting the goal."}),
+            )]),
+            Script::text("a long answer that never ends").stall_after(3),
+            Script::text("Back again."),
+        ],
+        None,
+    )
+    .await;
+    let r = &cluster.replicas;
+    assert_eq!(
+        post(&r[0], "/api/threads", json!({"id": "busy"})).await.0,
+        201
+    );
+    // Nothing runs yet: a cancel anywhere is a 409.
+    assert_eq!(
+        post(&r[2], "/api/threads/busy/cancel", json!({})).await.0,
+        409
+    );
+    let mut watcher = events(&r[1], "busy", None).await;
+    let mut chat = SseReader::post(
+        &stream_client(),
+        &chat_url(&r[0], "busy"),
+        &json!({"message": "Go"}),
+    )
+    .await;
+    until(&mut chat, "token").await;
+    for replica in r {
+        let (status, body) = post(
+            replica,
+            "/api/threads/busy/chat",
+            json!({"message": "Again"}),
+        )
+        .await;
+        assert_eq!(status, 409, "{body}");
+    }
+    // The watcher on another replica sees the turn as it runs.
+    let seen = until(&mut watcher, "workspace").await;
+    assert_eq!(
+        seen.iter().map(|f| f.event.as_str()).collect::<Vec<_>>(),
+        ["turn", "step", "workspace"]
+    );
+    assert_eq!(seen[0].event, "turn");
+
+    let (status, body) = post(&r[2], "/api/threads/busy/cancel", json!({})).await;
+    assert_eq!((status, body), (202, json!({"cancelled": true})));
+    let asked = Instant::now();
+    let end = until(&mut chat, "done").await;
+    assert!(
+        asked.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        asked.elapsed()
+    );
+    let error = end
+        .iter()
+        .find(|f| f.event == "error")
+        .expect("an error event");
+    assert!(
+        error.data["message"]
+            .as_str()
+            .unwrap()
+            .contains("cancelled"),
+        "{error:?}"
+    );
+    assert_eq!(end.last().unwrap().data["status"], "cancelled");
+    let watched = until(&mut watcher, "done").await;
+    assert_eq!(watched.last().unwrap().data["status"], "cancelled");
+
+    let turn = turn_status(&r[1], "busy", 1).await;
+    assert_eq!(turn["status"], "cancelled");
+    assert_eq!(turn["steps"].as_array().map(Vec::len), Some(1));
+    // The thread is free everywhere: the next turn runs on yet another replica.
+    let mut next = SseReader::post(
+        &stream_client(),
+        &chat_url(&r[1], "busy"),
+        &json!({"message": "Again"}),
+    )
+    .await;
+    let frames = until(&mut next, "done").await;
+    assert_eq!(frames.last().unwrap().data["status"], "completed");
+    cluster.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_replicas_turn_ends_within_30_s_and_the_thread_takes_a_new_turn() {
+    // The default lease: the promise is about what operators get.
+    let mut cluster = Cluster::start(
+        3,
+        vec![
+            Script::tool_calls(vec![call(
+                "add_todos",
+                json!({"todos": ["Draft"], "action_and_reasoning": "Planning the work."}),
+            )]),
+            Script::text("thinking very hard about it").stall_after(3),
+            Script::text("Here I am."),
+        ],
+        None,
+    )
+    .await;
+    assert_eq!(
+        post(
+            &cluster.replicas[0],
+            "/api/threads",
+            json!({"id": "orphan"})
+        )
+        .await
+        .0,
+        201
+    );
+    let mut watcher = events(&cluster.replicas[1], "orphan", None).await;
+    let mut chat = SseReader::post(
+        &stream_client(),
+        &chat_url(&cluster.replicas[0], "orphan"),
+        &json!({"message": "Plan it"}),
+    )
+    .await;
+    until(&mut chat, "token").await;
+    until(&mut watcher, "step").await;
+
+    cluster.replicas[0].kill();
+    let killed = Instant::now();
+    let (status, _) = post(
+        &cluster.replicas[2],
+        "/api/threads/orphan/chat",
+        json!({"message": "Hello?"}),
+    )
+    .await;
+    assert_eq!(
+        status, 409,
+        "the dead replica's turn still holds the thread until its lease ends"
+    );
+
+    let end = until(&mut watcher, "done").await;
+    let took = killed.elapsed();
+    assert!(took < Duration::from_secs(30), "took {took:?}");
+    let error = end
+        .iter()
+        .find(|f| f.event == "error")
+        .expect("an error event");
+    assert!(
+        error.data["message"]
+            .as_str()
+            .unwrap()
+            .contains("server running this turn stopped"),
+        "{error:?}"
+    );
+    assert_eq!(
+        end.last().unwrap().data,
+        json!({"turn_index": 1, "status": "failed"})
+    );
+    let turn = turn_status(&cluster.replicas[2], "orphan", 1).await;
+    assert_eq!(turn["status"], "failed");
+    assert_eq!(
+        turn["steps"][0]["tool"], "add_todos",
+        "the step it made is kept: {turn}"
+    );
+
+    let mut next = SseReader::post(
+        &stream_client(),
+        &chat_url(&cluster.replicas[2], "orphan"),
+        &json!({"message": "Hello?"}),
+    )
+    .await;
+    let frames = until(&mut next, "done").await;
+    assert_eq!(frames.last().unwrap().data["status"], "completed");
+    // Exactly one replica ended the turn.
+    let enders = cluster.replicas[1..]
+        .iter()
+        .filter(|r| r.log_text().contains("ended a turn whose replica stopped"))
+        .count();
+    assert_eq!(enders, 1);
+    cluster.cleanup().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_that_starts_disturbs_no_running_turn_and_one_that_stops_ends_its_own() {
+    let mut cluster = Cluster::start(
+        2,
+        vec![
+            Script::text("slowly, word by word, the answer arrives")
+                .chunk_delay(Duration::from_millis(150)),
+            Script::text("this one never ends").stall_after(3),
+        ],
+        Some("3"),
+    )
+    .await;
+    for id in ["steady", "stopping"] {
+        assert_eq!(
+            post(&cluster.replicas[0], "/api/threads", json!({"id": id}))
+                .await
+                .0,
+            201
+        );
+    }
+    let mut chat = SseReader::post(
+        &stream_client(),
+        &chat_url(&cluster.replicas[0], "steady"),
+        &json!({"message": "Take your time"}),
+    )
+    .await;
+    until(&mut chat, "token").await;
+    // A third replica starts (and a second one restarts) while the turn runs.
+    let newcomer = start_replica(&cluster.db, &cluster.mock, 2, Some("3")).await;
+    cluster.replicas[1].restart().await;
+    let frames = until(&mut chat, "done").await;
+    assert_eq!(
+        frames.last().unwrap().data["status"],
+        "completed",
+        "{frames:#?}"
+    );
+    assert!(frames.iter().all(|f| f.event != "error"), "{frames:#?}");
+
+    // A turn on the newcomer, then the newcomer shuts down: its turn ends saying so, at once.
+    let mut watcher = events(&cluster.replicas[0], "stopping", None).await;
+    let mut running = SseReader::post(
+        &stream_client(),
+        &chat_url(&newcomer, "stopping"),
+        &json!({"message": "Go on"}),
+    )
+    .await;
+    until(&mut running, "token").await;
+    let pid = newcomer.pid();
+    let stopped = Instant::now();
+    assert!(
+        std::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let end = until(&mut watcher, "done").await;
+    assert!(
+        stopped.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        stopped.elapsed()
+    );
+    let error = end
+        .iter()
+        .find(|f| f.event == "error")
+        .expect("an error event");
+    assert!(
+        error.data["message"]
+            .as_str()
+            .unwrap()
+            .contains("shut down"),
+        "{error:?}"
+    );
+    assert_eq!(end.last().unwrap().data["status"], "failed");
+    // And the thread is free at once.
+    let (status, _) = post(
+        &cluster.replicas[0],
+        "/api/threads/stopping/cancel",
+        json!({}),
+    )
+    .await;
+    assert_eq!(status, 409);
+    drop(newcomer);
+    cluster.cleanup().await;
+}
