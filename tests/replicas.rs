@@ -12,150 +12,15 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{
-    Engine, TestDb,
-    child::ChildServer,
-    mock_llm::{MockLlm, Script, call},
-    sse::{Frame, SseReader},
+    cluster::*,
+    mock_llm::{Script, call},
+    sse::SseReader,
 };
-use serde_json::{Value, json};
-
-const WAIT: Duration = Duration::from_secs(10);
-
-/// A mock model and `n` replicas on one fresh PostgreSQL schema.
-struct Cluster {
-    db: TestDb,
-    mock: MockLlm,
-    replicas: Vec<ChildServer>,
-}
-
-impl Cluster {
-    async fn start(n: usize, scripts: Vec<Script>, lease_secs: Option<&str>) -> Self {
-        let db = TestDb::new(Engine::Postgres).await;
-        let mock = MockLlm::openai(scripts).await;
-        let mut replicas = Vec::new();
-        for i in 0..n {
-            replicas.push(start_replica(&db, &mock, i, lease_secs).await);
-        }
-        Self { db, mock, replicas }
-    }
-
-    async fn cleanup(self) {
-        drop(self.replicas);
-        self.db.cleanup().await;
-    }
-}
-
-async fn start_replica(db: &TestDb, mock: &MockLlm, i: usize, lease: Option<&str>) -> ChildServer {
-    let id = format!("replica-{i}");
-    let base = mock.base_url();
-    let mut env = vec![
-        ("HAICO_REPLICA_ID", id.as_str()),
-        ("HAICO_LLM_PROVIDER", "openai"),
-        ("HAICO_LLM_BASE_URL", base.as_str()),
-        ("HAICO_LLM_MODEL", "mock-model"),
-        ("HAICO_LLM_API_KEY", "test-key"),
-        ("HAICO_LLM_TIMEOUT_SECS", "120"),
-        ("HAICO_DB_MAX_CONNECTIONS", "4"),
-    ];
-    if let Some(lease) = lease {
-        env.push(("HAICO_TURN_LEASE_SECS", lease));
-    }
-    let server = ChildServer::start(&db.url, &env).await;
-    // Each replica hears the others by LISTEN/NOTIFY.
-    let health: Value = server
-        .http
-        .get(server.url("/healthz"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(
-        health,
-        json!({"status": "ok", "events": {"mode": "listen", "ok": true}}),
-        "{}",
-        server.log_tail(20)
-    );
-    server
-}
-
-async fn post(server: &ChildServer, path: &str, body: Value) -> (u16, Value) {
-    let response = server
-        .http
-        .post(server.url(path))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    let status = response.status().as_u16();
-    let body = response.json().await.unwrap_or(Value::Null);
-    (status, body)
-}
-
-async fn get(server: &ChildServer, path: &str) -> Value {
-    let response = server.http.get(server.url(path)).send().await.unwrap();
-    assert_eq!(response.status(), 200, "GET {path}");
-    response.json().await.unwrap()
-}
-
-async fn events(server: &ChildServer, thread: &str, after: Option<i64>) -> SseReader {
-    SseReader::open(
-        &stream_client(),
-        &server.url(&format!("/api/threads/{thread}/events")),
-        after,
-    )
-    .await
-}
-
-/// Frames until one named `name` (inclusive).
-async fn until(stream: &mut SseReader, name: &str) -> Vec<Frame> {
-    let mut seen = Vec::new();
-    loop {
-        let frame = stream.next(Duration::from_secs(40)).await;
-        let done = frame.event == name;
-        seen.push(frame);
-        if done {
-            return seen;
-        }
-    }
-}
-
-/// Durable frames (with an id) until `last` has been seen.
-async fn durable_until(stream: &mut SseReader, last: i64) -> Vec<i64> {
-    let mut ids = Vec::new();
-    while ids.last() != Some(&last) {
-        let frame = stream.next(WAIT).await;
-        if let Some(id) = frame.id {
-            ids.push(id);
-        }
-    }
-    ids
-}
-
-/// A client for streams, which may stay open longer than the servers' clients allow.
-fn stream_client() -> reqwest::Client {
-    reqwest::Client::new()
-}
-
-fn chat_url(server: &ChildServer, thread: &str) -> String {
-    server.url(&format!("/api/threads/{thread}/chat"))
-}
-
-async fn turn_status(server: &ChildServer, thread: &str, turn: i64) -> Value {
-    let turns = get(server, &format!("/api/threads/{thread}/messages")).await;
-    turns
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["turn_index"] == turn)
-        .cloned()
-        .unwrap_or(Value::Null)
-}
+use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn events_from_each_replica_reach_the_others_once_in_order_and_resume_anywhere() {
-    let cluster = Cluster::start(3, vec![], None).await;
+    let cluster = Cluster::start(3, vec![], &[]).await;
     let r = &cluster.replicas;
     assert_eq!(
         post(&r[0], "/api/threads", json!({"id": "shared"})).await.0,
@@ -224,7 +89,7 @@ async fn one_turn_per_thread_everywhere_and_cancel_from_another_replica() {
             Script::text("a long answer that never ends").stall_after(3),
             Script::text("Back again."),
         ],
-        None,
+        &[],
     )
     .await;
     let r = &cluster.replicas;
@@ -314,7 +179,7 @@ async fn a_killed_replicas_turn_ends_within_30_s_and_the_thread_takes_a_new_turn
             Script::text("thinking very hard about it").stall_after(3),
             Script::text("Here I am."),
         ],
-        None,
+        &[],
     )
     .await;
     assert_eq!(
@@ -401,7 +266,7 @@ async fn a_replica_that_starts_disturbs_no_running_turn_and_one_that_stops_ends_
                 .chunk_delay(Duration::from_millis(150)),
             Script::text("this one never ends").stall_after(3),
         ],
-        Some("3"),
+        &[("HAICO_TURN_LEASE_SECS", "3")],
     )
     .await;
     for id in ["steady", "stopping"] {
@@ -420,7 +285,13 @@ async fn a_replica_that_starts_disturbs_no_running_turn_and_one_that_stops_ends_
     .await;
     until(&mut chat, "token").await;
     // A third replica starts (and a second one restarts) while the turn runs.
-    let newcomer = start_replica(&cluster.db, &cluster.mock, 2, Some("3")).await;
+    let newcomer = start_replica(
+        &cluster.db,
+        &cluster.mock,
+        2,
+        &[("HAICO_TURN_LEASE_SECS", "3")],
+    )
+    .await;
     cluster.replicas[1].restart().await;
     let frames = until(&mut chat, "done").await;
     assert_eq!(

@@ -42,7 +42,7 @@ pub mod ui;
 
 use std::{future::Future, sync::Arc};
 
-use axum::http::{HeaderValue, header};
+use axum::http::{HeaderName, HeaderValue, header};
 use axum::{Router, extract::DefaultBodyLimit, middleware};
 use tokio::net::TcpListener;
 use tower_http::{
@@ -138,6 +138,20 @@ pub fn app(state: AppState, config: &HttpConfig) -> Router {
         .layer(SetResponseHeaderLayer::if_not_present(
             header::X_FRAME_OPTIONS,
             HeaderValue::from_static("DENY"),
+        ))
+        // A proxy in front (nginx) must pass event streams through as they are written, not
+        // buffer them; nginx obeys this header even where its config forgot
+        // `proxy_buffering off`.
+        .layer(SetResponseHeaderLayer::if_not_present(
+            HeaderName::from_static("x-accel-buffering"),
+            |response: &axum::response::Response| {
+                let streams = response
+                    .headers()
+                    .get(header::CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok())
+                    .is_some_and(|v| v.starts_with("text/event-stream"));
+                streams.then(|| HeaderValue::from_static("no"))
+            },
         ))
         .layer(TraceLayer::new_for_http().make_span_with(request_span))
         .with_state(state)

@@ -216,14 +216,16 @@ impl Doorbell {
         let probe = format!("{replica}-{}", uuid::Uuid::new_v4().simple());
         let (echo_tx, echo_rx) = tokio::sync::oneshot::channel();
         let listener = tokio::spawn(listen_loop(
-            pool,
-            Arc::clone(&channel),
-            bus,
-            on_cancel,
-            Arc::clone(&status),
-            probe,
+            Listening {
+                pool,
+                channel: Arc::clone(&channel),
+                bus,
+                on_cancel,
+                status: Arc::clone(&status),
+                probe,
+                ring: doorbell.out.clone(),
+            },
             echo_tx,
-            doorbell.out.clone(),
         ));
         // The self-test: the listener rings once it listens, and must hear itself.
         match tokio::time::timeout(ECHO_WITHIN, echo_rx).await {
@@ -401,16 +403,29 @@ async fn listener(pool: &PgPool, channel: &str) -> Result<PgListener, sqlx::Erro
 
 /// Listens until aborted, reconnecting when the connection fails; after each (re)connect the
 /// bus reads what it may have missed.
-async fn listen_loop(
+/// What the listening task works with.
+struct Listening {
     pool: PgPool,
     channel: Arc<str>,
     bus: Arc<PollingBus>,
     on_cancel: OnCancel,
     status: Arc<DoorbellStatus>,
+    /// The self-test's nonce.
     probe: String,
-    echo: tokio::sync::oneshot::Sender<()>,
+    /// Where the self-test's ring is sent.
     ring: mpsc::UnboundedSender<Ring>,
-) {
+}
+
+async fn listen_loop(listening: Listening, echo: tokio::sync::oneshot::Sender<()>) {
+    let Listening {
+        pool,
+        channel,
+        bus,
+        on_cancel,
+        status,
+        probe,
+        ring,
+    } = listening;
     let mut echo = Some(echo);
     let mut reported = false;
     loop {

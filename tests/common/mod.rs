@@ -225,6 +225,7 @@ macro_rules! backend_tests {
 }
 
 pub mod child;
+pub mod cluster;
 pub mod mock_llm;
 pub mod server;
 pub mod sse;
