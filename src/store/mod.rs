@@ -15,6 +15,7 @@ mod error;
 mod events;
 mod history;
 pub mod journal;
+mod mcp_sessions;
 mod models;
 mod objectives;
 mod people;
@@ -40,6 +41,7 @@ pub(crate) use error::Context;
 pub use error::StoreError;
 pub use events::{NewEvent, StoredEvent};
 pub use history::{Chain, NewRevision, PanelRecord, PanelWrite, Revision, revision_time};
+pub use mcp_sessions::McpSessionRecord;
 pub use models::{
     Artifact, ArtifactSummary, Document, ForkOrigin, PlanStep, Preference, PreferenceKind, Thread,
     Workspace,
