@@ -19,6 +19,7 @@ mod http;
 pub mod notify;
 pub mod resources;
 mod server;
+pub mod sessions;
 pub mod tools;
 
 pub use http::{THREAD_ROUTE, router};
