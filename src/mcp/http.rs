@@ -21,7 +21,9 @@
 //! (the caller and its edit right come from this request, never from the session), so a
 //! restored session reaches nothing its caller could not. Subscriptions are stored too (see
 //! [`super::sessions`]); the notifications go out on the session's `GET` stream, on whichever
-//! replica the client opened it.
+//! replica the client opened it. Limit: a `GET` stream open on one replica outlives a `DELETE`
+//! sent to another until this replica next sees a request for the session, or rmcp's idle
+//! time-out (5 minutes) closes the session here.
 
 use std::sync::Arc;
 
@@ -59,7 +61,7 @@ type McpService = StreamableHttpService<HaicoMcp, LocalSessionManager>;
 pub fn router(state: &AppState, max_body_bytes: usize) -> Router<AppState> {
     let runtime = state.runtime().clone();
     let sessions = McpSessions::new(runtime.database().clone());
-    let config = StreamableHttpServerConfig::default()
+    let mut config = StreamableHttpServerConfig::default()
         // The API's cross-site policy (`http/origin.rs`) has checked Host and Origin before
         // the request gets here, knowing this server's own origin, its public names and a
         // trusted proxy's `X-Forwarded-Host`; rmcp's static lists would refuse what it allows.
@@ -69,7 +71,6 @@ pub fn router(state: &AppState, max_body_bytes: usize) -> Router<AppState> {
         // Open streams end when the server shuts down, so a graceful shutdown does not wait.
         .with_cancellation_token(state.closing().child_token());
     // Every replica stores its sessions' handshakes and restores the others'.
-    let mut config = config;
     config.session_store = Some(Arc::new(sessions.clone()));
     let manager = Arc::new(LocalSessionManager::default());
     let shared = sessions.clone();
@@ -78,7 +79,7 @@ pub fn router(state: &AppState, max_body_bytes: usize) -> Router<AppState> {
         Arc::clone(&manager),
         config,
     );
-    let mcp_sessions = Mcp {
+    let served = Mcp {
         service,
         manager,
         sessions,
@@ -86,7 +87,7 @@ pub fn router(state: &AppState, max_body_bytes: usize) -> Router<AppState> {
     let handler =
         move |state: State<AppState>,
               path: Result<Path<String>, PathRejection>,
-              request: Request| { mcp(state, path, request, mcp_sessions.clone()) };
+              request: Request| { mcp(state, path, request, served.clone()) };
     // POST carries JSON-RPC, GET opens a session's notification stream, DELETE ends a session;
     // other methods get the API's JSON 405.
     Router::new()
