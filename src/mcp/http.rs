@@ -9,8 +9,21 @@
 //!
 //! rmcp's `StreamableHttpService` does the protocol: sessions (`Mcp-Session-Id`) for clients
 //! that open with `initialize`, stateless requests for 2026-07-28 clients, SSE responses and
-//! the standalone `GET` stream for a session's notifications. Sessions live in this process's
-//! memory, so behind a load balancer a session needs sticky routing; stateless clients do not.
+//! the standalone `GET` stream for a session's notifications.
+//!
+//! Sessions work across replicas without sticky routing: rmcp keeps a live session in the
+//! memory of the process serving it, and its handshake in the database ([`McpSessions`]).
+//! A request for a session this process does not hold replays that handshake here first, on
+//! the thread of the URL only (a session id is unknown on another thread's URL). Before each
+//! request with a session id the route checks the stored session: one ended by `DELETE` on
+//! another replica or unused for [`MAX_IDLE`](super::sessions::MAX_IDLE) is closed here too
+//! and answered `404` like any unknown session. Access is checked on every request as before
+//! (the caller and its edit right come from this request, never from the session), so a
+//! restored session reaches nothing its caller could not. Subscriptions are stored too (see
+//! [`super::sessions`]); the notifications go out on the session's `GET` stream, on whichever
+//! replica the client opened it. Limit: a `GET` stream open on one replica outlives a `DELETE`
+//! sent to another until this replica next sees a request for the session, or rmcp's idle
+//! time-out (5 minutes) closes the session here.
 
 use std::sync::Arc;
 
@@ -22,13 +35,15 @@ use axum::{
     routing::{any, get},
 };
 use rmcp::transport::streamable_http_server::{
-    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
+    SessionManager, StreamableHttpServerConfig, StreamableHttpService,
+    session::local::LocalSessionManager,
 };
 use tower::ServiceExt;
 
 use super::{
     ensure_thread,
     server::{HaicoMcp, McpCaller, McpThread},
+    sessions::{McpSessionError, McpSessions, Standing},
 };
 use crate::{
     ThreadId,
@@ -45,7 +60,8 @@ type McpService = StreamableHttpService<HaicoMcp, LocalSessionManager>;
 /// `max_body_bytes` caps one JSON-RPC POST, like the API's body limit.
 pub fn router(state: &AppState, max_body_bytes: usize) -> Router<AppState> {
     let runtime = state.runtime().clone();
-    let config = StreamableHttpServerConfig::default()
+    let sessions = McpSessions::new(runtime.database().clone());
+    let mut config = StreamableHttpServerConfig::default()
         // The API's cross-site policy (`http/origin.rs`) has checked Host and Origin before
         // the request gets here, knowing this server's own origin, its public names and a
         // trusted proxy's `X-Forwarded-Host`; rmcp's static lists would refuse what it allows.
@@ -54,15 +70,24 @@ pub fn router(state: &AppState, max_body_bytes: usize) -> Router<AppState> {
         .with_max_request_body_bytes(max_body_bytes)
         // Open streams end when the server shuts down, so a graceful shutdown does not wait.
         .with_cancellation_token(state.closing().child_token());
+    // Every replica stores its sessions' handshakes and restores the others'.
+    config.session_store = Some(Arc::new(sessions.clone()));
+    let manager = Arc::new(LocalSessionManager::default());
+    let shared = sessions.clone();
     let service: McpService = StreamableHttpService::new(
-        move || Ok(HaicoMcp::per_request(runtime.clone())),
-        Arc::new(LocalSessionManager::default()),
+        move || Ok(HaicoMcp::per_request(runtime.clone()).sharing(shared.clone())),
+        Arc::clone(&manager),
         config,
     );
+    let served = Mcp {
+        service,
+        manager,
+        sessions,
+    };
     let handler =
         move |state: State<AppState>,
               path: Result<Path<String>, PathRejection>,
-              request: Request| { mcp(state, path, request, service.clone()) };
+              request: Request| { mcp(state, path, request, served.clone()) };
     // POST carries JSON-RPC, GET opens a session's notification stream, DELETE ends a session;
     // other methods get the API's JSON 405.
     Router::new()
@@ -73,12 +98,20 @@ pub fn router(state: &AppState, max_body_bytes: usize) -> Router<AppState> {
         .route("/mcp", any(no_thread))
 }
 
+/// What the route hands requests to: rmcp, its sessions in this process, and the stored ones.
+#[derive(Clone)]
+struct Mcp {
+    service: McpService,
+    manager: Arc<LocalSessionManager>,
+    sessions: McpSessions,
+}
+
 /// Hands the request to rmcp with the thread attached.
 async fn mcp(
     State(state): State<AppState>,
     path: Result<Path<String>, PathRejection>,
     mut request: Request,
-    service: McpService,
+    mcp: Mcp,
 ) -> Response {
     let Path(thread_id) = match path {
         Ok(path) => path,
@@ -114,11 +147,47 @@ async fn mcp(
         actor: principal.actor(),
         may_edit: access >= Access::Editor,
     });
-    request.extensions_mut().insert(McpThread(thread));
-    match service.oneshot(request).await {
+    request.extensions_mut().insert(McpThread(thread.clone()));
+    let session = request
+        .headers()
+        .get(SESSION_ID_HEADER)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    if let Some(session) = session {
+        match mcp.sessions.standing(&session, &thread).await {
+            // Ended on another replica, or unused for too long: end it here too.
+            Ok(Standing::Gone) => {
+                let id = session.into();
+                if let Err(err) = mcp.manager.close_session(&id).await {
+                    tracing::warn!(error = %err, "closing an ended MCP session");
+                }
+                if request.method() != Method::DELETE {
+                    return unknown_session();
+                }
+            }
+            // Another thread's session: rmcp refuses it (the handler if it lives here, the
+            // store's restore if not).
+            Ok(Standing::Live | Standing::OtherThread) => {}
+            Err(McpSessionError::Store(err)) => return ApiError::Store(err).into_response(),
+            Err(err) => return ApiError::Internal(err.to_string()).into_response(),
+        }
+    }
+    match McpSessions::for_thread(thread, mcp.service.oneshot(request)).await {
         Ok(response) => response.into_response(),
         Err(never) => match never {},
     }
+}
+
+/// The header naming a request's session.
+const SESSION_ID_HEADER: &str = "mcp-session-id";
+
+/// rmcp's own answer for a session it does not know, which clients take as "initialize again".
+fn unknown_session() -> Response {
+    (
+        axum::http::StatusCode::NOT_FOUND,
+        "Not Found: Session not found",
+    )
+        .into_response()
 }
 
 async fn no_thread() -> ApiError {

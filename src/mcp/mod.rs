@@ -13,12 +13,14 @@
 //!   UI, the agent or another process show up too.
 //!
 //! Two transports: [`serve_stdio`] for `haico mcp --thread ID`, and streamable HTTP at
-//! `/mcp/{thread_id}` on the main server ([`router`]).
+//! `/mcp/{thread_id}` on the main server ([`router`]), whose sessions are stored in the
+//! database ([`sessions`]) so that any replica serves them.
 
 mod http;
 pub mod notify;
 pub mod resources;
 mod server;
+pub mod sessions;
 pub mod tools;
 
 pub use http::{THREAD_ROUTE, router};

@@ -23,7 +23,10 @@ use futures::{Stream, StreamExt};
 use rmcp::{Peer, RoleServer, model::ResourceUpdatedNotificationParam, service::SubscriptionSink};
 use serde::Deserialize;
 
-use super::resources::{history_uri, panel_uri};
+use super::{
+    resources::{history_uri, panel_uri},
+    sessions::McpSessions,
+};
 use crate::{
     ThreadId,
     events::{LiveEvent, SubscribeError},
@@ -58,6 +61,9 @@ pub enum Audience {
         peer: Peer<RoleServer>,
         /// The subscribed URIs.
         subscribed: Arc<Mutex<HashSet<String>>>,
+        /// Over HTTP, the stored session: its subscriptions are re-read at every change, since
+        /// the client may have subscribed through another replica.
+        stored: Option<(McpSessions, String)>,
     },
     /// A `subscriptions/listen` request; its accepted filter says what it wants.
     Listener(SubscriptionSink),
@@ -67,6 +73,27 @@ pub enum Audience {
 struct Gone;
 
 impl Audience {
+    /// Reads a stored session's subscriptions again. When the database cannot be read, the
+    /// subscriptions known here still count.
+    async fn refresh(&self) {
+        let Audience::Session {
+            subscribed,
+            stored: Some((sessions, id)),
+            ..
+        } = self
+        else {
+            return;
+        };
+        match sessions.subscriptions(id).await {
+            Ok(uris) => {
+                if let Ok(mut set) = subscribed.lock() {
+                    *set = uris;
+                }
+            }
+            Err(err) => tracing::warn!(error = %err, "reading a session's subscriptions"),
+        }
+    }
+
     fn wants_update(&self, uri: &str) -> bool {
         match self {
             Audience::Session { subscribed, .. } => {
@@ -134,6 +161,7 @@ where
         let Some(panels) = workspace_panels(&event) else {
             continue;
         };
+        audience.refresh().await;
         let uris = panels
             .iter()
             .map(|panel| panel_uri(&thread, panel))

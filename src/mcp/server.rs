@@ -30,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 use super::{
     notify::{self, Audience},
     resources::{self, ResourceUri},
+    sessions::McpSessions,
     tools,
 };
 use crate::{
@@ -87,6 +88,10 @@ pub struct HaicoMcp {
     binding: Binding,
     /// URIs subscribed with `resources/subscribe`.
     subscribed: Arc<Mutex<HashSet<String>>>,
+    /// Over HTTP, the stored sessions, which share a session's subscriptions between replicas.
+    stored: Option<McpSessions>,
+    /// Over HTTP, the session's id, once a request named it.
+    session_id: OnceLock<String>,
     /// Whether the session's follower runs.
     following: tokio::sync::Mutex<bool>,
     /// Where each `subscriptions/listen` starts: the thread's last event number, read when the
@@ -108,11 +113,39 @@ impl HaicoMcp {
         Self::new(runtime, Binding::FromRequest(OnceLock::new()))
     }
 
+    /// Shares the session's subscriptions through `sessions`, so that the replica holding its
+    /// notification stream knows what was subscribed on another one.
+    pub fn sharing(mut self, sessions: McpSessions) -> Self {
+        self.stored = Some(sessions);
+        self
+    }
+
+    /// The HTTP session a request belongs to, when sessions are stored.
+    fn stored_session(
+        &self,
+        extensions: &rmcp::model::Extensions,
+    ) -> Option<(McpSessions, String)> {
+        let sessions = self.stored.clone()?;
+        let id = match self.session_id.get() {
+            Some(id) => id.clone(),
+            None => {
+                let named = extensions
+                    .get::<axum::http::request::Parts>()
+                    .and_then(|parts| parts.headers.get("mcp-session-id"))
+                    .and_then(|value| value.to_str().ok())?;
+                self.session_id.get_or_init(|| named.to_owned()).clone()
+            }
+        };
+        Some((sessions, id))
+    }
+
     fn new(runtime: ToolRuntime, binding: Binding) -> Self {
         Self {
             runtime,
             binding,
             subscribed: Arc::default(),
+            stored: None,
+            session_id: OnceLock::new(),
             following: tokio::sync::Mutex::new(false),
             baselines: Mutex::new(Vec::new()),
             stop: CancellationToken::new(),
@@ -188,6 +221,7 @@ impl HaicoMcp {
         &self,
         peer: rmcp::Peer<RoleServer>,
         thread: ThreadId,
+        stored: Option<(McpSessions, String)>,
     ) -> Result<(), ErrorData> {
         let mut following = self.following.lock().await;
         if *following {
@@ -200,6 +234,7 @@ impl HaicoMcp {
         let audience = Audience::Session {
             peer,
             subscribed: Arc::clone(&self.subscribed),
+            stored,
         };
         let stop = self.stop.clone();
         tokio::spawn(async move {
@@ -354,7 +389,15 @@ impl ServerHandler for HaicoMcp {
         if !resources::belongs_to(&request.uri, &thread) {
             return Err(resources::not_found(&request.uri, &thread));
         }
-        self.follow_session(context.peer.clone(), thread).await?;
+        let stored = self.stored_session(&context.extensions);
+        self.follow_session(context.peer.clone(), thread, stored.clone())
+            .await?;
+        if let Some((sessions, id)) = stored {
+            sessions
+                .subscribe(&id, &request.uri)
+                .await
+                .map_err(session_error)?;
+        }
         if let Ok(mut subscribed) = self.subscribed.lock() {
             subscribed.insert(request.uri);
         }
@@ -365,8 +408,14 @@ impl ServerHandler for HaicoMcp {
     async fn unsubscribe(
         &self,
         request: UnsubscribeRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        if let Some((sessions, id)) = self.stored_session(&context.extensions) {
+            sessions
+                .unsubscribe(&id, &request.uri)
+                .await
+                .map_err(session_error)?;
+        }
         if let Ok(mut subscribed) = self.subscribed.lock() {
             subscribed.remove(&request.uri);
         }
@@ -378,7 +427,11 @@ impl ServerHandler for HaicoMcp {
         let Ok(thread) = self.thread(&context.extensions) else {
             return;
         };
-        if let Err(err) = self.follow_session(context.peer.clone(), thread).await {
+        let stored = self.stored_session(&context.extensions);
+        if let Err(err) = self
+            .follow_session(context.peer.clone(), thread, stored)
+            .await
+        {
             tracing::warn!(error = %err.message, "cannot follow the thread");
         }
     }
@@ -435,4 +488,10 @@ impl ServerHandler for HaicoMcp {
             .await
             .map_err(|err| resources::storage_error(err.0.into()))
     }
+}
+
+/// A stored session that cannot be read or written.
+fn session_error(err: super::sessions::McpSessionError) -> ErrorData {
+    tracing::error!(error = %err, "storing the MCP session failed");
+    ErrorData::internal_error("the session could not be stored; try again", None)
 }

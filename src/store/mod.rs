@@ -16,6 +16,7 @@ mod events;
 mod history;
 pub mod journal;
 mod leases;
+mod mcp_sessions;
 mod models;
 mod objectives;
 mod people;
@@ -42,6 +43,7 @@ pub use error::StoreError;
 pub use events::{NewEvent, StoredEvent};
 pub use history::{Chain, NewRevision, PanelRecord, PanelWrite, Revision, revision_time};
 pub use leases::{ExpiredTurn, HeldTurn, TurnLease, now_ms};
+pub use mcp_sessions::McpSessionRecord;
 pub use models::{
     Artifact, ArtifactSummary, Document, ForkOrigin, PlanStep, Preference, PreferenceKind, Thread,
     Workspace,
