@@ -174,7 +174,7 @@ async fn a_killed_replicas_turn_ends_within_30_s_and_the_thread_takes_a_new_turn
         vec![
             Script::tool_calls(vec![call(
                 "add_todos",
-                json!({"todos": ["Draft"], "action_and_reasoning": "Planning the work."}),
+                json!({"steps": [{"text": "Draft"}], "action_and_reasoning": "Planning the work."}),
             )]),
             Script::text("thinking very hard about it").stall_after(3),
             Script::text("Here I am."),
