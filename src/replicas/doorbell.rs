@@ -113,6 +113,7 @@ const STARTING: u8 = 0;
 const LISTENING: u8 = 1;
 const DOWN: u8 = 2;
 const UNSUPPORTED: u8 = 3;
+const TURNED_OFF: u8 = 4;
 
 impl DoorbellStatus {
     /// Whether rings are being heard right now.
@@ -126,6 +127,12 @@ impl DoorbellStatus {
         match self.state.load(Ordering::Acquire) {
             LISTENING => DoorbellHealth {
                 mode: "listen",
+                ok: true,
+                error: None,
+            },
+            // The operator's choice: polling is what was asked for.
+            TURNED_OFF => DoorbellHealth {
+                mode: "poll",
                 ok: true,
                 error: None,
             },
@@ -156,6 +163,8 @@ impl DoorbellStatus {
 pub struct Doorbell {
     out: mpsc::UnboundedSender<Ring>,
     status: Arc<DoorbellStatus>,
+    /// Off with `HAICO_LISTEN_NOTIFY=off`: nobody listens, so nobody rings.
+    ringing: bool,
 }
 
 /// Called with the thread of every cancel ring heard.
@@ -183,7 +192,8 @@ impl Doorbell {
     /// events heard go to `bus`, cancels to `on_cancel`. Returns once the listener is known
     /// to hear rings, or known not to (then the reason is logged and the bus keeps polling).
     /// Without `listen` (a process that runs no event streams, or `HAICO_LISTEN_NOTIFY=off`)
-    /// it only rings.
+    /// it neither listens nor rings: the replicas poll the event log, and a cancel reaches
+    /// another replica at its next lease renewal.
     pub async fn start(
         pool: PgPool,
         replica: &ReplicaId,
@@ -198,12 +208,13 @@ impl Doorbell {
         let doorbell = Self {
             out,
             status: Arc::clone(&status),
+            ringing: listen,
         };
         if !listen {
             status.set(
-                UNSUPPORTED,
-                "LISTEN is turned off (HAICO_LISTEN_NOTIFY=off): other replicas' events arrive \
-                 by polling the event log every 250 ms",
+                TURNED_OFF,
+                "LISTEN/NOTIFY is turned off (HAICO_LISTEN_NOTIFY=off): other replicas' events \
+                 arrive by polling the event log every 250 ms",
             );
             return (
                 doorbell,
@@ -263,6 +274,9 @@ impl Doorbell {
 
     /// Tells the other replicas that `thread`'s log now ends at `seq`.
     pub fn ring_event(&self, thread: &str, seq: i64) {
+        if !self.ringing {
+            return;
+        }
         let _ = self.out.send(Ring::Event {
             thread: thread.to_string(),
             seq,
@@ -271,6 +285,9 @@ impl Doorbell {
 
     /// Asks whichever replica runs `thread`'s turn to stop it.
     pub fn ring_cancel(&self, thread: &str) {
+        if !self.ringing {
+            return;
+        }
         let _ = self.out.send(Ring::Cancel {
             thread: thread.to_string(),
         });

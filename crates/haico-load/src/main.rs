@@ -11,6 +11,7 @@
 
 mod client;
 mod cpu;
+mod lag;
 mod report;
 mod workload;
 
@@ -35,7 +36,10 @@ use workload::{LoadThread, Op};
 #[derive(Debug, Parser)]
 #[command(name = "haico-load", version, about)]
 struct Args {
-    /// Server base URL, `http://HOST:PORT`; HOST must be a loopback address.
+    /// Server base URL, `http://HOST:PORT`; HOST must be a loopback address. Several
+    /// (comma-separated replicas of one database): calls go round-robin over them, each
+    /// client's consecutive calls to different replicas, like a load balancer without
+    /// stickiness.
     #[arg(long, default_value = "http://127.0.0.1:8080")]
     url: String,
     /// Concurrent clients, each with its own keep-alive connection.
@@ -59,9 +63,18 @@ struct Args {
     /// Tokio worker threads of the generator itself.
     #[arg(long, default_value_t = 1)]
     workers: usize,
-    /// PID of the server, to report its CPU time over the measured run.
+    /// PID of the server (comma-separated for replicas), to report its CPU time over the
+    /// measured run.
+    #[arg(long, value_delimiter = ',')]
+    server_pid: Vec<u32>,
+    /// Also measure how long a write answered by the first `--url` takes to reach an events
+    /// stream on the last one (one probe write every 100 ms on a thread of its own).
     #[arg(long)]
-    server_pid: Option<u32>,
+    lag_probe: bool,
+    /// After the run, write every load thread's workspace (timestamps left out) as JSON to
+    /// this file, as read through each `--url`; the run fails if the replicas disagree.
+    #[arg(long, value_name = "FILE")]
+    state_out: Option<std::path::PathBuf>,
     /// Random seed (default: from the clock).
     #[arg(long)]
     seed: Option<u64>,
@@ -139,7 +152,7 @@ fn check(args: &Args) -> Result<()> {
 
 /// What every client shares.
 struct Shared {
-    target: Target,
+    targets: Vec<Target>,
     threads: Vec<LoadThread>,
     measure_from: Instant,
     deadline: Instant,
@@ -149,7 +162,13 @@ struct Shared {
 }
 
 async fn run(args: &Args) -> Result<Report> {
-    let target = Target::parse(&args.url, args.token.as_deref()).await?;
+    let mut targets = Vec::new();
+    for url in args.url.split(',').map(str::trim).filter(|u| !u.is_empty()) {
+        targets.push(Target::parse(url, args.token.as_deref()).await?);
+    }
+    let Some(target) = targets.first().cloned() else {
+        bail!("--url names no server");
+    };
     let threads: Vec<LoadThread> = (0..args.threads)
         .map(|i| LoadThread::new(format!("{}-{i:02}", args.prefix)))
         .collect();
@@ -164,8 +183,17 @@ async fn run(args: &Args) -> Result<Report> {
     });
     let start = Instant::now();
     let measure_from = start + Duration::from_secs_f64(args.warmup);
+    let lag = if args.lag_probe {
+        let writer = target.clone();
+        let listener = targets.last().cloned().unwrap_or_else(|| target.clone());
+        let thread = format!("{}-lag", args.prefix);
+        let until = measure_from + Duration::from_secs_f64(args.duration);
+        Some(tokio::spawn(lag::probe(writer, listener, thread, until)))
+    } else {
+        None
+    };
     let shared = Arc::new(Shared {
-        target,
+        targets,
         threads,
         measure_from,
         deadline: measure_from + Duration::from_secs_f64(args.duration),
@@ -188,10 +216,7 @@ async fn run(args: &Args) -> Result<Report> {
     // CPU snapshots bracket the measured window.
     tokio::time::sleep_until(measure_from.into()).await;
     let own_before = cpu::sample(None)?;
-    let server_before = match args.server_pid {
-        Some(pid) => Some(cpu::sample(Some(pid))?),
-        None => None,
-    };
+    let server_before = servers_cpu(&args.server_pid)?;
     let window_start = Instant::now();
 
     let mut stats = ClientStats::new()?;
@@ -205,10 +230,20 @@ async fn run(args: &Args) -> Result<Report> {
     }
     let wall = window_start.elapsed();
     let own_after = cpu::sample(None)?;
-    let server_after = match args.server_pid {
-        Some(pid) => Some(cpu::sample(Some(pid))?),
+    let server_after = servers_cpu(&args.server_pid)?;
+    let lag = match lag {
+        Some(task) => Some(
+            task.await
+                .context("the lag probe failed")?
+                .context("the lag probe failed")?,
+        ),
         None => None,
     };
+    if let Some(path) = &args.state_out {
+        let state = final_state(&shared.targets, &shared.threads).await?;
+        std::fs::write(path, serde_json::to_string_pretty(&state)? + "\n")
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
     if !client_errors.is_empty() && stats.total() == 0 {
         bail!("every client failed: {}", client_errors.join("; "));
     }
@@ -228,8 +263,63 @@ async fn run(args: &Args) -> Result<Report> {
             (Some(before), Some(after)) => Some(after.since(&before)),
             _ => None,
         },
-        server_pid: args.server_pid,
+        server_pids: args.server_pid.clone(),
+        lag,
     })
+}
+
+/// The summed CPU time of `pids`, or `None` when there are none.
+fn servers_cpu(pids: &[u32]) -> Result<Option<cpu::CpuTime>> {
+    if pids.is_empty() {
+        return Ok(None);
+    }
+    let mut total = cpu::CpuTime::default();
+    for &pid in pids {
+        let sample = cpu::sample(Some(pid))?;
+        total.user += sample.user;
+        total.system += sample.system;
+    }
+    Ok(Some(total))
+}
+
+/// Every load thread's workspace without its timestamps, read through each target; fails if
+/// two targets disagree.
+async fn final_state(targets: &[Target], threads: &[LoadThread]) -> Result<Value> {
+    let mut first: Option<Value> = None;
+    for target in targets {
+        let mut conn = Conn::connect(target).await?;
+        let mut state = serde_json::Map::new();
+        for thread in threads {
+            let (status, body) = conn
+                .send(Method::GET, &format!("/api/threads/{}/workspace", thread.id), None)
+                .await?;
+            if status != StatusCode::OK {
+                bail!("reading {}: {status} {}", thread.id, snippet(&body));
+            }
+            let mut workspace: Value = serde_json::from_slice(&body)?;
+            strip_times(&mut workspace);
+            state.insert(thread.id.clone(), workspace);
+        }
+        let state = Value::Object(state);
+        match &first {
+            None => first = Some(state),
+            Some(seen) if *seen == state => {}
+            Some(_) => bail!("the replicas show different final states"),
+        }
+    }
+    first.context("no target")
+}
+
+/// Removes the `…_at` fields (wall-clock times differ from run to run).
+fn strip_times(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.retain(|key, _| !key.ends_with("_at"));
+            map.values_mut().for_each(strip_times);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_times),
+        _ => {}
+    }
 }
 
 /// Creates (or re-creates) every thread and seeds it through the tools.
@@ -337,7 +427,11 @@ async fn setup(target: &Target, threads: &[LoadThread]) -> Result<()> {
 async fn client_loop(shared: Arc<Shared>, client: usize, seed: u64) -> Result<ClientStats> {
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut stats = ClientStats::new()?;
-    let mut conn = Some(Conn::connect(&shared.target).await?);
+    let n = shared.targets.len();
+    let mut conns: Vec<Option<Conn>> = Vec::with_capacity(n);
+    for target in &shared.targets {
+        conns.push(Some(Conn::connect(target).await?));
+    }
     let mut seq: u64 = 0;
     loop {
         let now = Instant::now();
@@ -355,9 +449,11 @@ async fn client_loop(shared: Arc<Shared>, client: usize, seed: u64) -> Result<Cl
         seq += 1;
         let thread = &shared.threads[rng.usize(..shared.threads.len())];
         let (op, body) = thread.next_call(&mut rng, client, seq);
+        let which = (client + seq as usize) % n;
+        let conn = &mut conns[which];
         let current = match conn.as_mut() {
             Some(c) => c,
-            None => conn.insert(Conn::connect(&shared.target).await?),
+            None => conn.insert(Conn::connect(&shared.targets[which]).await?),
         };
         let started = Instant::now();
         let result = current.post_json(thread.path(op), body).await;
@@ -378,7 +474,7 @@ async fn client_loop(shared: Arc<Shared>, client: usize, seed: u64) -> Result<Cl
                 }
             }
             Err(err) => {
-                conn = None;
+                conns[which] = None;
                 if measured {
                     stats.record_transport(op, &thread.id, &format!("{err:#}"));
                 }

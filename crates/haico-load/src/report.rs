@@ -140,7 +140,10 @@ pub struct Report {
     pub client_errors: Vec<String>,
     pub generator_cpu: CpuTime,
     pub server_cpu: Option<CpuTime>,
-    pub server_pid: Option<u32>,
+    /// The server processes measured (one per replica), summed into `server_cpu`.
+    pub server_pids: Vec<u32>,
+    /// The cross-replica lag probe's results, with `--lag-probe`.
+    pub lag: Option<crate::lag::Lag>,
 }
 
 impl Report {
@@ -213,8 +216,15 @@ impl Report {
             "failure_samples": self.stats.samples,
             "ops": ops,
             "generator_cpu": cpu(&self.generator_cpu),
-            "server_pid": self.server_pid,
+            "server_pids": self.server_pids,
             "server_cpu": self.server_cpu.as_ref().map(cpu),
+            "lag_ms": self.lag.as_ref().map(|lag| serde_json::json!({
+                "samples": lag.samples.len(),
+                "missed": lag.missed,
+                "p50": lag.quantile_ms(0.5),
+                "p99": lag.quantile_ms(0.99),
+                "max": lag.quantile_ms(1.0),
+            })),
         })
     }
 
@@ -274,11 +284,27 @@ impl Report {
             )
         };
         out.push_str(&cpu_line("generator CPU", &self.generator_cpu));
-        match (&self.server_cpu, self.server_pid) {
-            (Some(cpu), Some(pid)) => {
-                out.push_str(&cpu_line(&format!("server CPU (pid {pid}) "), cpu))
-            }
-            _ => out.push_str("server CPU           (pass --server-pid to measure)\n"),
+        match &self.server_cpu {
+            Some(cpu) if self.server_pids.len() == 1 => out.push_str(&cpu_line(
+                &format!("server CPU (pid {}) ", self.server_pids[0]),
+                cpu,
+            )),
+            Some(cpu) => out.push_str(&cpu_line(
+                &format!("server CPU ({} pids) ", self.server_pids.len()),
+                cpu,
+            )),
+            None => out.push_str("server CPU           (pass --server-pid to measure)\n"),
+        }
+        if let Some(lag) = &self.lag {
+            let _ = writeln!(
+                out,
+                "cross-replica lag    p50 {:.2} ms  p99 {:.2} ms  max {:.2} ms  ({} probes, {} missed)",
+                lag.quantile_ms(0.5).unwrap_or(f64::NAN),
+                lag.quantile_ms(0.99).unwrap_or(f64::NAN),
+                lag.quantile_ms(1.0).unwrap_or(f64::NAN),
+                lag.samples.len(),
+                lag.missed
+            );
         }
         let _ = writeln!(
             out,
