@@ -332,4 +332,19 @@ mod tests {
         drop(rx);
         assert!(bus.watched().is_empty());
     }
+
+    #[tokio::test]
+    async fn a_ring_moves_nothing_it_could_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite:{}", dir.path().join("ring.db").display());
+        let db = Database::connect(&url, &Default::default()).await.unwrap();
+        let bus = PollingBus::new(db);
+        let _rx = bus.subscribe("t");
+        // A ring about a log this database does not have (another deployment's, say): nothing
+        // is read, so nothing is announced and the next poll still looks.
+        assert_eq!(bus.announce_moved(vec![("t".into(), 40)]).await.unwrap(), 0);
+        assert_eq!(bus.watched(), vec![("t".to_string(), None)]);
+        // Threads nobody here follows are not even read.
+        assert_eq!(bus.announce_moved(vec![("other".into(), 3)]).await.unwrap(), 0);
+    }
 }
