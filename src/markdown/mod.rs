@@ -817,7 +817,10 @@ A claim.[^note]
             assert_inert(&html);
         }
         let html = to_safe_html("<script>\nalert(1)\n\n# heading\n\n</script>\n\n*after*");
-        assert!(!html.contains("alert") && !html.contains("heading"), "{html}");
+        assert!(
+            !html.contains("alert") && !html.contains("heading"),
+            "{html}"
+        );
         assert!(html.contains("<em>after</em>"), "{html}");
         // The Markdown between the raw tags is rendered, inside them.
         let html = to_safe_html("<div>\n\n*x* [l](https://e.com)\n\n</div>\n\nafter");
@@ -836,8 +839,14 @@ A claim.[^note]
     #[test]
     fn raw_html_left_open_is_closed() {
         let html = to_safe_html("<div><span>open\n\n*md*");
-        assert_eq!(html.matches("<div>").count(), html.matches("</div>").count());
-        assert_eq!(html.matches("<span>").count(), html.matches("</span>").count());
+        assert_eq!(
+            html.matches("<div>").count(),
+            html.matches("</div>").count()
+        );
+        assert_eq!(
+            html.matches("<span>").count(),
+            html.matches("</span>").count()
+        );
         let html = to_safe_html("<div title=a><span>open\n\n*md*");
         assert_eq!(html.matches("<div").count(), html.matches("</div>").count());
         assert!(html.contains("<em>md</em>"), "{html}");

@@ -715,6 +715,10 @@ fn href_value(url: &str) -> String {
 
 /// The sanitiser's URL check: a URL with an allowed scheme, or a relative one.
 fn url_allowed(value: &str) -> bool {
+    // An in-page link has no scheme: the parser would answer `RelativeUrlWithoutBase`.
+    if value.starts_with('#') {
+        return true;
+    }
     match url::Url::parse(value) {
         Ok(url) => LINK_SCHEMES.contains(&url.scheme()),
         Err(error) => error == url::ParseError::RelativeUrlWithoutBase,
@@ -754,7 +758,14 @@ mod tests {
 
     #[test]
     fn trivial_tags_are_bare_and_balanced() {
-        for html in ["<div>", "</div>", "<b>x</b>", "<br><br/><br />", "a &amp; b > c", "<DIV></div>"] {
+        for html in [
+            "<div>",
+            "</div>",
+            "<b>x</b>",
+            "<br><br/><br />",
+            "a &amp; b > c",
+            "<DIV></div>",
+        ] {
             let mut open = vec!["div".to_string()];
             assert!(trivial_tags(html, &mut open).is_some(), "{html}");
         }
