@@ -1,16 +1,17 @@
-//! The events between pulldown-cmark's parser and its HTML writer, bounded so that rendering
-//! and sanitising stay linear in the input and stop when asked.
+//! The events between pulldown-cmark's parser and the HTML writer (`writer`), bounded so that
+//! rendering and sanitising stay linear in the input and stop when asked.
 //!
 //! [`Bounded`] wraps the parser's events:
 //! - an element that would nest deeper than [`MAX_DEPTH`] is replaced by its Markdown source,
-//!   as text (so `>` × 50,000 shows 40 quotes, then the rest of the `>`s as written); the text
-//!   goes to the writer as (escaped) HTML, which it does not touch, so [`RawHtml`] never sees it;
+//!   as text (so `>` × 50,000 shows 40 quotes, then the rest of the `>`s as written), which
+//!   the writer escapes like any text;
 //! - raw HTML goes through [`RawHtml`], which bounds how deeply it nests and closes what it
 //!   leaves open when its Markdown container ends;
 //! - before each event it asks whether to stop, and ends the stream when told to;
-//! - it notes where each top-level block begins (in the source and in the output written so
-//!   far), so that a render that outgrows its budget can keep the blocks before that point
-//!   and show the rest as written.
+//! - it marks the events that begin a top-level block with their offset in the source, so
+//!   that a render that outgrows its budget can keep the blocks before that point and show
+//!   the rest as written;
+//! - at the end of the document it closes the raw elements still open.
 
 use std::{cell::Cell, collections::VecDeque, ops::Range};
 
@@ -22,16 +23,20 @@ use super::raw_html::{Depth, RawHtml};
 /// counted together); deeper ones are shown as their source text.
 pub const MAX_DEPTH: usize = 40;
 
-/// State shared between [`Bounded`], the output writer and the caller.
+/// State shared between [`Bounded`] and the caller.
 #[derive(Default)]
 pub struct Progress {
-    /// Bytes of HTML written so far.
-    pub written: Cell<usize>,
     /// Set when the stream ended because it was told to stop.
     pub stopped: Cell<bool>,
-    /// Where the last top-level block began: its offset in the source and the bytes of HTML
-    /// written before it.
-    pub boundary: Cell<(usize, usize)>,
+}
+
+/// One bounded event, with what the writer needs to know about where it stands.
+pub struct Step<'a> {
+    pub event: Event<'a>,
+    /// The event's offset in the source when it begins a top-level block.
+    pub top_level: Option<usize>,
+    /// Whether the raw HTML seen so far (this event included) has closed all it opened.
+    pub raw_balanced: bool,
 }
 
 /// The parser's events, bounded (see the module header).
@@ -41,6 +46,7 @@ pub struct Bounded<'a, 'p, I> {
     depth: Depth,
     raw: RawHtml,
     pending: VecDeque<Event<'a>>,
+    finished: bool,
     stop: &'p dyn Fn() -> bool,
     progress: &'p Progress,
 }
@@ -62,6 +68,7 @@ where
             depth: Depth::default(),
             raw: RawHtml::default(),
             pending: VecDeque::new(),
+            finished: false,
             stop,
             progress,
         }
@@ -84,9 +91,26 @@ where
         true
     }
 
-    fn halt(&mut self) -> Option<Event<'a>> {
+    fn halt(&mut self) -> Option<Step<'a>> {
         self.progress.stopped.set(true);
         None
+    }
+
+    fn step(&self, event: Event<'a>, top_level: Option<usize>) -> Step<'a> {
+        Step {
+            event,
+            top_level,
+            raw_balanced: self.raw.is_balanced(),
+        }
+    }
+
+    /// The end of the document: the raw elements still open, closed.
+    fn finish(&mut self) -> Option<Step<'a>> {
+        if std::mem::replace(&mut self.finished, true) {
+            return None;
+        }
+        let close = self.raw.close_all()?;
+        Some(self.step(Event::InlineHtml(close.into()), None))
     }
 }
 
@@ -100,27 +124,26 @@ impl<'a, I> Iterator for Bounded<'a, '_, I>
 where
     I: Iterator<Item = (Event<'a>, Range<usize>)>,
 {
-    type Item = Event<'a>;
+    type Item = Step<'a>;
 
-    fn next(&mut self) -> Option<Event<'a>> {
+    fn next(&mut self) -> Option<Step<'a>> {
         if let Some(event) = self.pending.pop_front() {
-            return Some(event);
+            return Some(self.step(event, None));
         }
         if (self.stop)() {
             return self.halt();
         }
-        let (event, range) = self.events.next()?;
-        if self.depth.all == 0 {
-            self.progress
-                .boundary
-                .set((range.start, self.progress.written.get()));
-        }
-        Some(match event {
+        let Some((event, range)) = self.events.next() else {
+            return self.finish();
+        };
+        let top_level = (self.depth.all == 0).then_some(range.start);
+        let event = match event {
             Event::Start(_) if self.depth.all >= MAX_DEPTH => {
                 if !self.skip_element() {
                     return self.halt();
                 }
-                Event::InlineHtml(as_text(self.source.get(range).unwrap_or_default()))
+                // Shown as written: the writer escapes text.
+                Event::Text(CowStr::Borrowed(self.source.get(range).unwrap_or_default()))
             }
             Event::Start(tag) => {
                 self.depth.all += 1;
@@ -145,44 +168,7 @@ where
             Event::Html(html) => Event::Html(self.raw.filter(html, self.depth)),
             Event::InlineHtml(html) => Event::InlineHtml(self.raw.filter(html, self.depth)),
             other => other,
-        })
-    }
-}
-
-/// `text` as HTML text, escaping only what HTML requires (`&` and `<`): pulldown-cmark would
-/// also escape `>` and quotes, and the sanitiser then parses four bytes per `>` of a run of
-/// 50,000 quote markers.
-fn as_text(text: &str) -> CowStr<'_> {
-    if !text.contains(['&', '<']) {
-        return CowStr::Borrowed(text);
-    }
-    CowStr::from(text.replace('&', "&amp;").replace('<', "&lt;"))
-}
-
-/// The HTML writer's output, refusing to grow past a limit.
-pub struct Budgeted<'p> {
-    pub out: String,
-    limit: usize,
-    progress: &'p Progress,
-}
-
-impl<'p> Budgeted<'p> {
-    pub fn new(capacity: usize, limit: usize, progress: &'p Progress) -> Self {
-        Self {
-            out: String::with_capacity(capacity.min(limit)),
-            limit,
-            progress,
-        }
-    }
-}
-
-impl std::fmt::Write for Budgeted<'_> {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        if self.out.len() + s.len() > self.limit {
-            return Err(std::fmt::Error);
-        }
-        self.out.push_str(s);
-        self.progress.written.set(self.out.len());
-        Ok(())
+        };
+        Some(self.step(event, top_level))
     }
 }

@@ -128,13 +128,33 @@ impl RawHtml {
             open.depth.containers > depth.containers
                 || (open.formatting && open.depth.all > depth.all)
         })?;
+        Some(self.close_from(first))
+    }
+
+    /// End tags for every raw element still open (`None` when there are none).
+    pub fn close_all(&mut self) -> Option<String> {
+        (!self.open.is_empty()).then(|| self.close_from(0))
+    }
+
+    /// Whether every raw element opened so far is closed (and no raw text is going on).
+    pub fn is_balanced(&self) -> bool {
+        self.open.is_empty() && self.raw_text.is_none()
+    }
+
+    /// End tags for the open elements from `first` on, which are popped.
+    fn close_from(&mut self, first: usize) -> String {
         let mut html = String::new();
         for open in self.open.drain(first..).rev() {
             html.push_str("</");
             html.push_str(&open.name);
             html.push('>');
         }
-        Some(html)
+        // A raw-text element is the top of the stack, so it was just closed, and the end tag
+        // ends its text; `<plaintext>` has no end.
+        if !matches!(self.raw_text, Some(RawText::Forever)) {
+            self.raw_text = None;
+        }
+        html
     }
 
     /// Runs the tokenizer over `bytes`; answers the offsets of the `<`s to escape.
