@@ -25,7 +25,11 @@ use reqwest::Method;
 use serde_json::json;
 
 /// Routes left out, with the reason in the module header.
-const SKIPPED: [&str; 3] = ["/api/threads/{thread_id}/chat", "/mcp/{thread_id}", "/api/users"];
+const SKIPPED: [&str; 3] = [
+    "/api/threads/{thread_id}/chat",
+    "/mcp/{thread_id}",
+    "/api/users",
+];
 
 /// `text` percent-encoded as one path segment.
 fn segment(text: &str) -> String {

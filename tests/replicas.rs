@@ -348,3 +348,83 @@ async fn a_replica_that_starts_disturbs_no_running_turn_and_one_that_stops_ends_
     drop(newcomer);
     cluster.cleanup().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_listen_connection_is_reported_and_replaced_without_losing_events() {
+    let cluster = Cluster::start(2, vec![], &[]).await;
+    let r = &cluster.replicas;
+    assert_eq!(
+        post(&r[0], "/api/threads", json!({"id": "cut"})).await.0,
+        201
+    );
+    let mut stream = events(&r[1], "cut", None).await;
+    // Cut every LISTEN connection of this schema's channel (both replicas') from the server side.
+    let admin = sqlx::PgPool::connect(&common::postgres_url())
+        .await
+        .unwrap();
+    let schema = cluster
+        .db
+        .url
+        .rsplit("search_path%3D")
+        .next()
+        .unwrap()
+        .to_string();
+    let cut: Vec<i32> = sqlx::query_scalar(
+        "SELECT pid FROM pg_stat_activity WHERE query LIKE 'LISTEN %' AND query LIKE $1",
+    )
+    .bind(format!("%{schema}%"))
+    .fetch_all(&admin)
+    .await
+    .unwrap();
+    assert_eq!(cut.len(), 2, "one LISTEN connection per replica");
+    for pid in &cut {
+        sqlx::query("SELECT pg_terminate_backend($1)")
+            .bind(pid)
+            .execute(&admin)
+            .await
+            .unwrap();
+    }
+    // Writes right away still reach the other replica's stream, in order (by the poll while
+    // the listener reconnects, by the doorbell after).
+    let mut ids = Vec::new();
+    for n in 0..5 {
+        assert_eq!(
+            post(
+                &r[0],
+                "/api/threads/cut/todos",
+                json!({"text": format!("s{n}")})
+            )
+            .await
+            .0,
+            201
+        );
+        ids.push(stream.next(WAIT).await.id.unwrap());
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(ids.windows(2).all(|w| w[1] == w[0] + 1), "{ids:?}");
+    // Both replicas said so and came back.
+    for replica in r {
+        let deadline = Instant::now() + WAIT;
+        while !replica.log_text().contains("the LISTEN connection is back") {
+            assert!(Instant::now() < deadline, "{}", replica.log_tail(20));
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(
+            replica
+                .log_text()
+                .contains("the LISTEN connection was lost")
+        );
+        let health = get(replica, "/healthz").await;
+        assert_eq!(health["events"], json!({"mode": "listen", "ok": true}));
+    }
+    let reconnected: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'LISTEN %' AND query LIKE $1",
+    )
+    .bind(format!("%{schema}%"))
+    .fetch_one(&admin)
+    .await
+    .unwrap();
+    assert_eq!(reconnected, 2);
+    admin.close().await;
+    cluster.cleanup().await;
+}

@@ -89,7 +89,7 @@ backend_tests! {
         let lines = lines_with(&captured, "Noting the goal.", thread);
         assert_eq!(lines.len(), 1, "{lines:?}");
         let line = &lines[0];
-        assert!(line.contains(&format!("turn{{thread={thread} turn=1}}")), "{line}");
+        assert!(line.contains(&format!("turn{{thread={thread} turn=1 replica=")), "{line}");
         assert!(line.contains(&format!("tool_call{{thread={thread} tool=\"set_objective\" turn=1}}")), "{line}");
         setup.cleanup().await;
     }

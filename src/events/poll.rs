@@ -345,6 +345,9 @@ mod tests {
         assert_eq!(bus.announce_moved(vec![("t".into(), 40)]).await.unwrap(), 0);
         assert_eq!(bus.watched(), vec![("t".to_string(), None)]);
         // Threads nobody here follows are not even read.
-        assert_eq!(bus.announce_moved(vec![("other".into(), 3)]).await.unwrap(), 0);
+        assert_eq!(
+            bus.announce_moved(vec![("other".into(), 3)]).await.unwrap(),
+            0
+        );
     }
 }

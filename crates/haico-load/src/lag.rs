@@ -89,9 +89,7 @@ async fn follow(target: &Target, thread: &str) -> Result<mpsc::UnboundedReceiver
             buffer.push_str(&String::from_utf8_lossy(&data));
             while let Some(end) = buffer.find("\n\n") {
                 let block: String = buffer.drain(..end + 2).collect();
-                if block.lines().any(|l| l.trim() == "event: workspace")
-                    && tx.send(now).is_err()
-                {
+                if block.lines().any(|l| l.trim() == "event: workspace") && tx.send(now).is_err() {
                     return;
                 }
             }
@@ -101,7 +99,12 @@ async fn follow(target: &Target, thread: &str) -> Result<mpsc::UnboundedReceiver
 }
 
 /// Probes until `until`: writes through `writer`, listens on `listener`.
-pub async fn probe(writer: Target, listener: Target, thread: String, until: Instant) -> Result<Lag> {
+pub async fn probe(
+    writer: Target,
+    listener: Target,
+    thread: String,
+    until: Instant,
+) -> Result<Lag> {
     let mut conn = Conn::connect(&writer).await?;
     let create = serde_json::to_vec(&json!({"id": thread, "title": "Lag probe"}))?;
     let (status, _) = conn.post_json("/api/threads", create).await?;
@@ -125,7 +128,9 @@ pub async fn probe(writer: Target, listener: Target, thread: String, until: Inst
             bail!("the lag probe's write answered {status}");
         }
         match tokio::time::timeout(MISSED_AFTER, events.recv()).await {
-            Ok(Some(arrived)) => lag.samples.push(arrived.saturating_duration_since(answered)),
+            Ok(Some(arrived)) => lag
+                .samples
+                .push(arrived.saturating_duration_since(answered)),
             Ok(None) => bail!("the lag probe's events stream ended"),
             Err(_) => lag.missed += 1,
         }

@@ -291,7 +291,11 @@ async fn final_state(targets: &[Target], threads: &[LoadThread]) -> Result<Value
         let mut state = serde_json::Map::new();
         for thread in threads {
             let (status, body) = conn
-                .send(Method::GET, &format!("/api/threads/{}/workspace", thread.id), None)
+                .send(
+                    Method::GET,
+                    &format!("/api/threads/{}/workspace", thread.id),
+                    None,
+                )
                 .await?;
             if status != StatusCode::OK {
                 bail!("reading {}: {status} {}", thread.id, snippet(&body));
