@@ -63,6 +63,9 @@ pub struct PollingBus {
     channels: Mutex<HashMap<String, Channel>>,
     /// Rings the other replicas after each commit here, once wired (PostgreSQL only).
     doorbell: OnceLock<Doorbell>,
+    /// Where rung events are read, once wired: the doorbell's own connections, so a ring is
+    /// not queued behind every request waiting for the main pool.
+    ring_reader: OnceLock<Database>,
 }
 
 impl PollingBus {
@@ -72,7 +75,13 @@ impl PollingBus {
             db,
             channels: Mutex::new(HashMap::new()),
             doorbell: OnceLock::new(),
+            ring_reader: OnceLock::new(),
         })
+    }
+
+    /// Reads what rings announce through `db` instead of the main pool. Set once.
+    pub fn read_rings_with(&self, db: Database) {
+        let _ = self.ring_reader.set(db);
     }
 
     /// Rings `doorbell` after every commit published here, and polls only every
@@ -170,6 +179,14 @@ impl PollingBus {
         self.announce_from_log(moved, false).await
     }
 
+    /// The database reads of announcements go through.
+    fn reader(&self, rung: bool) -> &Database {
+        match self.ring_reader.get() {
+            Some(db) if rung => db,
+            _ => &self.db,
+        }
+    }
+
     /// Reads the newest event of each moved thread and publishes it here. With `exact`, the
     /// sequence numbers are the logs' current ends (a poll) and are remembered as they are;
     /// else (a ring) only a number whose event was read moves what was announced forward.
@@ -181,7 +198,7 @@ impl PollingBus {
         if moved.is_empty() {
             return Ok(0);
         }
-        let mut repo = self.db.begin_read().await?;
+        let mut repo = self.reader(!exact).begin_read().await?;
         let mut newest = Vec::with_capacity(moved.len());
         for (thread_id, last) in &moved {
             if *last > 0

@@ -4,8 +4,9 @@
 //! Every replica keeps one connection of its own, outside the pool, listening on the
 //! schema's channel ([`CHANNEL_PREFIX`]). After a commit, the replica rings with the thread and the newest sequence
 //! number (`e <thread> <seq>`); a cancel asked for a turn running elsewhere rings with the
-//! thread (`c <thread>`). Rings are batched: whatever queued while the previous `pg_notify`
-//! was on the wire goes out in the next one, a thread's events coalesced to its newest number,
+//! thread (`c <thread>`). Rings are batched: whatever queued within a few milliseconds of the
+//! first (and while the previous `pg_notify` was on the wire) goes out in one notification, a
+//! thread's events coalesced to its newest number,
 //! payloads kept far under PostgreSQL's 8000-byte limit. The ring is sent after the commit,
 //! on a pool connection, so it adds nothing to the committing transaction and no lock to
 //! commits (a `NOTIFY` inside the transaction would queue every commit behind the server's
@@ -73,6 +74,11 @@ const ECHO_WITHIN: Duration = Duration::from_secs(3);
 
 /// How long one `pg_notify` may take before the batch is dropped (the bus's poll catches up).
 const RING_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long rings gather before they go out together: at most ~200 notifications a second per
+/// replica whatever the commit rate (each one wakes every listening backend), for at most this
+/// much added latency.
+const RING_WINDOW: Duration = Duration::from_millis(5);
 
 /// Pause before trying to listen again after the connection failed.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
@@ -204,7 +210,11 @@ impl Doorbell {
         let (out, rx) = mpsc::unbounded_channel();
         let status = Arc::new(DoorbellStatus::default());
         let channel: Arc<str> = Arc::from(channel_of(&pool).await);
-        let ringer = tokio::spawn(ring_loop(pool.clone(), Arc::clone(&channel), rx));
+        // Rings and the reads they cause go through two connections of the doorbell's own:
+        // through the main pool they would wait behind every request (tens of ms under load).
+        let side = side_pool(&pool);
+        bus.read_rings_with(crate::store::Database::Postgres(side.clone()));
+        let ringer = tokio::spawn(ring_loop(side, Arc::clone(&channel), rx));
         let doorbell = Self {
             out,
             status: Arc::clone(&status),
@@ -303,6 +313,7 @@ impl Doorbell {
 async fn ring_loop(pool: PgPool, channel: Arc<str>, mut rx: mpsc::UnboundedReceiver<Ring>) {
     let mut failing = false;
     while let Some(first) = rx.recv().await {
+        tokio::time::sleep(RING_WINDOW).await;
         let mut rings = vec![first];
         while rings.len() < 10_000
             && let Ok(next) = rx.try_recv()
@@ -399,6 +410,16 @@ fn parse(payload: &str) -> Vec<Ring> {
             }
         })
         .collect()
+}
+
+/// The doorbell's two connections for rings and the reads they cause, opened lazily with the
+/// main pool's settings.
+fn side_pool(pool: &PgPool) -> PgPool {
+    PgPoolOptions::new()
+        .max_connections(2)
+        .min_connections(0)
+        .acquire_timeout(Duration::from_secs(5))
+        .connect_lazy_with((*pool.connect_options()).clone())
 }
 
 /// A listener on a connection of its own: a one-connection pool with the main pool's
