@@ -428,3 +428,22 @@ async fn a_lost_listen_connection_is_reported_and_replaced_without_losing_events
     admin.close().await;
     cluster.cleanup().await;
 }
+
+#[test]
+fn replica_settings_with_bad_values_stop_start_up_naming_the_setting() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite:{}", dir.path().join("bad.db").display());
+    for (key, value, named) in [
+        ("HAICO_REPLICA_ID", "web 1", "HAICO_REPLICA_ID"),
+        ("HAICO_REPLICA_ID", "x/y", "HAICO_REPLICA_ID"),
+        ("HAICO_TURN_LEASE_SECS", "1", "turn-lease-secs"),
+        ("HAICO_LISTEN_NOTIFY", "sometimes", "listen-notify"),
+    ] {
+        let (took, output) =
+            common::child::start_fails(&url, &[(key, value)], Duration::from_secs(10));
+        assert!(took < Duration::from_secs(10), "{key}={value}: {took:?}");
+        assert!(output.contains(named), "{key}={value}: {output}");
+    }
+    // Nothing was written: a refused setting stops before the database is opened.
+    assert!(!dir.path().join("bad.db").exists());
+}

@@ -144,17 +144,7 @@ impl Workspaces {
             Ok::<bool, WorkspaceError>(still_running)
         }
         .await;
-        match closed {
-            Ok(true) => edit.commit(ChangeNote::default()).await.map(Some),
-            Ok(false) => {
-                edit.discard().await;
-                Ok(None)
-            }
-            Err(err) => {
-                edit.discard().await;
-                Err(err)
-            }
-        }
+        commit_if(edit, closed).await
     }
 
     /// Ends a running turn whose lease ran out before `now_ms` as `failed`, announcing
@@ -181,17 +171,7 @@ impl Workspaces {
             Ok::<bool, WorkspaceError>(expired)
         }
         .await;
-        match expired {
-            Ok(true) => edit.commit(ChangeNote::default()).await.map(Some),
-            Ok(false) => {
-                edit.discard().await;
-                Ok(None)
-            }
-            Err(err) => {
-                edit.discard().await;
-                Err(err)
-            }
-        }
+        commit_if(edit, expired).await
     }
 
     /// Extends the leases of the turns `owner` runs to `until_ms`; returns them.
@@ -277,6 +257,25 @@ impl Workspaces {
         let rows = repo.history(thread.as_str(), before_turn).await;
         let _ = repo.rollback().await;
         Ok(rows?)
+    }
+}
+
+/// Commits `edit` if the turn's row changed (`Ok(true)`), else discards it: a turn another
+/// replica ended first leaves no trace.
+async fn commit_if(
+    edit: Edit,
+    changed: Result<bool, WorkspaceError>,
+) -> Result<Option<Committed>, WorkspaceError> {
+    match changed {
+        Ok(true) => edit.commit(ChangeNote::default()).await.map(Some),
+        Ok(false) => {
+            edit.discard().await;
+            Ok(None)
+        }
+        Err(err) => {
+            edit.discard().await;
+            Err(err)
+        }
     }
 }
 
