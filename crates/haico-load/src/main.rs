@@ -10,10 +10,10 @@
 //! share of wall time and, with `--server-pid`, the server's CPU time over the measured run.
 
 mod client;
-mod cpu;
 mod lag;
 mod report;
-mod workload;
+
+use haico_load::{cpu, workload};
 
 use std::{
     sync::{

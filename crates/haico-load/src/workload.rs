@@ -232,7 +232,8 @@ impl LoadThread {
     }
 }
 
-fn pick(rng: &mut fastrand::Rng) -> Op {
+/// A random op, drawn by weight.
+pub fn pick(rng: &mut fastrand::Rng) -> Op {
     let total: u32 = Op::ALL.iter().map(|op| op.weight()).sum();
     let mut roll = rng.u32(..total.max(1));
     for op in Op::ALL {

@@ -1,0 +1,193 @@
+//! The product's own driver, sqlx, set up as the server sets it up: on SQLite one writer
+//! connection (`BEGIN IMMEDIATE`) and up to eight readers, WAL, `synchronous=NORMAL`; on
+//! PostgreSQL one pool of 16 with read-only repeatable-read snapshots for reads. What this
+//! measures is the limit of *this driver*: on SQLite it includes sqlx's hop to its
+//! connection thread for every statement.
+
+use std::{str::FromStr, time::Duration};
+
+use anyhow::{Context, Result};
+use sqlx::{
+    PgConnection, PgPool, Row, SqliteConnection, SqlitePool,
+    postgres::PgPoolOptions,
+    sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous},
+};
+
+use crate::ops::{Exec, P};
+
+/// An open sqlx database.
+#[derive(Clone)]
+pub enum Db {
+    Sqlite {
+        writer: SqlitePool,
+        reader: SqlitePool,
+    },
+    Postgres(PgPool),
+}
+
+impl Db {
+    /// Opens `url` (`sqlite:PATH` or `postgres://…`) and applies haico's migrations.
+    pub async fn open(url: &str) -> Result<Self> {
+        if url.starts_with("postgres") {
+            let pool = PgPoolOptions::new()
+                .max_connections(16)
+                .test_before_acquire(false)
+                .connect(url)
+                .await
+                .with_context(|| format!("connecting to {url}"))?;
+            sqlx::migrate!("../../migrations/postgres")
+                .run(&pool)
+                .await?;
+            return Ok(Db::Postgres(pool));
+        }
+        let options = SqliteConnectOptions::from_str(url)?
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(Duration::from_secs(10))
+            .foreign_keys(true)
+            .pragma("temp_store", "memory")
+            .pragma("cache_size", "-32000");
+        let writer = SqlitePoolOptions::new()
+            .test_before_acquire(false)
+            .max_connections(1)
+            .min_connections(1)
+            .acquire_timeout(Duration::from_secs(30))
+            .connect_with(options.clone())
+            .await?;
+        sqlx::migrate!("../../migrations/sqlite")
+            .run(&writer)
+            .await?;
+        let reader = SqlitePoolOptions::new()
+            .test_before_acquire(false)
+            .max_connections(8)
+            .acquire_timeout(Duration::from_secs(30))
+            .connect_with(options.read_only(true))
+            .await?;
+        Ok(Db::Sqlite { writer, reader })
+    }
+
+    /// Runs `body` in a write transaction (`write`) or a read snapshot, committing at the end
+    /// and rolling back when it fails.
+    pub async fn transaction<T>(
+        &self,
+        write: bool,
+        body: impl AsyncFnOnce(&mut Tx<'_>) -> Result<T>,
+    ) -> Result<T> {
+        match self {
+            Db::Sqlite { writer, reader } => {
+                let mut tx = if write {
+                    writer.begin_with("BEGIN IMMEDIATE").await?
+                } else {
+                    reader.begin().await?
+                };
+                let out = body(&mut Tx::Sqlite(&mut tx)).await;
+                match out {
+                    Ok(value) => {
+                        tx.commit().await?;
+                        Ok(value)
+                    }
+                    Err(err) => {
+                        tx.rollback().await?;
+                        Err(err)
+                    }
+                }
+            }
+            Db::Postgres(pool) => {
+                let mut tx = if write {
+                    pool.begin().await?
+                } else {
+                    pool.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+                        .await?
+                };
+                let out = body(&mut Tx::Postgres(&mut tx)).await;
+                match out {
+                    Ok(value) => {
+                        tx.commit().await?;
+                        Ok(value)
+                    }
+                    Err(err) => {
+                        tx.rollback().await?;
+                        Err(err)
+                    }
+                }
+            }
+        }
+    }
+
+    pub async fn close(&self) {
+        match self {
+            Db::Sqlite { writer, reader } => {
+                reader.close().await;
+                writer.close().await;
+            }
+            Db::Postgres(pool) => pool.close().await,
+        }
+    }
+}
+
+/// A connection inside a sqlx transaction.
+pub enum Tx<'a> {
+    Sqlite(&'a mut SqliteConnection),
+    Postgres(&'a mut PgConnection),
+}
+
+/// Binds every parameter as the server would (same Rust types, so the same wire types).
+macro_rules! bind_all {
+    ($query:expr, $params:expr) => {{
+        let mut query = $query;
+        for param in $params {
+            query = match param {
+                P::Int(v) => query.bind(*v),
+                P::Text(v) => query.bind(v.as_str()),
+                P::Bool(v) => query.bind(*v),
+                P::Time(v) => query.bind(*v),
+                P::NullInt => query.bind(None::<i64>),
+                P::NullText => query.bind(None::<&str>),
+                P::NullBool => query.bind(None::<bool>),
+            };
+        }
+        query
+    }};
+}
+
+impl Exec for Tx<'_> {
+    fn postgres(&self) -> bool {
+        matches!(self, Tx::Postgres(_))
+    }
+
+    async fn rows(&mut self, sql: &str, params: &[P]) -> Result<Vec<[i64; 2]>> {
+        match self {
+            Tx::Sqlite(conn) => {
+                let rows = bind_all!(sqlx::query(sql), params)
+                    .fetch_all(&mut **conn)
+                    .await
+                    .with_context(|| format!("running {sql}"))?;
+                Ok(rows
+                    .iter()
+                    .map(|row| {
+                        [
+                            row.try_get::<i64, _>(0).unwrap_or(0),
+                            row.try_get::<i64, _>(1).unwrap_or(0),
+                        ]
+                    })
+                    .collect())
+            }
+            Tx::Postgres(conn) => {
+                let rows = bind_all!(sqlx::query(sql), params)
+                    .fetch_all(&mut **conn)
+                    .await
+                    .with_context(|| format!("running {sql}"))?;
+                Ok(rows
+                    .iter()
+                    .map(|row| {
+                        [
+                            row.try_get::<i64, _>(0).unwrap_or(0),
+                            row.try_get::<i64, _>(1).unwrap_or(0),
+                        ]
+                    })
+                    .collect())
+            }
+        }
+    }
+}

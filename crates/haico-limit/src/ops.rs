@@ -1,0 +1,512 @@
+//! One tool call of the mixed workload as the statements the server sends for it, written
+//! once over [`Exec`] so every driver runs the same sequence. Transactions are the driver's
+//! business: a write op runs inside a write transaction, a read op inside a read snapshot.
+//!
+//! What is left out, on purpose: everything above the driver (HTTP, JSON, argument checks,
+//! the envelope, events on the bus), the once-a-second checks the server caches (is there
+//! any user account; expired turn leases) and the envelope's text. Results are read (every
+//! row fetched) but only integers are kept, for the ids and counts later statements need.
+
+use anyhow::Result;
+use chrono::{DateTime, Utc};
+use haico_load::workload::{MAX_PREFERENCES, MAX_TODOS, Op};
+
+use crate::sql;
+
+/// A statement parameter, typed as the server binds it (PostgreSQL wants typed nulls).
+#[derive(Debug, Clone)]
+pub enum P {
+    Int(i64),
+    Text(String),
+    Bool(bool),
+    Time(DateTime<Utc>),
+    NullInt,
+    NullText,
+    NullBool,
+}
+
+/// A connection inside its transaction.
+pub trait Exec {
+    /// Whether this is PostgreSQL (picks the engine's variant of a statement).
+    fn postgres(&self) -> bool;
+    /// Runs `sql`, fetches every row and returns each row's first two columns where they are
+    /// integers (else 0).
+    async fn rows(&mut self, sql: &str, params: &[P]) -> Result<Vec<[i64; 2]>>;
+}
+
+fn pick<'a>(exec: &impl Exec, pair: (&'a str, &'a str)) -> &'a str {
+    if exec.postgres() { pair.1 } else { pair.0 }
+}
+
+/// What one call needs besides the connection (owned, so it can move to a connection thread).
+pub struct Call {
+    pub op: Op,
+    pub thread: String,
+    pub seq: u64,
+    pub rng: fastrand::Rng,
+    /// Preferences the thread holds (approximately; tracked by the caller).
+    pub preferences: i64,
+    /// The thread's artifact ids seen so far (for `get_artifact`).
+    pub artifact: Option<i64>,
+}
+
+/// What a call teaches the caller about the thread.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Learned {
+    pub preferences: Option<i64>,
+    pub artifact: Option<i64>,
+}
+
+/// The JSON a `workspace` event carries for `panel`.
+fn workspace_event(panel: &str) -> String {
+    let data = format!(r#"{{"panels":["{panel}"],"source":"agent"}}"#);
+    serde_json::json!([{ "event": "workspace", "data": data }]).to_string()
+}
+
+/// Logs the change (revision, first panel record, events, touch): the statement every write
+/// call ends with.
+/// Returns the revision's number.
+async fn log_change(
+    exec: &mut impl Exec,
+    call: &Call,
+    turn: i64,
+    panel: &str,
+    record: Option<(bool, String)>,
+    events: String,
+    event_count: i64,
+) -> Result<i64> {
+    let now = Utc::now();
+    let size = record
+        .as_ref()
+        .map_or(0, |(_, data)| i64::try_from(data.len()).unwrap_or(0));
+    let (record_panel, whole, data) = match record {
+        Some((whole, data)) => (P::Text(panel.to_string()), P::Bool(whole), P::Text(data)),
+        None => (P::NullText, P::Bool(false), P::NullText),
+    };
+    let params = [
+        P::Text(call.thread.clone()),
+        P::Time(now),
+        P::Text("agent".into()),
+        P::NullText,
+        P::NullInt,
+        P::Int(turn),
+        P::Text(call.op.tool().into()),
+        P::Text(format!(
+            "Load test: exercising {} on a busy thread.",
+            call.op.tool()
+        )),
+        P::Text(format!(r#"["{panel}"]"#)),
+        P::Text(format!("{} changed the {panel}", call.op.tool())),
+        P::NullInt,
+        P::NullInt,
+        record_panel,
+        whole,
+        data,
+        P::Int(size),
+        P::Int(event_count),
+        P::Bool(true),
+        P::Bool(true),
+        P::Text(events),
+        P::Time(now),
+    ];
+    let rows = if exec.postgres() {
+        exec.rows(sql::LOG_CHANGE_POSTGRES, &params).await?
+    } else {
+        exec.rows(&sql::log_change_sqlite_batch(), &params).await?
+    };
+    Ok(rows.first().map_or(0, |row| row[1]))
+}
+
+fn thread(call: &Call) -> P {
+    P::Text(call.thread.clone())
+}
+
+/// Takes the thread (and reads its turn counter), as every agent write does first.
+async fn lock(exec: &mut impl Exec, call: &Call) -> Result<i64> {
+    let sql = pick(exec, sql::LOCK_THREAD);
+    let rows = exec.rows(sql, &[thread(call)]).await?;
+    Ok(rows.first().map_or(0, |row| row[0]))
+}
+
+async fn plan_len(exec: &mut impl Exec, call: &Call) -> Result<i64> {
+    let rows = exec.rows(sql::PLAN_LEN, &[thread(call)]).await?;
+    Ok(rows.first().map_or(0, |row| row[0]))
+}
+
+/// Up to `count` distinct 0-based positions below `len`.
+fn positions(rng: &mut fastrand::Rng, len: i64, count: usize) -> Vec<i64> {
+    let mut out = Vec::new();
+    if len <= 0 {
+        return out;
+    }
+    for _ in 0..count {
+        let p = rng.i64(0..len);
+        if !out.contains(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// Does whether `op` writes (so runs in a write transaction).
+pub fn writes(op: Op) -> bool {
+    !matches!(
+        op,
+        Op::ListTodos | Op::ListPreferences | Op::ListArtifacts | Op::GetArtifact
+    )
+}
+
+/// Runs one call's statements.
+pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
+    let now = || P::Time(Utc::now());
+    let mut learned = Learned::default();
+    match call.op {
+        Op::ListTodos | Op::ListPreferences | Op::ListArtifacts | Op::GetArtifact => {
+            exec.rows(sql::READ_THREAD, &[thread(call)]).await?;
+            match call.op {
+                Op::ListTodos => {
+                    exec.rows(sql::LIST_STEPS, &[thread(call)]).await?;
+                }
+                Op::ListPreferences => {
+                    let rows = exec.rows(sql::LIST_PREFERENCES, &[thread(call)]).await?;
+                    learned.preferences = Some(rows.len() as i64);
+                }
+                Op::ListArtifacts => {
+                    exec.rows(
+                        sql::LIST_ARTIFACTS,
+                        &[thread(call), P::NullText, P::Int(10)],
+                    )
+                    .await?;
+                }
+                _ => {
+                    let id = call.artifact.unwrap_or(0);
+                    exec.rows(sql::GET_ARTIFACT, &[thread(call), P::Int(id)])
+                        .await?;
+                }
+            }
+        }
+        Op::AppendToDocument => {
+            let turn = lock(exec, call).await?;
+            let text = format!(
+                "\n- Note {} from client 0: keep the budget in view.",
+                call.seq
+            );
+            exec.rows(
+                sql::APPEND_DOCUMENT,
+                &[thread(call), P::Text(text.clone()), now()],
+            )
+            .await?;
+            let delta = serde_json::json!([{ "append": text }]).to_string();
+            log_change(
+                exec,
+                call,
+                turn,
+                "document",
+                Some((false, delta)),
+                workspace_event("document"),
+                1,
+            )
+            .await?;
+        }
+        Op::UpdateDocument => {
+            let turn = lock(exec, call).await?;
+            exec.rows(pick(exec, sql::DOCUMENT_BEFORE), &[thread(call)])
+                .await?;
+            let content = format!(
+                "# Trip plan (rewrite {} by client 0)\n\n## Goals\n\nA calm week by the sea, \
+                 trains only, under the budget.\n\n## Days\n\n1. Arrive and settle.\n2. Coast \
+                 walk.\n3. Museum and old town.\n4. Boat trip if the weather holds.\n5. Rest.\n",
+                call.seq
+            );
+            exec.rows(
+                sql::SET_DOCUMENT,
+                &[
+                    thread(call),
+                    P::Text("Trip plan".into()),
+                    P::Text(content.clone()),
+                    now(),
+                ],
+            )
+            .await?;
+            let state = serde_json::json!({ "title": "Trip plan", "content": content }).to_string();
+            log_change(
+                exec,
+                call,
+                turn,
+                "document",
+                Some((true, state)),
+                workspace_event("document"),
+                1,
+            )
+            .await?;
+        }
+        Op::SetObjective => {
+            let turn = lock(exec, call).await?;
+            let objective = format!("Plan a calm week by the sea (revision {})", call.seq);
+            exec.rows(
+                sql::SET_OBJECTIVE,
+                &[thread(call), P::Text(objective.clone()), now()],
+            )
+            .await?;
+            let state = serde_json::json!(objective).to_string();
+            log_change(
+                exec,
+                call,
+                turn,
+                "objective",
+                Some((true, state)),
+                workspace_event("objective"),
+                1,
+            )
+            .await?;
+        }
+        Op::AddTodos | Op::RemoveTodos => {
+            let turn = lock(exec, call).await?;
+            let len = plan_len(exec, call).await?;
+            let remove = call.op == Op::RemoveTodos || len > MAX_TODOS;
+            if remove {
+                let n = if len > MAX_TODOS { 6 } else { 1 };
+                let mut targets = positions(&mut call.rng, len, n);
+                targets.sort_unstable();
+                let mut ranges: Vec<(i64, i64)> = Vec::new();
+                for start in targets {
+                    let step = exec
+                        .rows(sql::STEP_AT, &[thread(call), P::Int(start)])
+                        .await?;
+                    if step.is_empty() {
+                        continue;
+                    }
+                    let end = exec
+                        .rows(sql::SUBTREE_END, &[thread(call), P::Int(start), P::Int(1)])
+                        .await?
+                        .first()
+                        .map(|row| row[0])
+                        .filter(|end| *end > start)
+                        .unwrap_or(len);
+                    if ranges.last().is_some_and(|(_, last_end)| start < *last_end) {
+                        continue;
+                    }
+                    ranges.push((start, end));
+                }
+                // From the back, so earlier ranges keep their positions.
+                for (start, end) in ranges.iter().rev() {
+                    exec.rows(
+                        sql::DELETE_STEPS,
+                        &[thread(call), P::Int(*start), P::Int(*end)],
+                    )
+                    .await?;
+                    exec.rows(
+                        sql::SHIFT_STEPS,
+                        &[thread(call), P::Int(*end), P::Int(start - end)],
+                    )
+                    .await?;
+                }
+                let ops = serde_json::json!([{ "remove": ranges }]).to_string();
+                log_change(
+                    exec,
+                    call,
+                    turn,
+                    "plan",
+                    Some((false, ops)),
+                    workspace_event("plan"),
+                    1,
+                )
+                .await?;
+            } else {
+                let nested = len >= 3 && call.rng.u8(..4) == 0;
+                let (at, steps) = if nested {
+                    let parent = call.rng.i64(0..3);
+                    exec.rows(sql::STEP_AT, &[thread(call), P::Int(parent)])
+                        .await?;
+                    let end = exec
+                        .rows(sql::SUBTREE_END, &[thread(call), P::Int(parent), P::Int(0)])
+                        .await?
+                        .first()
+                        .map(|row| row[0])
+                        .filter(|end| *end > parent)
+                        .unwrap_or(len);
+                    let steps = serde_json::json!([
+                        { "text": format!("Detail {}", call.seq), "depth": 1 }
+                    ]);
+                    (end, steps)
+                } else {
+                    let steps = serde_json::json!([
+                        { "text": format!("Book item {}", call.seq), "depth": 0 },
+                        { "text": "Compare prices", "depth": 1 },
+                        { "text": "Confirm by mail", "depth": 1 },
+                    ]);
+                    (len, steps)
+                };
+                let count = steps.as_array().map_or(0, Vec::len) as i64;
+                exec.rows(sql::SHIFT_STEPS, &[thread(call), P::Int(at), P::Int(count)])
+                    .await?;
+                exec.rows(
+                    pick(exec, sql::INSERT_STEPS),
+                    &[thread(call), P::Int(at), now(), P::Text(steps.to_string())],
+                )
+                .await?;
+                let ops = serde_json::json!([{ "insert": at, "steps": steps }]).to_string();
+                log_change(
+                    exec,
+                    call,
+                    turn,
+                    "plan",
+                    Some((false, ops)),
+                    workspace_event("plan"),
+                    1,
+                )
+                .await?;
+            }
+        }
+        Op::ToggleTodos | Op::UpdateTodos => {
+            let turn = lock(exec, call).await?;
+            let len = plan_len(exec, call).await?;
+            let toggle = call.op == Op::ToggleTodos;
+            let targets = positions(&mut call.rng, len, if toggle { 3 } else { 2 });
+            for position in &targets {
+                if toggle {
+                    exec.rows(sql::TOGGLE_STEP, &[thread(call), P::Int(*position), now()])
+                        .await?;
+                } else {
+                    let text = P::Text(format!("Revised step {}", call.seq));
+                    exec.rows(
+                        sql::REWRITE_STEP,
+                        &[thread(call), P::Int(*position), text, now()],
+                    )
+                    .await?;
+                }
+            }
+            let ops = serde_json::json!([{ "at": targets }]).to_string();
+            log_change(
+                exec,
+                call,
+                turn,
+                "plan",
+                Some((false, ops)),
+                workspace_event("plan"),
+                1,
+            )
+            .await?;
+        }
+        Op::AddPreferences | Op::UpdatePreferences | Op::RemovePreferences => {
+            let turn = lock(exec, call).await?;
+            let op = if call.op == Op::AddPreferences && call.preferences > MAX_PREFERENCES {
+                Op::RemovePreferences
+            } else {
+                call.op
+            };
+            let mut held = call.preferences;
+            if op == Op::AddPreferences {
+                exec.rows(
+                    sql::INSERT_PREFERENCE,
+                    &[
+                        thread(call),
+                        P::Text(format!("Prefer option {}", call.seq)),
+                        P::Text("said in passing".into()),
+                        P::Text(if call.rng.bool() { "soft" } else { "hard" }.into()),
+                        now(),
+                    ],
+                )
+                .await?;
+                held += 1;
+            } else {
+                let ids = exec.rows(sql::LIST_PREFERENCES, &[thread(call)]).await?;
+                held = ids.len() as i64;
+                let n = if op == Op::RemovePreferences && held > MAX_PREFERENCES {
+                    5
+                } else {
+                    1
+                };
+                for index in positions(&mut call.rng, held, n) {
+                    let id = ids.get(index as usize).map_or(0, |row| row[0]);
+                    if op == Op::UpdatePreferences {
+                        exec.rows(
+                            sql::UPDATE_PREFERENCE,
+                            &[
+                                thread(call),
+                                P::Int(id),
+                                P::NullText,
+                                P::Bool(true),
+                                P::Text(format!("revised {}", call.seq)),
+                                P::NullText,
+                                P::NullBool,
+                                now(),
+                            ],
+                        )
+                        .await?;
+                    } else {
+                        exec.rows(sql::DELETE_PREFERENCE, &[thread(call), P::Int(id)])
+                            .await?;
+                        held -= 1;
+                    }
+                }
+            }
+            learned.preferences = Some(held);
+            let ops = serde_json::json!([{ "preferences": call.seq }]).to_string();
+            log_change(
+                exec,
+                call,
+                turn,
+                "preferences",
+                Some((false, ops)),
+                workspace_event("preferences"),
+                1,
+            )
+            .await?;
+        }
+        Op::ChartGenerator => {
+            let turn = lock(exec, call).await?;
+            let payload = serde_json::json!({
+                "chart_type": "bar",
+                "title": format!("Costs {}", call.seq),
+                "data": {"labels": ["Train", "Hotel", "Food"],
+                         "series": [{"name": "EUR", "values": [120, 640, 210]}]},
+                "y_axis_title": "EUR",
+                "svg": "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 640 400\">…</svg>",
+            })
+            .to_string();
+            let id = exec
+                .rows(
+                    sql::INSERT_ARTIFACT,
+                    &[
+                        thread(call),
+                        P::Text("bar_chart".into()),
+                        P::Text(format!("Costs {}", call.seq)),
+                        P::Text(payload.clone()),
+                        P::Int(turn),
+                        now(),
+                    ],
+                )
+                .await?
+                .first()
+                .map_or(0, |row| row[0]);
+            let events = serde_json::json!([
+                { "event": "artifact", "data": payload },
+                { "event": "workspace", "data": r#"{"panels":["artifacts"],"source":"agent"}"# },
+            ])
+            .to_string();
+            let rev = log_change(exec, call, turn, "artifacts", None, events, 2).await?;
+            exec.rows(
+                sql::STAMP_ARTIFACT,
+                &[thread(call), P::Int(id), P::Int(rev)],
+            )
+            .await?;
+            learned.artifact = Some(id);
+        }
+    }
+    Ok(learned)
+}
+
+/// Creates the thread row, as `POST /api/threads` does.
+pub async fn create_thread(exec: &mut impl Exec, id: &str) -> Result<()> {
+    exec.rows(
+        sql::INSERT_THREAD,
+        &[
+            P::Text(id.to_string()),
+            P::Text(id.to_string()),
+            P::Time(Utc::now()),
+        ],
+    )
+    .await?;
+    Ok(())
+}

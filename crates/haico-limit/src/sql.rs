@@ -1,0 +1,150 @@
+//! The statements haico issues for the mixed workload's tool calls, as the server sends them
+//! (taken from its sqlx statement log: `RUST_LOG=sqlx::query=debug haico serve`, one call of
+//! each tool). Kept here verbatim so the limit runs exactly the product's SQL; when a store
+//! query changes, the trace is taken again and this file follows (docs/PERFORMANCE.md §14
+//! says how).
+//!
+//! Where the two engines differ, a pair `(sqlite, postgres)` is given.
+
+/// The agent path opens every write by taking the thread row (and its turn counter).
+pub const LOCK_THREAD: (&str, &str) = (
+    "SELECT turn_index FROM threads WHERE id = $1",
+    "SELECT turn_index FROM threads WHERE id = $1 FOR NO KEY UPDATE",
+);
+
+/// A read opens the thread (does it exist, who owns it).
+pub const READ_THREAD: &str = "SELECT id, title, turn_index, created_at, updated_at, \
+    forked_from_thread, forked_from_rev, (SELECT name FROM users WHERE users.id = \
+    threads.owner_id) AS owner FROM threads WHERE id = $1";
+
+pub const INSERT_THREAD: &str = "INSERT INTO threads (id, title, turn_index, created_at, \
+    updated_at) VALUES ($1, $2, 0, $3, $3) ON CONFLICT (id) DO NOTHING";
+
+pub const APPEND_DOCUMENT: &str = "INSERT INTO documents (thread_id, title, content, version, \
+    updated_at) VALUES ($1, '', $2, 1, $3) ON CONFLICT (thread_id) DO UPDATE SET content = \
+    documents.content || excluded.content, version = documents.version + 1, updated_at = \
+    excluded.updated_at RETURNING CAST(length(content) AS BIGINT), version, title";
+
+pub const DOCUMENT_BEFORE: (&str, &str) = (
+    "SELECT content FROM documents WHERE thread_id = $1",
+    "SELECT content FROM documents WHERE thread_id = $1 FOR UPDATE",
+);
+
+pub const SET_DOCUMENT: &str = "INSERT INTO documents (thread_id, title, content, version, \
+    updated_at) VALUES ($1, COALESCE($2, ''), $3, 1, $4) ON CONFLICT (thread_id) DO UPDATE SET \
+    content = excluded.content, title = COALESCE($2, documents.title), version = \
+    documents.version + 1, updated_at = excluded.updated_at RETURNING title, version";
+
+pub const SET_OBJECTIVE: &str = "INSERT INTO objectives (thread_id, objective, updated_at) \
+    VALUES ($1, $2, $3) ON CONFLICT (thread_id) DO UPDATE SET objective = excluded.objective, \
+    updated_at = excluded.updated_at";
+
+pub const PLAN_LEN: &str = "SELECT COUNT(*) FROM todos WHERE thread_id = $1";
+
+pub const STEP_AT: &str =
+    "SELECT id, depth, text, done FROM todos WHERE thread_id = $1 AND position = $2";
+
+pub const SUBTREE_END: &str = "SELECT MIN(position) FROM todos WHERE thread_id = $1 AND \
+    position > $2 AND depth <= $3";
+
+pub const SHIFT_STEPS: &str =
+    "UPDATE todos SET position = position + $3 WHERE thread_id = $1 AND position >= $2";
+
+pub const INSERT_STEPS: (&str, &str) = (
+    "INSERT INTO todos (thread_id, position, text, depth, done, created_at, updated_at) SELECT \
+     $1, $2 + CAST(j.key AS INTEGER), json_extract(j.value, '$.text'), json_extract(j.value, \
+     '$.depth'), FALSE, $3, $3 FROM json_each($4) AS j RETURNING position, id, text, depth, done",
+    "INSERT INTO todos (thread_id, position, text, depth, done, created_at, updated_at) SELECT \
+     $1, $2 + (s.ord - 1), s.step->>'text', (s.step->>'depth')::bigint, FALSE, $3, $3 FROM \
+     jsonb_array_elements($4::jsonb) WITH ORDINALITY AS s(step, ord) RETURNING position, id, \
+     text, depth, done",
+);
+
+pub const TOGGLE_STEP: &str = "UPDATE todos SET done = NOT done, updated_at = $3 WHERE \
+    thread_id = $1 AND position = $2 RETURNING id, text, depth, done";
+
+pub const REWRITE_STEP: &str = "UPDATE todos SET text = $3, updated_at = $4 WHERE thread_id = \
+    $1 AND position = $2 RETURNING id, text, depth, done";
+
+pub const DELETE_STEPS: &str = "DELETE FROM todos WHERE thread_id = $1 AND position >= $2 AND \
+    position < $3 RETURNING id";
+
+pub const LIST_STEPS: &str =
+    "SELECT id, text, depth, done FROM todos WHERE thread_id = $1 ORDER BY position";
+
+pub const INSERT_PREFERENCE: &str = "INSERT INTO preferences (thread_id, title, subtitle, kind, \
+    locked, created_at, updated_at) VALUES ($1, $2, $3, $4, FALSE, $5, $5) RETURNING id, title, \
+    subtitle, kind, locked, created_at";
+
+pub const LIST_PREFERENCES: &str = "SELECT id, title, subtitle, kind, locked, created_at FROM \
+    preferences WHERE thread_id = $1 ORDER BY id";
+
+pub const UPDATE_PREFERENCE: &str = "UPDATE preferences SET title = COALESCE($3, title), \
+    subtitle = CASE WHEN $4 THEN $5 ELSE subtitle END, kind = COALESCE($6, kind), locked = \
+    COALESCE($7, locked), updated_at = $8 WHERE thread_id = $1 AND id = $2 AND locked = FALSE \
+    RETURNING id, title, subtitle, kind, locked, created_at";
+
+pub const DELETE_PREFERENCE: &str =
+    "DELETE FROM preferences WHERE thread_id = $1 AND id = $2 AND locked = FALSE";
+
+pub const INSERT_ARTIFACT: &str = "INSERT INTO artifacts (thread_id, artifact_type, title, \
+    payload, turn_index, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id";
+
+pub const STAMP_ARTIFACT: &str = "UPDATE artifacts SET rev = $3 WHERE thread_id = $1 AND id = $2";
+
+pub const LIST_ARTIFACTS: &str = "SELECT id, artifact_type, title, turn_index, created_at FROM \
+    artifacts WHERE thread_id = $1 AND ($2 IS NULL OR artifact_type = $2) ORDER BY id DESC \
+    LIMIT $3";
+
+pub const GET_ARTIFACT: &str = "SELECT id, artifact_type, title, turn_index, created_at, \
+    payload FROM artifacts WHERE thread_id = $1 AND id = $2";
+
+/// The change's log (counter, revision, first panel record, events, thread touch), as five
+/// statements sent in one batch on SQLite. `$1` thread, `$2` revision time, `$3`–`$12` the
+/// revision's columns, `$13`–`$16` the panel record, `$17` event count, `$18` has a revision,
+/// `$19` touch, `$20` events (JSON), `$21` now.
+pub const LOG_CHANGE_SQLITE: [&str; 5] = [
+    "INSERT INTO event_seqs (thread_id, last_seq, last_rev) VALUES ($1, $17, CASE WHEN $18 THEN \
+     1 ELSE 0 END) ON CONFLICT (thread_id) DO UPDATE SET last_seq = event_seqs.last_seq + $17, \
+     last_rev = event_seqs.last_rev + CASE WHEN $18 THEN 1 ELSE 0 END RETURNING last_seq AS a, \
+     last_rev AS b, NULL AS c, NULL AS d",
+    "INSERT INTO revisions (thread_id, rev, at, source, by_name, turn_index, thread_turn, tool, \
+     action_and_reasoning, panels, summary, restored_from, reverted_turn) SELECT $1, last_rev, \
+     $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 FROM event_seqs WHERE thread_id = $1 AND $18",
+    "INSERT INTO panel_changes (thread_id, panel, rev, whole, data, chain_len, chain_bytes, \
+     base_bytes) SELECT $1, $13, s.last_rev, $14, $15, CASE WHEN $14 THEN 0 ELSE \
+     COALESCE(p.chain_len, 0) + 1 END, CASE WHEN $14 THEN 0 ELSE COALESCE(p.chain_bytes, 0) + \
+     $16 END, CASE WHEN $14 THEN $16 ELSE COALESCE(p.base_bytes, 0) END FROM event_seqs s LEFT \
+     JOIN ( SELECT chain_len, chain_bytes, base_bytes FROM panel_changes WHERE thread_id = $1 \
+     AND panel = $13 ORDER BY rev DESC LIMIT 1) AS p ON TRUE WHERE s.thread_id = $1 AND $18 AND \
+     $13 IS NOT NULL RETURNING NULL AS a, chain_len AS b, chain_bytes AS c, base_bytes AS d",
+    "INSERT INTO events (thread_id, seq, event, data, created_at) SELECT $1, s.last_seq - $17 + \
+     1 + CAST(j.key AS INTEGER), json_extract(j.value, '$.event'), json_extract(j.value, \
+     '$.data'), $21 FROM event_seqs s, json_each($20) AS j WHERE s.thread_id = $1",
+    "UPDATE threads SET updated_at = $21 WHERE id = $1 AND $19",
+];
+
+/// See [`LOG_CHANGE_SQLITE`]: the same work as one statement of data-modifying CTEs.
+pub const LOG_CHANGE_POSTGRES: &str = "WITH s AS ( INSERT INTO event_seqs (thread_id, last_seq, \
+    last_rev) VALUES ($1, $17, CASE WHEN $18 THEN 1 ELSE 0 END) ON CONFLICT (thread_id) DO \
+    UPDATE SET last_seq = event_seqs.last_seq + $17, last_rev = event_seqs.last_rev + CASE WHEN \
+    $18 THEN 1 ELSE 0 END RETURNING last_seq, last_rev), r AS ( INSERT INTO revisions \
+    (thread_id, rev, at, source, by_name, turn_index, thread_turn, tool, action_and_reasoning, \
+    panels, summary, restored_from, reverted_turn) SELECT $1, s.last_rev, $2, $3, $4, $5, $6, \
+    $7, $8, $9, $10, $11, $12 FROM s WHERE $18 RETURNING rev), p AS ( INSERT INTO panel_changes \
+    (thread_id, panel, rev, whole, data, chain_len, chain_bytes, base_bytes) SELECT $1, \
+    $13::text, r.rev, $14, $15, CASE WHEN $14 THEN 0 ELSE COALESCE(prev.chain_len, 0) + 1 END, \
+    CASE WHEN $14 THEN 0 ELSE COALESCE(prev.chain_bytes, 0) + $16 END, CASE WHEN $14 THEN $16 \
+    ELSE COALESCE(prev.base_bytes, 0) END FROM r LEFT JOIN ( SELECT chain_len, chain_bytes, \
+    base_bytes FROM panel_changes WHERE thread_id = $1 AND panel = $13::text ORDER BY rev DESC \
+    LIMIT 1) AS prev ON TRUE WHERE $13::text IS NOT NULL RETURNING chain_len, chain_bytes, \
+    base_bytes), e AS ( INSERT INTO events (thread_id, seq, event, data, created_at) SELECT $1, \
+    s.last_seq - $17 + x.ord, x.item->>'event', x.item->>'data', $21 FROM s, \
+    jsonb_array_elements($20::jsonb) WITH ORDINALITY AS x(item, ord)), t AS (UPDATE threads SET \
+    updated_at = $21 WHERE id = $1 AND $19) SELECT s.last_seq AS a, s.last_rev AS b, \
+    p.chain_len AS c, p.chain_bytes AS d, p.base_bytes AS e FROM s LEFT JOIN p ON TRUE";
+
+/// The product sends the SQLite log as one batch: the same five statements, joined.
+pub fn log_change_sqlite_batch() -> String {
+    LOG_CHANGE_SQLITE.join("; ")
+}
