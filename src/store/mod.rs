@@ -236,6 +236,27 @@ impl Database {
         }
     }
 
+    /// A read connection outside any transaction: every statement sees its own snapshot, and
+    /// the `BEGIN` and `COMMIT` round trips of [`begin_read`](Self::begin_read) are saved. For
+    /// reads whose answer is one statement (a read-only tool lists one panel); a read that must
+    /// agree across several statements takes a snapshot instead. Only ever used for reads:
+    /// on SQLite the reader connections are read-only, and the workspace layer hands it out
+    /// only inside a [`View`](crate::workspace::View), whose methods read.
+    pub async fn autocommit_read(&self) -> Result<WorkspaceRepository, StoreError> {
+        match self {
+            Database::Sqlite { reader, .. } => {
+                let conn = reader.acquire().await.context("taking a read connection")?;
+                Ok(WorkspaceRepository::sqlite_autocommit(conn))
+            }
+            Database::Postgres(pool) => {
+                let conn = within_postgres_timeout(pool, pool.acquire())
+                    .await?
+                    .context("taking a read connection")?;
+                Ok(WorkspaceRepository::postgres_autocommit(conn))
+            }
+        }
+    }
+
     /// Checks that the database answers, for `/healthz`. When PostgreSQL does not, a fresh
     /// connection attempt finds out why (the pool only knows that it timed out), so the error
     /// names the server and the cause.

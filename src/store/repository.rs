@@ -4,7 +4,9 @@
 //! `impl WorkspaceRepository` block. Queries written once run on both engines (both accept
 //! `$N` placeholders); where the SQL must differ, the method matches on the engine.
 
-use sqlx::{Postgres, Sqlite, Transaction};
+use std::ops::{Deref, DerefMut};
+
+use sqlx::{Postgres, Sqlite, Transaction, pool::PoolConnection};
 
 use super::{Context, StoreError, journal::Journal};
 use crate::panels::{Panel, PanelSet};
@@ -19,8 +21,53 @@ pub enum Backend {
 }
 
 pub(crate) enum Tx {
-    Sqlite(Transaction<'static, Sqlite>),
-    Postgres(Transaction<'static, Postgres>),
+    Sqlite(Conn<Sqlite>),
+    Postgres(Conn<Postgres>),
+}
+
+/// The connection a repository's statements go to: inside a transaction, or (for reads that
+/// are one statement per answer) a pooled connection in autocommit mode, where every statement
+/// is its own snapshot and no `BEGIN`/`COMMIT` round trips are paid. Both deref to the
+/// engine's connection, so queries are written once for either.
+pub(crate) enum Conn<DB: sqlx::Database> {
+    Tx(Transaction<'static, DB>),
+    Auto(PoolConnection<DB>),
+}
+
+impl<DB: sqlx::Database> Deref for Conn<DB> {
+    type Target = DB::Connection;
+
+    fn deref(&self) -> &DB::Connection {
+        match self {
+            Conn::Tx(tx) => tx,
+            Conn::Auto(conn) => conn,
+        }
+    }
+}
+
+impl<DB: sqlx::Database> DerefMut for Conn<DB> {
+    fn deref_mut(&mut self) -> &mut DB::Connection {
+        match self {
+            Conn::Tx(tx) => tx,
+            Conn::Auto(conn) => conn,
+        }
+    }
+}
+
+impl<DB: sqlx::Database> Conn<DB> {
+    async fn commit(self) -> Result<(), sqlx::Error> {
+        match self {
+            Conn::Tx(tx) => tx.commit().await,
+            Conn::Auto(_) => Ok(()),
+        }
+    }
+
+    async fn rollback(self) -> Result<(), sqlx::Error> {
+        match self {
+            Conn::Tx(tx) => tx.rollback().await,
+            Conn::Auto(_) => Ok(()),
+        }
+    }
 }
 
 /// The workspace's queries inside one transaction. The tool runtime opens one per call and
@@ -52,16 +99,26 @@ pub(crate) use with_conn;
 
 impl WorkspaceRepository {
     pub(crate) fn sqlite(tx: Transaction<'static, Sqlite>) -> Self {
-        Self {
-            tx: Tx::Sqlite(tx),
-            changed: PanelSet::default(),
-            journal: Journal::default(),
-        }
+        Self::over(Tx::Sqlite(Conn::Tx(tx)))
     }
 
     pub(crate) fn postgres(tx: Transaction<'static, Postgres>) -> Self {
+        Self::over(Tx::Postgres(Conn::Tx(tx)))
+    }
+
+    /// Reads on a SQLite connection outside any transaction.
+    pub(crate) fn sqlite_autocommit(conn: PoolConnection<Sqlite>) -> Self {
+        Self::over(Tx::Sqlite(Conn::Auto(conn)))
+    }
+
+    /// Reads on a PostgreSQL connection outside any transaction.
+    pub(crate) fn postgres_autocommit(conn: PoolConnection<Postgres>) -> Self {
+        Self::over(Tx::Postgres(Conn::Auto(conn)))
+    }
+
+    fn over(tx: Tx) -> Self {
         Self {
-            tx: Tx::Postgres(tx),
+            tx,
             changed: PanelSet::default(),
             journal: Journal::default(),
         }
@@ -99,8 +156,8 @@ impl WorkspaceRepository {
     pub async fn commit(self) -> Result<PanelSet, StoreError> {
         let changed = self.changed;
         match self.tx {
-            Tx::Sqlite(tx) => tx.commit().await,
-            Tx::Postgres(tx) => tx.commit().await,
+            Tx::Sqlite(conn) => conn.commit().await,
+            Tx::Postgres(conn) => conn.commit().await,
         }
         .context("committing")?;
         Ok(changed)
@@ -109,8 +166,8 @@ impl WorkspaceRepository {
     /// Discards every write of this transaction.
     pub async fn rollback(self) -> Result<(), StoreError> {
         match self.tx {
-            Tx::Sqlite(tx) => tx.rollback().await,
-            Tx::Postgres(tx) => tx.rollback().await,
+            Tx::Sqlite(conn) => conn.rollback().await,
+            Tx::Postgres(conn) => conn.rollback().await,
         }
         .context("rolling back")
     }

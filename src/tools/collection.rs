@@ -23,8 +23,10 @@ pub type WriteFn<C> = for<'a> fn(&'a C, &'a mut Edit, Value) -> ToolFuture<'a>;
 pub type ReadFn<C> = for<'a> fn(&'a C, &'a mut View, Value) -> ToolFuture<'a>;
 
 /// How a tool runs: on an [`Edit`] (a write transaction holding the thread), or, declared
-/// `read_only`, on a [`View`] (a read snapshot: SQLite's reader connections, no thread lock),
-/// where it cannot write at all.
+/// `read_only`, on a [`View`] where it cannot write at all: SQLite's reader connections or a
+/// pooled PostgreSQL connection, no thread lock and no transaction, so each statement is its
+/// own snapshot (a read-only tool answers from one panel; two panels read one after the other
+/// may come from two moments).
 pub enum Invoke<C> {
     /// A tool that may change the workspace.
     Write(WriteFn<C>),

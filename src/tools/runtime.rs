@@ -298,8 +298,9 @@ impl ToolRuntime {
         }
     }
 
-    /// A read-only tool: runs on a view (a snapshot, no thread lock); in a turn, the call is
-    /// recorded afterwards in a short write of its own.
+    /// A read-only tool: runs on a glance (no thread lock, no transaction: a read-only tool
+    /// reads one panel, and one statement is its own consistent snapshot); in a turn, the call
+    /// is recorded afterwards in a short write of its own.
     async fn run_read(
         &self,
         tools: &Toolset,
@@ -311,7 +312,7 @@ impl ToolRuntime {
     ) -> Result<Envelope, Failure> {
         let mut view = self
             .workspaces
-            .view(tools.thread_id())
+            .glance(tools.thread_id())
             .await
             .map_err(open_failure)?;
         call.turn_index = Some(view.turn_index());

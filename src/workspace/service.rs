@@ -115,6 +115,14 @@ impl Workspaces {
         Ok(View::open(repo, thread).await?.0)
     }
 
+    /// A read of `thread` where every statement is its own snapshot (no transaction around
+    /// them): for reads answered by one statement, such as a read-only tool listing one panel.
+    /// Cheaper than [`view`](Self::view) by the transaction's two round trips.
+    pub async fn glance(&self, thread: &ThreadId) -> Result<View, WorkspaceError> {
+        let repo = self.db.autocommit_read().await?;
+        Ok(View::open(repo, thread).await?.0)
+    }
+
     /// Everything the thread's panels show, in display order.
     pub async fn snapshot(&self, thread: &ThreadId) -> Result<Workspace, WorkspaceError> {
         let mut view = self.view(thread).await?;
