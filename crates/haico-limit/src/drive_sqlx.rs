@@ -115,6 +115,19 @@ impl Db {
         }
     }
 
+    /// Runs `sql` (one or more statements, no parameters) outside the measured calls.
+    pub async fn execute(&self, sql: &str) -> Result<()> {
+        match self {
+            Db::Sqlite { writer, .. } => {
+                sqlx::raw_sql(sql).execute(writer).await?;
+            }
+            Db::Postgres(pool) => {
+                sqlx::raw_sql(sql).execute(pool).await?;
+            }
+        }
+        Ok(())
+    }
+
     pub async fn close(&self) {
         match self {
             Db::Sqlite { writer, reader } => {

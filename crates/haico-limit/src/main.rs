@@ -86,6 +86,10 @@ struct Args {
     /// Also write the results as JSON to this file.
     #[arg(long, value_name = "FILE")]
     json_out: Option<std::path::PathBuf>,
+    /// SQL to run once after the migrations, for what-if experiments (dropping an index,
+    /// changing a setting) before a change is made in haico itself.
+    #[arg(long, value_name = "SQL")]
+    prepare: Option<String>,
     /// Random seed (default: from the clock).
     #[arg(long)]
     seed: Option<u64>,
@@ -222,6 +226,9 @@ impl Scratch {
 async fn run(args: &Args, scratch: &Scratch) -> Result<serde_json::Value> {
     // The schema comes from haico's migrations, through sqlx, for every engine.
     let sqlx_db = drive_sqlx::Db::open(&scratch.url).await?;
+    if let Some(sql) = &args.prepare {
+        sqlx_db.execute(sql).await?;
+    }
     let target = match args.engine {
         Engine::SqliteSync => {
             sqlx_db.close().await;
