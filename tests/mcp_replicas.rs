@@ -174,11 +174,13 @@ async fn age_sessions(db: &Database) {
     let sql = "UPDATE mcp_sessions SET last_used_at = $1";
     match db {
         Database::Sqlite { writer, .. } => {
+            let mut held = writer.begin().await.unwrap();
             sqlx::query(sql)
                 .bind(long_ago)
-                .execute(writer)
+                .execute(&mut *held)
                 .await
                 .unwrap();
+            held.commit().await.unwrap();
         }
         Database::Postgres(pool) => {
             sqlx::query(sql).bind(long_ago).execute(pool).await.unwrap();
@@ -403,7 +405,9 @@ backend_tests! {
         McpSessions::for_thread(gone.clone(), store.store("s6", &state())).await.unwrap();
         match &db.db {
             Database::Sqlite { writer, .. } => {
-                sqlx::query("DELETE FROM threads WHERE id = 'store-other'").execute(writer).await.unwrap();
+                let mut held = writer.begin().await.unwrap();
+                sqlx::query("DELETE FROM threads WHERE id = 'store-other'").execute(&mut *held).await.unwrap();
+                held.commit().await.unwrap();
             }
             Database::Postgres(pool) => {
                 sqlx::query("DELETE FROM threads WHERE id = 'store-other'").execute(pool).await.unwrap();

@@ -111,7 +111,9 @@ async fn expire_sessions(db: &haico::store::Database) {
     let sql = "UPDATE sessions SET expires_at = created_at";
     match db {
         haico::store::Database::Sqlite { writer, .. } => {
-            sqlx::query(sql).execute(writer).await.unwrap();
+            let mut held = writer.begin().await.unwrap();
+            sqlx::query(sql).execute(&mut *held).await.unwrap();
+            held.commit().await.unwrap();
         }
         haico::store::Database::Postgres(pool) => {
             sqlx::query(sql).execute(pool).await.unwrap();

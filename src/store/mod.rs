@@ -26,6 +26,7 @@ mod prompt_view;
 pub mod recording;
 mod repository;
 mod threads;
+pub mod writer;
 
 use std::{str::FromStr, time::Duration};
 
@@ -97,7 +98,7 @@ pub enum Database {
     /// An embedded SQLite file.
     Sqlite {
         /// The one connection every write transaction goes through.
-        writer: SqlitePool,
+        writer: writer::Writer,
         /// Read-only connections for snapshots and lists.
         reader: SqlitePool,
     },
@@ -141,15 +142,14 @@ impl Database {
             .pragma("cache_size", "-32000");
         // SQLite connections are in-process and cannot go stale, so the pools skip sqlx's
         // ping before every acquire (one thread round trip less per call).
-        let writer = SqlitePoolOptions::new()
-            .test_before_acquire(false)
-            .max_connections(1)
-            .min_connections(1)
-            .acquire_timeout(config.acquire_timeout)
-            .connect_with(options.clone())
+        // Writes go through one connection of haico's own (`writer.rs`): every write queues
+        // for it, so what a pool would add to taking and returning it is paid in series.
+        let writer = writer::Writer::open(&options, config.acquire_timeout)
             .await
             .map_err(|err| connect::sqlite_error(&path, &err))?;
-        sqlx::migrate!("./migrations/sqlite").run(&writer).await?;
+        writer
+            .with_connection(async |conn| sqlx::migrate!("./migrations/sqlite").run(conn).await)
+            .await?;
         let reader = SqlitePoolOptions::new()
             .test_before_acquire(false)
             .max_connections(config.max_connections.clamp(1, 8))
@@ -201,11 +201,11 @@ impl Database {
     pub async fn begin_write(&self) -> Result<WorkspaceRepository, StoreError> {
         match self {
             Database::Sqlite { writer, .. } => {
-                let tx = writer
-                    .begin_with("BEGIN IMMEDIATE")
+                let held = writer
+                    .begin()
                     .await
                     .context("starting a write transaction")?;
-                Ok(WorkspaceRepository::sqlite(tx))
+                Ok(WorkspaceRepository::sqlite_writer(held))
             }
             Database::Postgres(pool) => {
                 let tx = within_postgres_timeout(pool, pool.begin())

@@ -8,7 +8,7 @@ use std::ops::{Deref, DerefMut};
 
 use sqlx::{Postgres, Sqlite, Transaction, pool::PoolConnection};
 
-use super::{Context, StoreError, journal::Journal};
+use super::{Context, StoreError, journal::Journal, writer::Held};
 use crate::panels::{Panel, PanelSet};
 
 /// Which database engine a repository talks to.
@@ -21,8 +21,50 @@ pub enum Backend {
 }
 
 pub(crate) enum Tx {
-    Sqlite(Conn<Sqlite>),
+    Sqlite(SqliteConn),
     Postgres(Conn<Postgres>),
+}
+
+/// A SQLite repository's connection: a reader from the pool, or the one write connection.
+pub(crate) enum SqliteConn {
+    Pool(Conn<Sqlite>),
+    Writer(Held),
+}
+
+impl Deref for SqliteConn {
+    type Target = sqlx::SqliteConnection;
+
+    fn deref(&self) -> &sqlx::SqliteConnection {
+        match self {
+            SqliteConn::Pool(conn) => conn,
+            SqliteConn::Writer(held) => held,
+        }
+    }
+}
+
+impl DerefMut for SqliteConn {
+    fn deref_mut(&mut self) -> &mut sqlx::SqliteConnection {
+        match self {
+            SqliteConn::Pool(conn) => conn,
+            SqliteConn::Writer(held) => held,
+        }
+    }
+}
+
+impl SqliteConn {
+    async fn commit(self) -> Result<(), sqlx::Error> {
+        match self {
+            SqliteConn::Pool(conn) => conn.commit().await,
+            SqliteConn::Writer(held) => held.commit().await,
+        }
+    }
+
+    async fn rollback(self) -> Result<(), sqlx::Error> {
+        match self {
+            SqliteConn::Pool(conn) => conn.rollback().await,
+            SqliteConn::Writer(held) => held.rollback().await,
+        }
+    }
 }
 
 /// The connection a repository's statements go to: inside a transaction, or (for reads that
@@ -99,7 +141,12 @@ pub(crate) use with_conn;
 
 impl WorkspaceRepository {
     pub(crate) fn sqlite(tx: Transaction<'static, Sqlite>) -> Self {
-        Self::over(Tx::Sqlite(Conn::Tx(tx)))
+        Self::over(Tx::Sqlite(SqliteConn::Pool(Conn::Tx(tx))))
+    }
+
+    /// A write transaction on SQLite's write connection.
+    pub(crate) fn sqlite_writer(held: Held) -> Self {
+        Self::over(Tx::Sqlite(SqliteConn::Writer(held)))
     }
 
     pub(crate) fn postgres(tx: Transaction<'static, Postgres>) -> Self {
@@ -108,7 +155,7 @@ impl WorkspaceRepository {
 
     /// Reads on a SQLite connection outside any transaction.
     pub(crate) fn sqlite_autocommit(conn: PoolConnection<Sqlite>) -> Self {
-        Self::over(Tx::Sqlite(Conn::Auto(conn)))
+        Self::over(Tx::Sqlite(SqliteConn::Pool(Conn::Auto(conn))))
     }
 
     /// Reads on a PostgreSQL connection outside any transaction.
