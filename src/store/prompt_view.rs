@@ -85,7 +85,7 @@ impl WorkspaceRepository {
         let steps: Vec<PlanStep> = with_conn!(self, conn => {
             sqlx::query_as(
                 "SELECT id, text, depth, done FROM todos WHERE thread_id = $1 \
-                 ORDER BY position LIMIT $2",
+                 ORDER BY sort_key LIMIT $2",
             )
             .bind(thread_id)
             .bind(limit)
