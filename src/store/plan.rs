@@ -95,16 +95,7 @@ impl WorkspaceRepository {
             sqlx::query_as(sql).bind(thread_id).fetch_one(conn).await
         })
         .context("listing the plan")?;
-        let rows: Vec<(i64, String, i64, i64)> = serde_json::from_str(&json)?;
-        Ok(rows
-            .into_iter()
-            .map(|(id, text, depth, done)| PlanStep {
-                id,
-                text,
-                depth,
-                done: done != 0,
-            })
-            .collect())
+        decode_steps(&json)
     }
 
     /// How many steps the plan has.
@@ -476,6 +467,21 @@ impl WorkspaceRepository {
         }
         Ok(counts)
     }
+}
+
+/// Steps from the JSON array the plan's reads aggregate them into: `[id, text, depth, done]`
+/// each, `done` as 0 or 1 (what both engines write for a boolean there).
+pub(super) fn decode_steps(json: &str) -> Result<Vec<PlanStep>, StoreError> {
+    let rows: Vec<(i64, String, i64, i64)> = serde_json::from_str(json)?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, text, depth, done)| PlanStep {
+            id,
+            text,
+            depth,
+            done: done != 0,
+        })
+        .collect())
 }
 
 /// A step with its key, as an insert returns it.
