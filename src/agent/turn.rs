@@ -25,7 +25,7 @@ use tracing::Instrument;
 use super::{
     history::load_history,
     model::{ChatMessage, ChatModel, ModelEvent, ModelRequest, ToolDefinition},
-    prompt::{PromptBudget, PromptWorkspace, system_prompt},
+    prompt::{PromptBudget, PromptCache},
 };
 use crate::{
     ThreadId,
@@ -371,18 +371,20 @@ impl Agent {
             _ => messages.push(ChatMessage::user(message)),
         }
         let mut calls_made: usize = 0;
+        let mut prompt = PromptCache::default();
         loop {
             if cancel.is_cancelled() {
                 return Outcome::Cancelled;
             }
-            let workspace = match PromptWorkspace::load(workspaces, thread_id, &self.config.budget)
+            let system = match prompt
+                .system_prompt(workspaces, thread_id, &self.config.budget)
                 .await
             {
-                Ok(ws) => ws,
+                Ok(system) => system,
                 Err(err) => return Outcome::Failed(format!("could not read the workspace: {err}")),
             };
             let request = ModelRequest {
-                system: system_prompt(&workspace),
+                system,
                 messages: messages.clone(),
                 tools: definitions.clone(),
                 max_tokens: self.config.max_tokens,
