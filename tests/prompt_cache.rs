@@ -101,4 +101,23 @@ backend_tests! {
         assert_eq!(check(&h, &mut cache, &budget, "nothing new").await, prompt);
         h.cleanup().await;
     }
+
+    async fn a_thread_made_again_under_the_same_id_is_read_afresh(engine) {
+        let h = Harness::new(engine).await;
+        let workspaces = h.runtime.workspaces();
+        let budget = PromptBudget::default();
+        let mut cache = PromptCache::default();
+        h.ok("set_objective", args(json!({"objective": "The old thread"}))).await;
+        h.ok("add_todos", args(json!({"steps": [{"text": "old step"}]}))).await;
+        check(&h, &mut cache, &budget, "the old thread").await;
+        // Deleted and made again: its events are numbered from 1 again, and may reach the
+        // number the cache last saw with other contents.
+        workspaces.delete_thread(&h.thread).await.unwrap();
+        common::create_thread(h.db(), h.thread.as_str()).await;
+        h.ok("set_objective", args(json!({"objective": "The new thread"}))).await;
+        h.ok("add_todos", args(json!({"steps": [{"text": "new step"}]}))).await;
+        let prompt = check(&h, &mut cache, &budget, "the thread made again").await;
+        assert!(prompt.contains("The new thread") && !prompt.contains("old step"), "{prompt}");
+        h.cleanup().await;
+    }
 }

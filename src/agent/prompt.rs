@@ -2,10 +2,11 @@
 //! stands, so the model always sees what its last tool call did — and what a person changed
 //! meanwhile. Large panels are cut to budgets, and a cut says what was left out.
 //!
-//! Within a turn, [`PromptCache`] keeps what the previous call read and rendered, panel by
-//! panel; the thread's event log says which panels changed since (every committed change, by
-//! the agent or by a person, appends a `workspace` event naming its panels in the same
-//! transaction), so only those are read and rendered again.
+//! [`PromptCache`] keeps what the previous call read and rendered, panel by panel, within a
+//! turn and from one turn of the thread to its next; the thread's event log says which panels
+//! changed since (every committed change, by the agent or by a person, appends a `workspace`
+//! event naming its panels in the same transaction), so only those are read and rendered
+//! again.
 
 use crate::{
     ThreadId,
@@ -306,10 +307,11 @@ fn document_section(document: Option<&DocumentExcerpt>) -> String {
     out
 }
 
-/// What the prompt of one turn has read and rendered so far, so that the turn's next model
-/// call reads and renders again only the panels changed since — by its own tool calls or by
-/// anyone else. Which ones comes from the thread's event log, not from the tool calls' own
-/// reports, because a person's edit (or another replica's) must show up too.
+/// What the prompt of a thread has read and rendered so far, so that the next model call — of
+/// this turn or of the thread's next one — reads and renders again only the panels changed
+/// since, by the agent's tool calls or by anyone else. Which ones comes from the thread's event
+/// log, not from the tool calls' own reports, because a person's edit (or another replica's)
+/// must show up too.
 #[derive(Debug, Default)]
 pub struct PromptCache {
     state: Option<Cached>,
@@ -317,6 +319,11 @@ pub struct PromptCache {
 
 #[derive(Debug)]
 struct Cached {
+    /// When the thread was made: a thread deleted and made again under the same id numbers
+    /// its events from 1 again, so its old reads must not count.
+    created_at: chrono::DateTime<chrono::Utc>,
+    /// The thread's turn counter at the last read: the restores note looks back from it.
+    turn_index: i64,
     /// The thread's last event number when `workspace` was read.
     seq: i64,
     workspace: PromptWorkspace,
@@ -350,21 +357,31 @@ impl PromptCache {
         budget: &PromptBudget,
     ) -> Result<(), WorkspaceError> {
         let seq = view.last_event_seq().await?;
+        let created_at = view.thread_created_at().await?;
+        let turn_index = view.turn_index();
         match &mut self.state {
-            Some(cached) if cached.seq == seq => {}
-            Some(cached) => {
-                let (panels, by_person) = view.changes_since(cached.seq).await?;
+            Some(cached) if cached.created_at == created_at && cached.seq <= seq => {
+                let (panels, by_person) = if cached.seq == seq {
+                    (PanelSet::default(), false)
+                } else {
+                    view.changes_since(cached.seq).await?
+                };
+                // A new turn looks back from a later turn for restores and undos.
+                let rewrites = by_person || cached.turn_index != turn_index;
                 cached
                     .workspace
-                    .reread(view, panels, by_person, budget)
+                    .reread(view, panels, rewrites, budget)
                     .await?;
-                cached.sections.update(&cached.workspace, panels, by_person);
+                cached.sections.update(&cached.workspace, panels, rewrites);
                 cached.seq = seq;
+                cached.turn_index = turn_index;
             }
-            None => {
+            _ => {
                 let workspace = PromptWorkspace::read(view, budget).await?;
                 let sections = Sections::render(&workspace);
                 self.state = Some(Cached {
+                    created_at,
+                    turn_index,
                     seq,
                     workspace,
                     sections,

@@ -152,6 +152,16 @@ impl View {
         Ok(self.repo.count_artifacts(self.thread.as_str()).await?)
     }
 
+    /// When the thread was made, as of this view.
+    pub async fn thread_created_at(
+        &mut self,
+    ) -> Result<chrono::DateTime<chrono::Utc>, WorkspaceError> {
+        match self.repo.get_thread(self.thread.as_str()).await? {
+            Some(thread) => Ok(thread.created_at),
+            None => Err(WorkspaceError::UnknownThread(self.thread.to_string())),
+        }
+    }
+
     /// The number of the thread's latest event as of this view (0 before the first).
     pub async fn last_event_seq(&mut self) -> Result<i64, WorkspaceError> {
         Ok(self.repo.last_event_seq(self.thread.as_str()).await?)
