@@ -12,10 +12,15 @@ use std::{path::Path, sync::Arc, time::Instant};
 
 use haico::{
     ThreadId,
-    agent::{Agent, AgentConfig, providers::replay::ReplayModel},
+    agent::{
+        Agent, AgentConfig,
+        prompt::{PromptBudget, PromptWorkspace, system_prompt},
+        providers::replay::ReplayModel,
+    },
     events::InProcessBus,
     store::{Database, PoolConfig},
     tools::{ToolRuntime, build_tools},
+    workspace::Workspaces,
 };
 use serde_json::{Value, json};
 
@@ -178,6 +183,22 @@ async fn run(engine: &str, large: bool) {
     println!(
         "    tool medians (ms): {}; sum {tools_total:.2} ms of the turn's {median:.2} ms",
         tool_medians.join(", ")
+    );
+    // What one prompt rebuild from scratch costs (read + render), apart from the turn.
+    let workspaces = Workspaces::standalone(db.clone());
+    let mut rebuilds = Vec::new();
+    for _ in 0..20 {
+        let started = Instant::now();
+        let ws = PromptWorkspace::load(&workspaces, &thread, &PromptBudget::default())
+            .await
+            .unwrap();
+        std::hint::black_box(system_prompt(&ws));
+        rebuilds.push(started.elapsed().as_secs_f64() * 1000.0);
+    }
+    rebuilds.sort_by(f64::total_cmp);
+    println!(
+        "    one prompt rebuild from scratch (read + render): median {:.2} ms",
+        percentile(&rebuilds, 0.5)
     );
     db.close().await;
     if let Some(schema) = schema {

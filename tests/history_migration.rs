@@ -94,6 +94,21 @@ async fn check(db: Database) {
             .expect(200),
         now
     );
+    // The document's stored length (migration 0014) counts characters, not bytes: an append
+    // reports the length of the old body plus its own.
+    let appended = server
+        .post(
+            "/api/threads/old/tools/append_to_document",
+            &json!({"text": "\nDay 3 ü", "action_and_reasoning": "Adding a day."}),
+        )
+        .await
+        .expect(200);
+    let old_chars = "Day 1: \"quotes\" and ünïcode\nDay 2".chars().count();
+    assert_eq!(
+        appended["summary"],
+        json!(format!("appended ({} chars total)", old_chars + 8)),
+        "{appended}"
+    );
     // A thread with nothing in it has no history yet.
     let bare = server.get("/api/threads/bare/history").await.expect(200);
     assert_eq!(bare["revisions"], json!([]));

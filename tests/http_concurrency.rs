@@ -77,22 +77,9 @@ fn number_after(summary: &str, prefix: &str) -> usize {
         .unwrap_or_else(|_| panic!("no number after {prefix:?} in {summary:?}"))
 }
 
-/// The stored `position` column of a thread's todos, in order.
+/// The stored order keys of a thread's todos as ranks (see [`common::step_ranks`]).
 async fn todo_positions(db: &Database, thread: &str) -> Vec<i64> {
-    let sql = "SELECT position FROM todos WHERE thread_id = $1 ORDER BY position";
-    let rows: Vec<(i64,)> = match db {
-        Database::Sqlite { reader, .. } => sqlx::query_as(sql)
-            .bind(thread)
-            .fetch_all(reader)
-            .await
-            .unwrap(),
-        Database::Postgres(pool) => sqlx::query_as(sql)
-            .bind(thread)
-            .fetch_all(pool)
-            .await
-            .unwrap(),
-    };
-    rows.into_iter().map(|(p,)| p).collect()
+    common::step_ranks(db, thread).await
 }
 
 /// Parses a `list_todos` outline of top-level steps into (number, text) pairs.

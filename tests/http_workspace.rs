@@ -120,22 +120,9 @@ async fn get_svg(server: &TestServer, path: &str) -> (u16, reqwest::header::Head
     (status, headers, resp.text().await.unwrap())
 }
 
-/// The stored positions of a thread's steps, straight from the table, in order.
+/// The stored order keys of a thread's steps as ranks (see [`common::step_ranks`]).
 async fn positions(db: &haico::store::Database, thread: &str) -> Vec<i64> {
-    let sql = "SELECT position FROM todos WHERE thread_id = $1 ORDER BY position";
-    let rows: Vec<(i64,)> = match db {
-        haico::store::Database::Sqlite { reader, .. } => sqlx::query_as(sql)
-            .bind(thread)
-            .fetch_all(reader)
-            .await
-            .unwrap(),
-        haico::store::Database::Postgres(pool) => sqlx::query_as(sql)
-            .bind(thread)
-            .fetch_all(pool)
-            .await
-            .unwrap(),
-    };
-    rows.into_iter().map(|(p,)| p).collect()
+    common::step_ranks(db, thread).await
 }
 
 /// The events logged for `thread` since `seen` (which moves past them), as (name, data).

@@ -5,7 +5,6 @@
 mod common;
 
 use common::Harness;
-use haico::store::Database;
 use serde_json::{Value, json};
 
 /// `fields` plus the `action_and_reasoning` every call must carry.
@@ -46,21 +45,9 @@ fn expect(list: &[(&str, i64, bool)]) -> Vec<(String, i64, bool)> {
         .collect()
 }
 
-/// The stored `position` column of the thread's steps, in order.
+/// The steps' stored order keys as ranks (see [`common::step_ranks`]).
 async fn positions(h: &Harness) -> Vec<i64> {
-    let sql = "SELECT position FROM todos WHERE thread_id = $1 ORDER BY position";
-    match h.db() {
-        Database::Sqlite { reader, .. } => sqlx::query_scalar(sql)
-            .bind(h.thread.as_str())
-            .fetch_all(reader)
-            .await
-            .unwrap(),
-        Database::Postgres(pool) => sqlx::query_scalar(sql)
-            .bind(h.thread.as_str())
-            .fetch_all(pool)
-            .await
-            .unwrap(),
-    }
+    common::step_ranks(h.db(), h.thread.as_str()).await
 }
 
 async fn list(h: &Harness) -> String {
@@ -504,6 +491,114 @@ backend_tests! {
         assert!(e.contains("action_and_reasoning") && e.contains("empty"), "{e}");
 
         assert_eq!(plan(&h).await, expect(&[("a", 0, false), ("b", 0, false)]));
+        h.cleanup().await;
+    }
+}
+
+/// The plan as replayed from the history at its latest revision: what the recorded insert
+/// indices say it is.
+async fn replayed(h: &Harness) -> Vec<(String, i64, bool)> {
+    let workspaces = h.runtime.workspaces();
+    let latest = workspaces
+        .history(&h.thread, None, Some(1))
+        .await
+        .unwrap()
+        .revisions[0]
+        .rev;
+    workspaces
+        .workspace_at(&h.thread, latest)
+        .await
+        .unwrap()
+        .plan
+        .into_iter()
+        .map(|t| (t.text, t.depth, t.done))
+        .collect()
+}
+
+// Steps are ordered by sparse keys; these fill one gap until it is used up, so the plan is
+// renumbered mid-way, and check that order, indices and the history stay right throughout.
+backend_tests! {
+    async fn many_outlines_nested_under_one_step_keep_their_order(engine) {
+        let h = Harness::new(engine).await;
+        seed_flat(&h, &["A", "B"]).await;
+        // Each one lands after A's last sub-step, in the ever smaller gap before B.
+        for i in 0..80 {
+            let s = h.ok("add_todos", args(json!({"steps": steps(&[(&format!("c{i}"), 0)]), "parent_index": 1}))).await;
+            assert_eq!(s, format!("added 1 step under step 1 \"A\" (the plan now has {} steps)", i + 3));
+        }
+        let mut want = vec![("A".to_string(), 0, false)];
+        want.extend((0..80).map(|i| (format!("c{i}"), 1, false)));
+        want.push(("B".to_string(), 0, false));
+        assert_eq!(plan(&h).await, want);
+        assert_eq!(replayed(&h).await, want);
+        assert_eq!(positions(&h).await, (0..82).collect::<Vec<i64>>());
+        // Indices still name the right steps after the renumbering.
+        assert_eq!(h.ok("toggle_todos", args(json!({"indices": [82, 41]}))).await, "marked done: 82, 41");
+        let s = h.ok("remove_todos", args(json!({"indices": [2]}))).await;
+        assert_eq!(s, "removed step 2 \"c0\" (81 steps left)");
+        let listing = list(&h).await;
+        let lines: Vec<&str> = listing.lines().collect();
+        assert_eq!(lines[0], "1. [ ] A");
+        assert_eq!(lines[1], "  2. [ ] c1");
+        assert_eq!(lines[39], "  40. [x] c39");
+        assert_eq!(lines.len(), 81);
+        assert_eq!(lines[79], "  80. [ ] c79");
+        assert_eq!(lines[80], "81. [x] B");
+        assert_eq!(replayed(&h).await, plan(&h).await);
+        h.cleanup().await;
+    }
+
+    async fn large_outlines_in_one_gap_renumber_and_keep_their_order(engine) {
+        let h = Harness::new(engine).await;
+        seed_flat(&h, &["A", "B"]).await;
+        // 300 steps split a gap 301 ways: the fourth batch finds no room and renumbers.
+        for batch in 0..5 {
+            let list: Vec<(String, i64)> = (0..300).map(|i| (format!("b{batch}-{i}"), 0)).collect();
+            let list: Vec<(&str, i64)> = list.iter().map(|(t, d)| (t.as_str(), *d)).collect();
+            h.ok("add_todos", args(json!({"steps": steps(&list), "parent_index": 1}))).await;
+        }
+        let texts: Vec<String> = plan(&h).await.into_iter().map(|(t, _, _)| t).collect();
+        let mut want = vec!["A".to_string()];
+        for batch in 0..5 {
+            want.extend((0..300).map(|i| format!("b{batch}-{i}")));
+        }
+        want.push("B".to_string());
+        assert_eq!(texts, want);
+        assert_eq!(replayed(&h).await, plan(&h).await);
+        assert_eq!(positions(&h).await, (0..1502).collect::<Vec<i64>>());
+        assert_eq!(
+            h.ok("update_todos", args(json!({"updates": [{"index": 902, "text": "middle"}]}))).await,
+            "rewrote steps 902"
+        );
+        assert_eq!(plan(&h).await[901].0, "middle");
+        // Removing A takes every nested step with it.
+        let s = h.ok("remove_todos", args(json!({"indices": [1]}))).await;
+        assert_eq!(s, "removed step 1 \"A\" with 1500 sub-steps (1 step left)");
+        assert_eq!(list(&h).await, "1. [ ] B");
+        assert_eq!(replayed(&h).await, plan(&h).await);
+        h.cleanup().await;
+    }
+
+    async fn a_person_adding_after_one_step_again_and_again_keeps_the_order(engine) {
+        use haico::workspace::StepPlacement;
+        let h = Harness::new(engine).await;
+        seed_flat(&h, &["A", "B"]).await;
+        let a = h.workspace().await.plan[0].id;
+        let workspaces = h.runtime.workspaces();
+        // Each new step goes right after A, ahead of the one added before it: one gap, halved
+        // every time, until the plan is renumbered.
+        for i in 0..70 {
+            workspaces.add_step(&h.thread, &format!("n{i}"), StepPlacement::After(a)).await.unwrap();
+        }
+        let mut want = vec![("A".to_string(), 0, false)];
+        want.extend((0..70).rev().map(|i| (format!("n{i}"), 0, false)));
+        want.push(("B".to_string(), 0, false));
+        assert_eq!(plan(&h).await, want);
+        assert_eq!(replayed(&h).await, want);
+        assert_eq!(positions(&h).await, (0..72).collect::<Vec<i64>>());
+        let listing = list(&h).await;
+        assert!(listing.starts_with("1. [ ] A\n2. [ ] n69\n3. [ ] n68\n"), "{listing}");
+        assert!(listing.ends_with("71. [ ] n0\n72. [ ] B"), "{listing}");
         h.cleanup().await;
     }
 }

@@ -1,12 +1,19 @@
-//! The system prompt, rebuilt before every model call from the workspace as it stands, so the
-//! model always sees what its last tool call did. Large panels are cut to budgets, and a cut
-//! says what was left out.
+//! The system prompt, brought up to date before every model call from the workspace as it
+//! stands, so the model always sees what its last tool call did — and what a person changed
+//! meanwhile. Large panels are cut to budgets, and a cut says what was left out.
+//!
+//! [`PromptCache`] keeps what the previous call read and rendered, panel by panel, within a
+//! turn and from one turn of the thread to its next; the thread's event log says which panels
+//! changed since (every committed change, by the agent or by a person, appends a `workspace`
+//! event naming its panels in the same transaction), so only those are read and rendered
+//! again.
 
 use crate::{
     ThreadId,
+    panels::{Panel, PanelSet},
     store::{ArtifactSummary, DocumentExcerpt, PlanPage, Preference, Workspace},
     workspace::{
-        ArtifactQuery, WorkspaceError, Workspaces, artifact_line, plan::render_plan,
+        ArtifactQuery, View, WorkspaceError, Workspaces, artifact_line, plan::render_plan,
         preferences::render_preferences,
     },
 };
@@ -82,23 +89,63 @@ impl PromptWorkspace {
         thread: &ThreadId,
         budget: &PromptBudget,
     ) -> Result<Self, WorkspaceError> {
-        let (head, tail) = split_budget(budget.document_chars);
         let mut view = workspaces.view(thread).await?;
-        let recent = ArtifactQuery {
-            artifact_type: None,
-            limit: as_i64(budget.artifacts),
-        };
-        let loaded = Self {
-            objective: view.objective().await?,
-            preferences: view.preferences().await?,
-            document: view.document_excerpt(head, tail).await?,
-            plan: view.plan_page(as_i64(budget.plan_steps)).await?,
-            artifacts: view.artifacts(&recent).await?,
-            artifacts_total: view.artifact_count().await?,
-            rewrites: view.rewrites_since_last_turn().await?,
-        };
+        let loaded = Self::read(&mut view, budget).await;
         view.close().await;
-        Ok(loaded)
+        loaded
+    }
+
+    /// Everything the prompt shows, read in `view`.
+    async fn read(view: &mut View, budget: &PromptBudget) -> Result<Self, WorkspaceError> {
+        let mut ws = Self {
+            objective: None,
+            preferences: Vec::new(),
+            document: None,
+            plan: PlanPage {
+                steps: Vec::new(),
+                total: 0,
+                done: 0,
+            },
+            artifacts: Vec::new(),
+            artifacts_total: 0,
+            rewrites: Vec::new(),
+        };
+        ws.reread(view, every_panel(), true, budget).await?;
+        Ok(ws)
+    }
+
+    /// Reads `panels` (and the restores and undos, when `rewrites`) again in `view`, keeping
+    /// the rest as they are.
+    async fn reread(
+        &mut self,
+        view: &mut View,
+        panels: PanelSet,
+        rewrites: bool,
+        budget: &PromptBudget,
+    ) -> Result<(), WorkspaceError> {
+        for panel in panels.iter() {
+            match panel {
+                Panel::Objective => self.objective = view.objective().await?,
+                Panel::Preferences => self.preferences = view.preferences().await?,
+                Panel::Document => {
+                    let (head, tail) = split_budget(budget.document_chars);
+                    self.document = view.document_excerpt(head, tail).await?;
+                }
+                Panel::Plan => self.plan = view.plan_page(as_i64(budget.plan_steps)).await?,
+                Panel::Artifacts => {
+                    let recent = ArtifactQuery {
+                        artifact_type: None,
+                        limit: as_i64(budget.artifacts),
+                    };
+                    self.artifacts = view.artifacts(&recent).await?;
+                    self.artifacts_total = view.artifact_count().await?;
+                }
+            }
+        }
+        if rewrites {
+            self.rewrites = view.rewrites_since_last_turn().await?;
+        }
+        Ok(())
     }
 
     /// The same view cut from a whole workspace snapshot.
@@ -147,51 +194,206 @@ impl PromptWorkspace {
 
 /// The system prompt for the workspace view `ws`.
 pub fn system_prompt(ws: &PromptWorkspace) -> String {
-    let mut out = String::with_capacity(4096);
-    out.push_str(INSTRUCTIONS);
-    if !ws.rewrites.is_empty() {
-        out.push_str(&format!(
-            "\n\nSince your last turn the user went back in the workspace's history ({}); the \
-             panels below show the result, so build on them rather than on what you did before.",
-            ws.rewrites.join("; ")
-        ));
+    Sections::render(ws).join()
+}
+
+/// The prompt's parts that depend on the workspace, each rendered from its panel alone, so a
+/// change re-renders only its own.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Sections {
+    rewrites: String,
+    objective: String,
+    preferences: String,
+    plan: String,
+    document: String,
+    artifacts: String,
+}
+
+impl Sections {
+    fn render(ws: &PromptWorkspace) -> Self {
+        let mut sections = Self::default();
+        sections.update(ws, every_panel(), true);
+        sections
     }
-    out.push_str("\n\n<objective>\n");
-    out.push_str(ws.objective.as_deref().unwrap_or("(not set yet)"));
-    out.push_str("\n</objective>\n\n<preferences>\n");
-    out.push_str(&render_preferences(&ws.preferences));
-    out.push_str("\n</preferences>\n\n<plan>\n");
-    out.push_str(&plan_section(&ws.plan));
-    out.push_str("\n</plan>\n\n");
-    match &ws.document {
-        Some(doc) => {
-            let title = if doc.title.is_empty() {
-                "(untitled)"
-            } else {
-                doc.title.as_str()
-            };
-            out.push_str(&format!(
-                "<document title=\"{}\">\n",
-                title.replace('"', "'")
-            ));
-            out.push_str(&doc.head);
-            if !doc.tail.is_empty() {
-                let shown = as_i64(doc.head.chars().count() + doc.tail.chars().count());
-                out.push_str(&format!(
-                    "\n[… {} characters of the document omitted here; it is {} characters long …]\n",
-                    doc.total_chars - shown,
-                    doc.total_chars
-                ));
-                out.push_str(&doc.tail);
+
+    /// Renders `panels` (and the rewrites note, when `rewrites`) again from `ws`.
+    fn update(&mut self, ws: &PromptWorkspace, panels: PanelSet, rewrites: bool) {
+        for panel in panels.iter() {
+            match panel {
+                Panel::Objective => {
+                    self.objective = ws
+                        .objective
+                        .as_deref()
+                        .unwrap_or("(not set yet)")
+                        .to_string();
+                }
+                Panel::Preferences => self.preferences = render_preferences(&ws.preferences),
+                Panel::Plan => self.plan = plan_section(&ws.plan),
+                Panel::Document => self.document = document_section(ws.document.as_ref()),
+                Panel::Artifacts => {
+                    self.artifacts = artifact_index(&ws.artifacts, ws.artifacts_total);
+                }
             }
-            out.push_str("\n</document>\n\n");
         }
-        None => out.push_str("<document>\n(no document yet)\n</document>\n\n"),
+        if rewrites {
+            self.rewrites = if ws.rewrites.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "\n\nSince your last turn the user went back in the workspace's history ({}); \
+                     the panels below show the result, so build on them rather than on what you \
+                     did before.",
+                    ws.rewrites.join("; ")
+                )
+            };
+        }
     }
-    out.push_str("<artifacts>\n");
-    out.push_str(&artifact_index(&ws.artifacts, ws.artifacts_total));
-    out.push_str("\n</artifacts>");
+
+    /// The whole prompt: the instructions, then every section in order.
+    fn join(&self) -> String {
+        let mut out = String::with_capacity(
+            INSTRUCTIONS.len()
+                + self.rewrites.len()
+                + self.objective.len()
+                + self.preferences.len()
+                + self.plan.len()
+                + self.document.len()
+                + self.artifacts.len()
+                + 128,
+        );
+        out.push_str(INSTRUCTIONS);
+        out.push_str(&self.rewrites);
+        out.push_str("\n\n<objective>\n");
+        out.push_str(&self.objective);
+        out.push_str("\n</objective>\n\n<preferences>\n");
+        out.push_str(&self.preferences);
+        out.push_str("\n</preferences>\n\n<plan>\n");
+        out.push_str(&self.plan);
+        out.push_str("\n</plan>\n\n");
+        out.push_str(&self.document);
+        out.push_str("<artifacts>\n");
+        out.push_str(&self.artifacts);
+        out.push_str("\n</artifacts>");
+        out
+    }
+}
+
+/// The `<document>` element, with its title and, for a long body, the note on what is cut.
+fn document_section(document: Option<&DocumentExcerpt>) -> String {
+    let Some(doc) = document else {
+        return "<document>\n(no document yet)\n</document>\n\n".to_string();
+    };
+    let title = if doc.title.is_empty() {
+        "(untitled)"
+    } else {
+        doc.title.as_str()
+    };
+    let mut out = String::with_capacity(doc.head.len() + doc.tail.len() + 256);
+    out.push_str(&format!(
+        "<document title=\"{}\">\n",
+        title.replace('"', "'")
+    ));
+    out.push_str(&doc.head);
+    if !doc.tail.is_empty() {
+        let shown = as_i64(doc.head.chars().count() + doc.tail.chars().count());
+        out.push_str(&format!(
+            "\n[… {} characters of the document omitted here; it is {} characters long …]\n",
+            doc.total_chars - shown,
+            doc.total_chars
+        ));
+        out.push_str(&doc.tail);
+    }
+    out.push_str("\n</document>\n\n");
     out
+}
+
+/// What the prompt of a thread has read and rendered so far, so that the next model call — of
+/// this turn or of the thread's next one — reads and renders again only the panels changed
+/// since, by the agent's tool calls or by anyone else. Which ones comes from the thread's event
+/// log, not from the tool calls' own reports, because a person's edit (or another replica's)
+/// must show up too.
+#[derive(Debug, Default)]
+pub struct PromptCache {
+    state: Option<Cached>,
+}
+
+#[derive(Debug)]
+struct Cached {
+    /// When the thread was made: a thread deleted and made again under the same id numbers
+    /// its events from 1 again, so its old reads must not count.
+    created_at: chrono::DateTime<chrono::Utc>,
+    /// The thread's turn counter at the last read: the restores note looks back from it.
+    turn_index: i64,
+    /// The thread's last event number when `workspace` was read.
+    seq: i64,
+    workspace: PromptWorkspace,
+    sections: Sections,
+}
+
+impl PromptCache {
+    /// The system prompt for the thread as it stands now. The first call reads everything;
+    /// later ones read, in one snapshot, the `workspace` events since the last read and only
+    /// the panels they name (and the restores and undos when a person changed something).
+    pub async fn system_prompt(
+        &mut self,
+        workspaces: &Workspaces,
+        thread: &ThreadId,
+        budget: &PromptBudget,
+    ) -> Result<String, WorkspaceError> {
+        let mut view = workspaces.view(thread).await?;
+        let outcome = self.bring_up_to_date(&mut view, budget).await;
+        view.close().await;
+        outcome?;
+        Ok(self
+            .state
+            .as_ref()
+            .map(|cached| cached.sections.join())
+            .unwrap_or_default())
+    }
+
+    async fn bring_up_to_date(
+        &mut self,
+        view: &mut View,
+        budget: &PromptBudget,
+    ) -> Result<(), WorkspaceError> {
+        let seq = view.last_event_seq().await?;
+        let created_at = view.thread_created_at().await?;
+        let turn_index = view.turn_index();
+        match &mut self.state {
+            Some(cached) if cached.created_at == created_at && cached.seq <= seq => {
+                let (panels, by_person) = if cached.seq == seq {
+                    (PanelSet::default(), false)
+                } else {
+                    view.changes_since(cached.seq).await?
+                };
+                // A new turn looks back from a later turn for restores and undos.
+                let rewrites = by_person || cached.turn_index != turn_index;
+                cached
+                    .workspace
+                    .reread(view, panels, rewrites, budget)
+                    .await?;
+                cached.sections.update(&cached.workspace, panels, rewrites);
+                cached.seq = seq;
+                cached.turn_index = turn_index;
+            }
+            _ => {
+                let workspace = PromptWorkspace::read(view, budget).await?;
+                let sections = Sections::render(&workspace);
+                self.state = Some(Cached {
+                    created_at,
+                    turn_index,
+                    seq,
+                    workspace,
+                    sections,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+fn every_panel() -> PanelSet {
+    Panel::ALL.into_iter().collect()
 }
 
 fn plan_section(plan: &PlanPage) -> String {

@@ -25,7 +25,7 @@ use tracing::Instrument;
 use super::{
     history::load_history,
     model::{ChatMessage, ChatModel, ModelEvent, ModelRequest, ToolDefinition},
-    prompt::{PromptBudget, PromptWorkspace, system_prompt},
+    prompt::{PromptBudget, PromptCache},
 };
 use crate::{
     ThreadId,
@@ -126,7 +126,14 @@ pub struct Agent {
     pub(super) stopping: AtomicBool,
     /// Every turn's task, so a shutdown can wait for their ends to be recorded.
     pub(super) tasks: TaskTracker,
+    /// The last prompt read per thread, so a thread's next turn starts from it and reads only
+    /// what changed since (at most [`KEPT_PROMPTS`] threads).
+    prompts: Mutex<HashMap<String, PromptCache>>,
 }
+
+/// How many threads' prompt reads an agent keeps between turns (each a few tens of KB: the
+/// document's excerpt and the first plan steps, read and rendered).
+const KEPT_PROMPTS: usize = 64;
 
 impl std::fmt::Debug for Agent {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -164,6 +171,7 @@ impl Agent {
             doorbell: OnceLock::new(),
             stopping: AtomicBool::new(false),
             tasks: TaskTracker::new(),
+            prompts: Mutex::new(HashMap::new()),
         }
     }
 
@@ -324,10 +332,40 @@ impl Agent {
         cancel: CancellationToken,
         claim: u64,
     ) {
+        let mut prompt = self.take_prompt(thread_id);
         let outcome = self
-            .think(runtime, thread_id, turn_index, message, &cancel)
+            .think(
+                runtime,
+                thread_id,
+                turn_index,
+                message,
+                &cancel,
+                &mut prompt,
+            )
             .await;
+        self.keep_prompt(thread_id, prompt);
         self.close(thread_id, turn_index, outcome, claim).await;
+    }
+
+    /// The thread's prompt as its last turn here left it (empty when there was none).
+    fn take_prompt(&self, thread_id: &ThreadId) -> PromptCache {
+        self.prompts
+            .lock()
+            .ok()
+            .and_then(|mut kept| kept.remove(thread_id.as_str()))
+            .unwrap_or_default()
+    }
+
+    /// Keeps the thread's prompt for its next turn, making room by dropping another thread's.
+    fn keep_prompt(&self, thread_id: &ThreadId, prompt: PromptCache) {
+        if let Ok(mut kept) = self.prompts.lock() {
+            if kept.len() >= KEPT_PROMPTS
+                && let Some(other) = kept.keys().next().cloned()
+            {
+                kept.remove(&other);
+            }
+            kept.insert(thread_id.as_str().to_string(), prompt);
+        }
     }
 
     /// The loop itself.
@@ -338,6 +376,7 @@ impl Agent {
         turn_index: i64,
         message: String,
         cancel: &CancellationToken,
+        prompt: &mut PromptCache,
     ) -> Outcome {
         let tools = build_tools(thread_id);
         let definitions: Vec<ToolDefinition> = tools
@@ -375,14 +414,15 @@ impl Agent {
             if cancel.is_cancelled() {
                 return Outcome::Cancelled;
             }
-            let workspace = match PromptWorkspace::load(workspaces, thread_id, &self.config.budget)
+            let system = match prompt
+                .system_prompt(workspaces, thread_id, &self.config.budget)
                 .await
             {
-                Ok(ws) => ws,
+                Ok(system) => system,
                 Err(err) => return Outcome::Failed(format!("could not read the workspace: {err}")),
             };
             let request = ModelRequest {
-                system: system_prompt(&workspace),
+                system,
                 messages: messages.clone(),
                 tools: definitions.clone(),
                 max_tokens: self.config.max_tokens,

@@ -8,6 +8,7 @@ use super::{
     Artifact, Context, Document, PlanStep, Preference, StoreError, Thread,
     journal::ListOp,
     models::ThreadRow,
+    plan::KEY_GAP,
     repository::{WorkspaceRepository, now, with_conn},
 };
 use crate::panels::Panel;
@@ -53,15 +54,14 @@ impl WorkspaceRepository {
     ) -> Result<Vec<PlanStep>, StoreError> {
         let at = now();
         let mut copied = Vec::with_capacity(steps.len());
-        for (position, step) in steps.iter().enumerate() {
-            let position = i64::try_from(position).unwrap_or(i64::MAX);
+        for (rank, step) in (1_i64..).zip(steps) {
             let row: PlanStep = with_conn!(self, conn => {
                 sqlx::query_as(
-                    "INSERT INTO todos (thread_id, position, text, depth, done, created_at, updated_at) \
+                    "INSERT INTO todos (thread_id, sort_key, text, depth, done, created_at, updated_at) \
                      VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id, text, depth, done",
                 )
                 .bind(thread_id)
-                .bind(position)
+                .bind(rank * KEY_GAP)
                 .bind(&step.text)
                 .bind(step.depth)
                 .bind(step.done)

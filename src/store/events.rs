@@ -51,6 +51,26 @@ impl WorkspaceRepository {
         .context("reading events")
     }
 
+    /// The data of the thread's `workspace` events after sequence number `after`, in order:
+    /// which panels changed since, without the (possibly large) records of tool calls.
+    pub async fn workspace_events_after(
+        &mut self,
+        thread_id: &str,
+        after: i64,
+    ) -> Result<Vec<String>, StoreError> {
+        with_conn!(self, conn => {
+            sqlx::query_scalar(
+                "SELECT data FROM events WHERE thread_id = $1 AND seq > $2 \
+                 AND event = 'workspace' ORDER BY seq",
+            )
+            .bind(thread_id)
+            .bind(after)
+            .fetch_all(conn)
+            .await
+        })
+        .context("reading workspace events")
+    }
+
     /// The thread's latest sequence number (0 before its first event).
     pub async fn last_event_seq(&mut self, thread_id: &str) -> Result<i64, StoreError> {
         let row: Option<(i64,)> = with_conn!(self, conn => {

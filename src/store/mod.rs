@@ -50,7 +50,7 @@ pub use models::{
     Workspace,
 };
 pub use people::{Member, User};
-pub use plan::{NewPlanStep, StepAt, StepPlace, StepRange};
+pub use plan::{InsertAt, KEY_GAP, NewPlanStep, StepAt, StepPlace, StepRange};
 pub use preferences::{NewPreference, PreferencePatch, WriteOutcome};
 pub use prompt_view::{DocumentExcerpt, PlanPage};
 pub use repository::{Backend, WorkspaceRepository};

@@ -1,8 +1,12 @@
-//! The plan: an ordered outline of steps with dense positions (0..n-1 per thread), kept in the
-//! `todos` table (the seeds' name for them).
+//! The plan: an ordered outline of steps, kept in the `todos` table (the seeds' name for them).
 //!
-//! Every method here keeps positions dense, which is what lets a 1-based index from the agent
-//! become a single indexed lookup.
+//! Steps are ordered by `sort_key`, a sparse integer: a new step takes a key between its
+//! neighbours', so an insertion or a removal writes only the rows it adds or deletes, however
+//! long the plan is. When two neighbours' keys leave no room, the thread's plan is renumbered
+//! in the same transaction (every row once; rare, since keys are spread [`KEY_GAP`] apart).
+//! The 1-based index the agent names is the rank in key order, found by walking the
+//! `(thread_id, sort_key)` index (`ORDER BY sort_key LIMIT 1 OFFSET n`), so no stored number
+//! has to move when a step before it comes or goes.
 
 use serde::Serialize;
 
@@ -13,6 +17,14 @@ use super::{
 };
 use crate::panels::Panel;
 
+/// The distance between neighbouring keys after a renumber, and between appended steps: wide
+/// enough that 32 insertions into the same gap fit before a renumber is needed.
+pub const KEY_GAP: i64 = 1 << 32;
+
+/// No key is ever larger: past it the plan is renumbered instead, so arithmetic on keys never
+/// overflows and `i64::MAX` can stand for "the end of the plan" in a range.
+const MAX_KEY: i64 = i64::MAX / 4;
+
 /// A step to insert: text and absolute depth.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NewPlanStep {
@@ -22,20 +34,30 @@ pub struct NewPlanStep {
     pub depth: i64,
 }
 
-/// A contiguous run of positions `[start, end)` that a removal deleted.
+/// A run of steps by key, `[start, end)`; `end` is `None` for "to the end of the plan".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StepRange {
-    /// First removed position.
+    /// The key of the first step in the run.
     pub start: i64,
-    /// One past the last removed position.
-    pub end: i64,
+    /// The key of the first step after the run, if there is one.
+    pub end: Option<i64>,
 }
 
-/// What an index lookup finds: the step's id, depth and text.
+impl StepRange {
+    /// Whether the step with `key` lies in the run.
+    pub fn contains(&self, key: i64) -> bool {
+        key >= self.start && self.end.is_none_or(|end| key < end)
+    }
+}
+
+/// What an index lookup finds: the step's id, key, depth and text.
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct StepAt {
     /// Stable id.
     pub id: i64,
+    /// Its place in the order (not an index: keys have gaps).
+    #[sqlx(rename = "sort_key")]
+    pub key: i64,
     /// Outline depth.
     pub depth: i64,
     /// Text.
@@ -44,18 +66,36 @@ pub struct StepAt {
     pub done: bool,
 }
 
+/// Where a new step goes: its 0-based index in the plan (what the history records) and the
+/// key of the step that will follow it (`None`: it goes last). The caller found both under
+/// the thread lock, so they agree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InsertAt {
+    /// 0-based index the first new step will have.
+    pub index: i64,
+    /// The key of the step now at that index, if any.
+    pub before: Option<i64>,
+}
+
 impl WorkspaceRepository {
-    /// The whole plan, in order.
+    /// The whole plan, in order. One row comes back (the plan as a JSON array), because
+    /// fetching thousands of rows one by one through sqlx costs more than parsing them.
     pub async fn plan_steps(&mut self, thread_id: &str) -> Result<Vec<PlanStep>, StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query_as(
-                "SELECT id, text, depth, done FROM todos WHERE thread_id = $1 ORDER BY position",
-            )
-            .bind(thread_id)
-            .fetch_all(conn)
-            .await
+        let sql = match self.tx {
+            Tx::Sqlite(_) => {
+                "SELECT json_group_array(json_array(id, text, depth, done) ORDER BY sort_key) \
+                 FROM todos WHERE thread_id = $1"
+            }
+            Tx::Postgres(_) => {
+                "SELECT COALESCE(json_agg(json_build_array(id, text, depth, CASE WHEN done THEN 1 \
+                 ELSE 0 END) ORDER BY sort_key)::text, '[]') FROM todos WHERE thread_id = $1"
+            }
+        };
+        let (json,): (String,) = with_conn!(self, conn => {
+            sqlx::query_as(sql).bind(thread_id).fetch_one(conn).await
         })
-        .context("listing the plan")
+        .context("listing the plan")?;
+        decode_steps(&json)
     }
 
     /// How many steps the plan has.
@@ -70,108 +110,142 @@ impl WorkspaceRepository {
         Ok(count)
     }
 
-    /// The step at 0-based `position`.
+    /// The step at 0-based `index`.
     pub async fn step_at(
         &mut self,
         thread_id: &str,
-        position: i64,
+        index: i64,
     ) -> Result<Option<StepAt>, StoreError> {
+        if index < 0 {
+            return Ok(None);
+        }
         with_conn!(self, conn => {
             sqlx::query_as(
-                "SELECT id, depth, text, done FROM todos WHERE thread_id = $1 AND position = $2",
+                "SELECT id, sort_key, depth, text, done FROM todos WHERE thread_id = $1 \
+                 ORDER BY sort_key LIMIT 1 OFFSET $2",
             )
             .bind(thread_id)
-            .bind(position)
+            .bind(index)
             .fetch_optional(conn)
             .await
         })
         .context("reading a step")
     }
 
-    /// The position of a step by its stable id.
-    pub async fn step_position(
-        &mut self,
-        thread_id: &str,
-        id: i64,
-    ) -> Result<Option<i64>, StoreError> {
-        let row: Option<(i64,)> = with_conn!(self, conn => {
-            sqlx::query_as("SELECT position FROM todos WHERE thread_id = $1 AND id = $2")
-                .bind(thread_id)
-                .bind(id)
-                .fetch_optional(conn)
-                .await
-        })
-        .context("locating a step")?;
-        Ok(row.map(|(p,)| p))
-    }
-
-    /// One past the last descendant of the step at `position` (whose depth is `depth`): the
-    /// first later step that is not deeper, or the end of the plan.
-    pub async fn subtree_end(
-        &mut self,
-        thread_id: &str,
-        position: i64,
-        depth: i64,
-    ) -> Result<i64, StoreError> {
-        let (end,): (Option<i64>,) = with_conn!(self, conn => {
+    /// The last step of the plan, found from the end of the index.
+    pub async fn last_step(&mut self, thread_id: &str) -> Result<Option<StepAt>, StoreError> {
+        with_conn!(self, conn => {
             sqlx::query_as(
-                "SELECT MIN(position) FROM todos \
-                 WHERE thread_id = $1 AND position > $2 AND depth <= $3",
+                "SELECT id, sort_key, depth, text, done FROM todos WHERE thread_id = $1 \
+                 ORDER BY sort_key DESC LIMIT 1",
             )
             .bind(thread_id)
-            .bind(position)
+            .fetch_optional(conn)
+            .await
+        })
+        .context("reading the last step")
+    }
+
+    /// The 0-based index of the step with key `key`: how many steps come before it.
+    pub async fn step_index(&mut self, thread_id: &str, key: i64) -> Result<i64, StoreError> {
+        let (count,): (i64,) = with_conn!(self, conn => {
+            sqlx::query_as("SELECT COUNT(*) FROM todos WHERE thread_id = $1 AND sort_key < $2")
+                .bind(thread_id)
+                .bind(key)
+                .fetch_one(conn)
+                .await
+        })
+        .context("numbering a step")?;
+        Ok(count)
+    }
+
+    /// The run of the step with key `key` (whose depth is `depth`) and its sub-steps: up to the
+    /// first later step that is not deeper, or the end of the plan.
+    pub async fn subtree(
+        &mut self,
+        thread_id: &str,
+        key: i64,
+        depth: i64,
+    ) -> Result<StepRange, StoreError> {
+        let (end,): (Option<i64>,) = with_conn!(self, conn => {
+            sqlx::query_as(
+                "SELECT MIN(sort_key) FROM todos \
+                 WHERE thread_id = $1 AND sort_key > $2 AND depth <= $3",
+            )
+            .bind(thread_id)
+            .bind(key)
             .bind(depth)
             .fetch_one(conn)
             .await
         })
         .context("finding a step's sub-steps")?;
-        match end {
-            Some(end) => Ok(end),
-            None => self.plan_len(thread_id).await,
-        }
+        Ok(StepRange { start: key, end })
     }
 
-    /// Inserts `steps` so the first lands at `position`, moving later steps down.
+    /// How many steps lie in `range`.
+    pub async fn count_in(&mut self, thread_id: &str, range: StepRange) -> Result<i64, StoreError> {
+        let (count,): (i64,) = with_conn!(self, conn => {
+            sqlx::query_as(
+                "SELECT COUNT(*) FROM todos WHERE thread_id = $1 AND sort_key >= $2 \
+                 AND sort_key < $3",
+            )
+            .bind(thread_id)
+            .bind(range.start)
+            .bind(range.end.unwrap_or(i64::MAX))
+            .fetch_one(conn)
+            .await
+        })
+        .context("counting sub-steps")?;
+        Ok(count)
+    }
+
+    /// Inserts `steps` so the first lands at `at.index`, ahead of the step keyed `at.before`,
+    /// and returns them with their ids. Only the new rows are written, unless the gap there is
+    /// used up: then the plan is renumbered first, leaving room for them.
     pub async fn insert_steps(
         &mut self,
         thread_id: &str,
-        position: i64,
+        at: InsertAt,
         steps: &[NewPlanStep],
-    ) -> Result<(), StoreError> {
+    ) -> Result<Vec<PlanStep>, StoreError> {
         if steps.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let count = i64::try_from(steps.len()).unwrap_or(i64::MAX);
-        self.shift_steps(thread_id, position, count).await?;
-        let at = now();
-        // One statement for the whole batch: the steps travel as one JSON array parameter.
+        let (first, stride) = self.keys_for(thread_id, at, count).await?;
+        let at_time = now();
+        // One statement for the whole batch: the steps travel as one JSON array parameter,
+        // each taking key `first + stride * i`.
         let batch = serde_json::to_string(steps)?;
-        let mut rows: Vec<PositionedStep> = match &mut self.tx {
+        let mut rows: Vec<KeyedStep> = match &mut self.tx {
             Tx::Sqlite(tx) => {
                 sqlx::query_as(
-                    "INSERT INTO todos (thread_id, position, text, depth, done, created_at, updated_at) \
-                     SELECT $1, $2 + CAST(j.key AS INTEGER), json_extract(j.value, '$.text'), \
-                            json_extract(j.value, '$.depth'), FALSE, $3, $3 \
-                     FROM json_each($4) AS j \
-                     RETURNING position, id, text, depth, done",
+                    "INSERT INTO todos (thread_id, sort_key, text, depth, done, created_at, updated_at) \
+                     SELECT $1, $2 + $3 * CAST(j.key AS INTEGER), json_extract(j.value, '$.text'), \
+                            json_extract(j.value, '$.depth'), FALSE, $4, $4 \
+                     FROM json_each($5) AS j \
+                     RETURNING sort_key, id, text, depth, done",
                 )
                 .bind(thread_id)
-                .bind(position)
-                .bind(at)
+                .bind(first)
+                .bind(stride)
+                .bind(at_time)
                 .bind(batch)
                 .fetch_all(&mut **tx)
                 .await
             }
             Tx::Postgres(tx) => {
                 sqlx::query_as(
-                    "INSERT INTO todos (thread_id, position, text, depth, done, created_at, updated_at) \
-                     SELECT $1, $2 + (s.ord - 1), s.step->>'text', (s.step->>'depth')::bigint, FALSE, $3, $3 \
-                     FROM jsonb_array_elements($4::jsonb) WITH ORDINALITY AS s(step, ord) \
-                     RETURNING position, id, text, depth, done",
+                    "INSERT INTO todos (thread_id, sort_key, text, depth, done, created_at, updated_at) \
+                     SELECT $1, $2 + $3 * (s.ord - 1), s.step->>'text', (s.step->>'depth')::bigint, \
+                            FALSE, $4, $4 \
+                     FROM jsonb_array_elements($5::jsonb) WITH ORDINALITY AS s(step, ord) \
+                     RETURNING sort_key, id, text, depth, done",
                 )
                 .bind(thread_id)
-                .bind(position)
-                .bind(at)
+                .bind(first)
+                .bind(stride)
+                .bind(at_time)
                 .bind(batch)
                 .fetch_all(&mut **tx)
                 .await
@@ -179,51 +253,109 @@ impl WorkspaceRepository {
         }
         .context("inserting steps")?;
         self.mark(Panel::Plan);
-        // The order RETURNING lists rows in is not promised; their positions are.
-        rows.sort_by_key(|row| row.position);
+        // The order RETURNING lists rows in is not promised; their keys are.
+        rows.sort_by_key(|row| row.key);
+        let inserted: Vec<PlanStep> = rows.into_iter().map(|row| row.step).collect();
         self.journal_mut().plan.push(ListOp::Insert {
-            at: usize::try_from(position).unwrap_or(0),
-            items: rows.into_iter().map(|row| row.step).collect(),
+            at: usize::try_from(at.index).unwrap_or(0),
+            items: inserted.clone(),
         });
-        Ok(())
+        Ok(inserted)
     }
 
-    /// Adds `delta` to the position of every step at or after `from`.
-    async fn shift_steps(
+    /// The first key and the stride of `count` new steps going in at `at`: spread over the
+    /// gap there, or, when it is used up, the room a renumber leaves.
+    async fn keys_for(
         &mut self,
         thread_id: &str,
-        from: i64,
-        delta: i64,
-    ) -> Result<(), StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query(
-                "UPDATE todos SET position = position + $3 WHERE thread_id = $1 AND position >= $2",
+        at: InsertAt,
+        count: i64,
+    ) -> Result<(i64, i64), StoreError> {
+        if let Some(room) = self.room(thread_id, at.before, count).await? {
+            return Ok(room);
+        }
+        self.renumber(thread_id, at.index, count).await?;
+        Ok(((at.index + 1) * KEY_GAP, KEY_GAP))
+    }
+
+    /// The first key and the stride for `count` new steps ahead of the step keyed `before`
+    /// (at the end when `None`), or `None` when the keys there leave no room.
+    async fn room(
+        &mut self,
+        thread_id: &str,
+        before: Option<i64>,
+        count: i64,
+    ) -> Result<Option<(i64, i64)>, StoreError> {
+        let (previous,): (Option<i64>,) = with_conn!(self, conn => {
+            sqlx::query_as(
+                "SELECT MAX(sort_key) FROM todos WHERE thread_id = $1 AND sort_key < $2",
             )
             .bind(thread_id)
-            .bind(from)
-            .bind(delta)
+            .bind(before.unwrap_or(i64::MAX))
+            .fetch_one(conn)
+            .await
+        })
+        .context("finding room for steps")?;
+        let low = previous.unwrap_or(0);
+        Ok(match before {
+            // At the end: one gap after the other, while the keys stay in range.
+            None => KEY_GAP
+                .checked_mul(count)
+                .and_then(|span| low.checked_add(span))
+                .filter(|last| *last <= MAX_KEY)
+                .map(|_| (low + KEY_GAP, KEY_GAP)),
+            // Between two steps: spread evenly over the gap, when each new key is distinct.
+            Some(high) => {
+                let stride = (high - low) / (count + 1);
+                (stride >= 1).then_some((low + stride, stride))
+            }
+        })
+    }
+
+    /// Gives the thread's steps keys `KEY_GAP` apart in their order, leaving `room` free keys
+    /// ahead of the step at 0-based index `at` (the `room` new steps then take keys
+    /// `(at + 1) * KEY_GAP` onwards). One statement; every row of the plan is written, which is
+    /// why it only happens when a gap is used up.
+    async fn renumber(&mut self, thread_id: &str, at: i64, room: i64) -> Result<(), StoreError> {
+        with_conn!(self, conn => {
+            sqlx::query(
+                "UPDATE todos SET sort_key = ranked.n * $4 \
+                 FROM (SELECT id, row_number() OVER (ORDER BY sort_key) \
+                              + CASE WHEN row_number() OVER (ORDER BY sort_key) > $2 THEN $3 ELSE 0 END AS n \
+                       FROM todos WHERE thread_id = $1) AS ranked \
+                 WHERE todos.id = ranked.id",
+            )
+            .bind(thread_id)
+            .bind(at)
+            .bind(room)
+            .bind(KEY_GAP)
             .execute(conn)
             .await
             .map(|r| r.rows_affected())
         })
-        .context("moving steps")?;
+        .context("renumbering the plan")?;
         Ok(())
     }
 
-    /// Flips done/not-done of the step at `position`; returns its new state.
+    /// Flips done/not-done of the step at 0-based `index`; returns its new state.
     pub async fn toggle_step_at(
         &mut self,
         thread_id: &str,
-        position: i64,
+        index: i64,
     ) -> Result<Option<bool>, StoreError> {
+        if index < 0 {
+            return Ok(None);
+        }
         let at = now();
         let row: Option<PlanStep> = with_conn!(self, conn => {
             sqlx::query_as(
                 "UPDATE todos SET done = NOT done, updated_at = $3 \
-                 WHERE thread_id = $1 AND position = $2 RETURNING id, text, depth, done",
+                 WHERE id = (SELECT id FROM todos WHERE thread_id = $1 \
+                             ORDER BY sort_key LIMIT 1 OFFSET $2) \
+                 RETURNING id, text, depth, done",
             )
             .bind(thread_id)
-            .bind(position)
+            .bind(index)
             .bind(at)
             .fetch_optional(conn)
             .await
@@ -236,21 +368,26 @@ impl WorkspaceRepository {
         }))
     }
 
-    /// Rewrites the text of the step at `position`.
+    /// Rewrites the text of the step at 0-based `index`.
     pub async fn set_step_text_at(
         &mut self,
         thread_id: &str,
-        position: i64,
+        index: i64,
         text: &str,
     ) -> Result<bool, StoreError> {
+        if index < 0 {
+            return Ok(false);
+        }
         let at = now();
         let row: Option<PlanStep> = with_conn!(self, conn => {
             sqlx::query_as(
-                "UPDATE todos SET text = $3, updated_at = $4 WHERE thread_id = $1 AND position = $2 \
+                "UPDATE todos SET text = $3, updated_at = $4 \
+                 WHERE id = (SELECT id FROM todos WHERE thread_id = $1 \
+                             ORDER BY sort_key LIMIT 1 OFFSET $2) \
                  RETURNING id, text, depth, done",
             )
             .bind(thread_id)
-            .bind(position)
+            .bind(index)
             .bind(text)
             .bind(at)
             .fetch_optional(conn)
@@ -299,66 +436,77 @@ impl WorkspaceRepository {
         Ok(row)
     }
 
-    /// Deletes the given position ranges and closes the gaps. Ranges must not overlap.
+    /// Deletes the steps of each range; returns how many each one held, in the order given.
+    /// Nothing else moves: the steps after a range keep their keys.
     pub async fn remove_step_ranges(
         &mut self,
         thread_id: &str,
         ranges: &[StepRange],
-    ) -> Result<u64, StoreError> {
-        let mut ordered = ranges.to_vec();
-        // Last range first, so the positions of earlier ranges stay valid while gaps close.
-        ordered.sort_by_key(|range| std::cmp::Reverse(range.start));
-        let mut removed = 0;
-        for range in ordered {
+    ) -> Result<Vec<u64>, StoreError> {
+        let mut counts = Vec::with_capacity(ranges.len());
+        for range in ranges {
             let ids: Vec<(i64,)> = with_conn!(self, conn => {
                 sqlx::query_as(
-                    "DELETE FROM todos WHERE thread_id = $1 AND position >= $2 AND position < $3 \
+                    "DELETE FROM todos WHERE thread_id = $1 AND sort_key >= $2 AND sort_key < $3 \
                      RETURNING id",
                 )
                 .bind(thread_id)
                 .bind(range.start)
-                .bind(range.end)
+                .bind(range.end.unwrap_or(i64::MAX))
                 .fetch_all(conn)
                 .await
             })
             .context("removing steps")?;
-            removed += u64::try_from(ids.len()).unwrap_or(u64::MAX);
-            self.shift_steps(thread_id, range.end, range.start - range.end)
-                .await?;
+            counts.push(u64::try_from(ids.len()).unwrap_or(u64::MAX));
             if !ids.is_empty() {
+                self.mark(Panel::Plan);
                 self.journal_mut().plan.push(ListOp::Remove {
                     ids: ids.into_iter().map(|(id,)| id).collect(),
                 });
             }
         }
-        if removed > 0 {
-            self.mark(Panel::Plan);
-        }
-        Ok(removed)
+        Ok(counts)
     }
 }
 
-/// A step with its position, as an insert returns it.
+/// Steps from the JSON array the plan's reads aggregate them into: `[id, text, depth, done]`
+/// each, `done` as 0 or 1 (what both engines write for a boolean there).
+pub(super) fn decode_steps(json: &str) -> Result<Vec<PlanStep>, StoreError> {
+    let rows: Vec<(i64, String, i64, i64)> = serde_json::from_str(json)?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, text, depth, done)| PlanStep {
+            id,
+            text,
+            depth,
+            done: done != 0,
+        })
+        .collect())
+}
+
+/// A step with its key, as an insert returns it.
 #[derive(sqlx::FromRow)]
-struct PositionedStep {
-    position: i64,
+struct KeyedStep {
+    #[sqlx(rename = "sort_key")]
+    key: i64,
     #[sqlx(flatten)]
     step: PlanStep,
 }
 
-/// Where a step is in the plan: its stable id, 0-based position and depth.
+/// Where a step is in the plan: its stable id, key and depth.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
 pub struct StepPlace {
     /// Stable id.
     pub id: i64,
-    /// 0-based position in the plan.
-    pub position: i64,
+    /// Its place in the order.
+    #[sqlx(rename = "sort_key")]
+    pub key: i64,
     /// Outline depth.
     pub depth: i64,
 }
 
 impl WorkspaceRepository {
-    /// Position and depth of the step with stable id `id` in this thread's plan.
+    /// Key and depth of the step with stable id `id` in this thread's plan.
     pub async fn step_place(
         &mut self,
         thread_id: &str,
@@ -366,7 +514,7 @@ impl WorkspaceRepository {
     ) -> Result<Option<StepPlace>, StoreError> {
         with_conn!(self, conn => {
             sqlx::query_as(
-                "SELECT id, position, depth FROM todos WHERE thread_id = $1 AND id = $2",
+                "SELECT id, sort_key, depth FROM todos WHERE thread_id = $1 AND id = $2",
             )
             .bind(thread_id)
             .bind(id)
@@ -376,41 +524,41 @@ impl WorkspaceRepository {
         .context("locating a step")
     }
 
-    /// Inserts one step at `position` (moving later steps down) and returns it with its new id.
-    /// The caller holds the thread lock and checks that the outline stays valid.
+    /// Inserts one step at `at` and returns it with its new id. The caller holds the thread
+    /// lock and checks that the outline stays valid.
     pub async fn insert_step(
         &mut self,
         thread_id: &str,
-        position: i64,
+        at: InsertAt,
         text: &str,
         depth: i64,
     ) -> Result<PlanStep, StoreError> {
-        self.shift_steps(thread_id, position, 1).await?;
-        let at = now();
+        let (key, _) = self.keys_for(thread_id, at, 1).await?;
+        let at_time = now();
         let step: PlanStep = with_conn!(self, conn => {
             sqlx::query_as(
-                "INSERT INTO todos (thread_id, position, text, depth, done, created_at, updated_at) \
+                "INSERT INTO todos (thread_id, sort_key, text, depth, done, created_at, updated_at) \
                  VALUES ($1, $2, $3, $4, FALSE, $5, $5) RETURNING id, text, depth, done",
             )
             .bind(thread_id)
-            .bind(position)
+            .bind(key)
             .bind(text)
             .bind(depth)
-            .bind(at)
+            .bind(at_time)
             .fetch_one(conn)
             .await
         })
         .context("inserting a step")?;
         self.mark(Panel::Plan);
         self.journal_mut().plan.push(ListOp::Insert {
-            at: usize::try_from(position).unwrap_or(0),
+            at: usize::try_from(at.index).unwrap_or(0),
             items: vec![step.clone()],
         });
         Ok(step)
     }
 
-    /// Deletes the step with stable id `id` and its sub-steps (the following deeper steps),
-    /// closing the gap; returns how many steps went, or `None` when there is no such step.
+    /// Deletes the step with stable id `id` and its sub-steps (the following deeper steps);
+    /// returns how many steps went, or `None` when there is no such step.
     pub async fn remove_step_subtree(
         &mut self,
         thread_id: &str,
@@ -419,15 +567,9 @@ impl WorkspaceRepository {
         let Some(place) = self.step_place(thread_id, id).await? else {
             return Ok(None);
         };
-        let end = self
-            .subtree_end(thread_id, place.position, place.depth)
-            .await?;
-        let range = StepRange {
-            start: place.position,
-            end,
-        };
+        let range = self.subtree(thread_id, place.key, place.depth).await?;
         let removed = self.remove_step_ranges(thread_id, &[range]).await?;
-        Ok(Some(removed))
+        Ok(Some(removed.into_iter().sum()))
     }
 }
 
@@ -449,16 +591,15 @@ impl WorkspaceRepository {
         })
         .context("clearing the plan")?;
         let at = now();
-        for (position, step) in steps.iter().enumerate() {
-            let position = i64::try_from(position).unwrap_or(i64::MAX);
+        for (rank, step) in (1_i64..).zip(steps) {
             with_conn!(self, conn => {
                 sqlx::query(
-                    "INSERT INTO todos (id, thread_id, position, text, depth, done, created_at, updated_at) \
+                    "INSERT INTO todos (id, thread_id, sort_key, text, depth, done, created_at, updated_at) \
                      VALUES ($1, $2, $3, $4, $5, $6, $7, $7)",
                 )
                 .bind(step.id)
                 .bind(thread_id)
-                .bind(position)
+                .bind(rank * KEY_GAP)
                 .bind(&step.text)
                 .bind(step.depth)
                 .bind(step.done)

@@ -4,6 +4,7 @@
 
 use super::{
     ArtifactSummary, Context, PlanStep, StoreError,
+    plan::decode_steps,
     repository::{Tx, WorkspaceRepository, with_conn},
 };
 
@@ -33,7 +34,10 @@ pub struct PlanPage {
 
 impl WorkspaceRepository {
     /// The document cut to `head + tail` characters: the body whole when it is no longer,
-    /// else its first `head` and last `tail` characters.
+    /// else its first `head` and last `tail` characters. The stored length (`chars`) decides,
+    /// so the body is never counted here; on SQLite the tail is cut by bytes (at most four
+    /// per character) and trimmed to whole characters here, because a negative character
+    /// offset makes SQLite count the whole body.
     pub async fn document_excerpt(
         &mut self,
         thread_id: &str,
@@ -41,38 +45,46 @@ impl WorkspaceRepository {
         tail: i64,
     ) -> Result<Option<DocumentExcerpt>, StoreError> {
         let keep = head + tail;
-        // SQLite counts text positions in characters, as PostgreSQL does; the tail is taken
-        // with a negative start on SQLite and `right()` on PostgreSQL.
-        let sql_sqlite = "SELECT title, \
-             CASE WHEN length(content) <= $2 THEN content ELSE substr(content, 1, $3) END, \
-             CASE WHEN length(content) <= $2 THEN '' ELSE substr(content, -$4) END, \
-             CAST(length(content) AS BIGINT) FROM documents WHERE thread_id = $1";
-        let sql_postgres = "SELECT title, \
-             CASE WHEN length(content) <= $2 THEN content ELSE substr(content, 1, $3::int) END, \
-             CASE WHEN length(content) <= $2 THEN '' ELSE right(content, $4::int) END, \
-             CAST(length(content) AS BIGINT) FROM documents WHERE thread_id = $1";
-        let row: Option<(String, String, String, i64)> = match &mut self.tx {
+        let row: Option<(String, i64, String, String)> = match &mut self.tx {
             Tx::Sqlite(tx) => {
-                sqlx::query_as(sql_sqlite)
-                    .bind(thread_id)
-                    .bind(keep)
-                    .bind(head)
-                    .bind(tail)
-                    .fetch_optional(&mut **tx)
-                    .await
+                let row: Option<(String, i64, String, Option<Vec<u8>>)> = sqlx::query_as(
+                    "SELECT title, chars, \
+                     CASE WHEN chars <= $2 THEN content ELSE substr(content, 1, $3) END, \
+                     CASE WHEN chars <= $2 THEN NULL ELSE substr(CAST(content AS BLOB), -$4) END \
+                     FROM documents WHERE thread_id = $1",
+                )
+                .bind(thread_id)
+                .bind(keep)
+                .bind(head)
+                .bind(tail.saturating_mul(4).saturating_add(3))
+                .fetch_optional(&mut **tx)
+                .await
+                .context("reading the document excerpt")?;
+                row.map(|(title, chars, head, tail_bytes)| {
+                    let tail_text = tail_bytes
+                        .map(|bytes| last_chars(&bytes, tail))
+                        .unwrap_or_default();
+                    (title, chars, head, tail_text)
+                })
             }
             Tx::Postgres(tx) => {
-                sqlx::query_as(sql_postgres)
-                    .bind(thread_id)
-                    .bind(keep)
-                    .bind(head)
-                    .bind(tail)
-                    .fetch_optional(&mut **tx)
-                    .await
+                let row: Option<(String, i64, String, Option<String>)> = sqlx::query_as(
+                    "SELECT title, chars, \
+                     CASE WHEN chars <= $2 THEN content ELSE substr(content, 1, $3::int) END, \
+                     CASE WHEN chars <= $2 THEN NULL ELSE right(content, $4::int) END \
+                     FROM documents WHERE thread_id = $1",
+                )
+                .bind(thread_id)
+                .bind(keep)
+                .bind(head)
+                .bind(tail)
+                .fetch_optional(&mut **tx)
+                .await
+                .context("reading the document excerpt")?;
+                row.map(|(title, chars, head, tail)| (title, chars, head, tail.unwrap_or_default()))
             }
-        }
-        .context("reading the document excerpt")?;
-        Ok(row.map(|(title, head, tail, total_chars)| DocumentExcerpt {
+        };
+        Ok(row.map(|(title, total_chars, head, tail)| DocumentExcerpt {
             title,
             head,
             tail,
@@ -80,30 +92,39 @@ impl WorkspaceRepository {
         }))
     }
 
-    /// The first `limit` steps of the plan, with the plan's totals.
+    /// The first `limit` steps of the plan, with the plan's totals, in one statement that
+    /// returns one row (the steps as a JSON array).
     pub async fn plan_page(&mut self, thread_id: &str, limit: i64) -> Result<PlanPage, StoreError> {
-        let steps: Vec<PlanStep> = with_conn!(self, conn => {
-            sqlx::query_as(
-                "SELECT id, text, depth, done FROM todos WHERE thread_id = $1 \
-                 ORDER BY position LIMIT $2",
-            )
-            .bind(thread_id)
-            .bind(limit)
-            .fetch_all(conn)
-            .await
+        let sql = match self.tx {
+            Tx::Sqlite(_) => {
+                "SELECT (SELECT json_group_array(json_array(id, text, depth, done) ORDER BY sort_key) \
+                         FROM (SELECT id, text, depth, done, sort_key FROM todos \
+                               WHERE thread_id = $1 ORDER BY sort_key LIMIT $2)), \
+                        COUNT(*), COALESCE(SUM(CASE WHEN done THEN 1 ELSE 0 END), 0) \
+                 FROM todos WHERE thread_id = $1"
+            }
+            Tx::Postgres(_) => {
+                "SELECT (SELECT COALESCE(json_agg(json_build_array(id, text, depth, \
+                                CASE WHEN done THEN 1 ELSE 0 END) ORDER BY sort_key)::text, '[]') \
+                         FROM (SELECT id, text, depth, done, sort_key FROM todos \
+                               WHERE thread_id = $1 ORDER BY sort_key LIMIT $2) AS page), \
+                        COUNT(*), COALESCE(SUM(CASE WHEN done THEN 1 ELSE 0 END), 0)::bigint \
+                 FROM todos WHERE thread_id = $1"
+            }
+        };
+        let (steps, total, done): (String, i64, i64) = with_conn!(self, conn => {
+            sqlx::query_as(sql)
+                .bind(thread_id)
+                .bind(limit)
+                .fetch_one(conn)
+                .await
         })
         .context("reading the plan")?;
-        let (total, done): (i64, i64) = with_conn!(self, conn => {
-            sqlx::query_as(
-                "SELECT COUNT(*), COALESCE(SUM(CASE WHEN done THEN 1 ELSE 0 END), 0) \
-                 FROM todos WHERE thread_id = $1",
-            )
-            .bind(thread_id)
-            .fetch_one(conn)
-            .await
+        Ok(PlanPage {
+            steps: decode_steps(&steps)?,
+            total,
+            done,
         })
-        .context("counting the plan")?;
-        Ok(PlanPage { steps, total, done })
     }
 
     /// How many artifacts the thread has.
@@ -125,5 +146,35 @@ impl WorkspaceRepository {
         limit: i64,
     ) -> Result<Vec<ArtifactSummary>, StoreError> {
         self.list_artifacts(thread_id, None, limit).await
+    }
+}
+
+/// The last `chars` characters of the UTF-8 bytes `bytes`, which may start inside a character
+/// (cut by byte count, three bytes more than four per character): the partial character
+/// they may start with is skipped.
+fn last_chars(bytes: &[u8], chars: i64) -> String {
+    let start = bytes
+        .iter()
+        .position(|b| (b & 0xC0) != 0x80)
+        .unwrap_or(bytes.len());
+    let text = String::from_utf8_lossy(&bytes[start..]);
+    let total = text.chars().count();
+    let keep = usize::try_from(chars).unwrap_or(0);
+    text.chars().skip(total.saturating_sub(keep)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::last_chars;
+
+    #[test]
+    fn a_tail_cut_inside_a_character_starts_at_the_next_one() {
+        let text = "aéü€z";
+        let bytes = text.as_bytes();
+        // Cut one byte into "é" (two bytes): the tail starts at "ü".
+        assert_eq!(last_chars(&bytes[2..], 10), "ü€z");
+        assert_eq!(last_chars(bytes, 2), "€z");
+        assert_eq!(last_chars(bytes, 0), "");
+        assert_eq!(last_chars(&[], 3), "");
     }
 }

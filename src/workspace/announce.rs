@@ -38,6 +38,28 @@ pub fn workspace_event(panels: PanelSet, source: Source) -> NewEvent {
     }
 }
 
+/// The panels and the source a stored `workspace` event names; `None` for data that is not
+/// what [`workspace_event`] writes.
+pub fn read_workspace_event(data: &str) -> Option<(PanelSet, Source)> {
+    #[derive(serde::Deserialize)]
+    struct Data<'a> {
+        #[serde(borrow)]
+        panels: Vec<&'a str>,
+        source: &'a str,
+    }
+    let data: Data<'_> = serde_json::from_str(data).ok()?;
+    let source = match data.source {
+        "agent" => Source::Agent,
+        "user" => Source::User,
+        _ => return None,
+    };
+    let mut panels = PanelSet::default();
+    for name in data.panels {
+        panels.insert(crate::panels::Panel::parse(name)?);
+    }
+    Some((panels, source))
+}
+
 /// `artifact` — `{artifact_id, artifact_type, title, payload, turn_index}`.
 pub fn artifact_event(artifact: &StoredArtifact) -> NewEvent {
     NewEvent {
@@ -105,4 +127,25 @@ pub fn done_event(turn_index: i64, status: &str) -> NewEvent {
 /// `token` — `{text}`, streamed answer text; transient (published, never stored).
 pub fn token_data(text: &str) -> String {
     json!({ "text": text }).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::panels::Panel;
+
+    #[test]
+    fn a_workspace_event_reads_back_as_written() {
+        let panels: PanelSet = [Panel::Plan, Panel::Document].into_iter().collect();
+        let event = workspace_event(panels, Source::User);
+        assert_eq!(
+            read_workspace_event(&event.data),
+            Some((panels, Source::User))
+        );
+        assert_eq!(
+            read_workspace_event("{\"panels\": [\"nope\"], \"source\": \"agent\"}"),
+            None
+        );
+        assert_eq!(read_workspace_event("not json"), None);
+    }
 }

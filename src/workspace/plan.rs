@@ -6,7 +6,12 @@
 //! each step is at most one level deeper than the one before it, never deeper than
 //! [`MAX_DEPTH`]. A step's sub-steps are the steps right after it that are deeper; placing a
 //! step "under" another puts it after that step's last sub-step, and removing a step removes
-//! its sub-steps too. Every plan edit holds the thread, so positions never move under it.
+//! its sub-steps too. Every plan edit holds the thread, so the plan never changes under it
+//! between resolving an index and writing.
+//!
+//! Indices are ranks in the store's key order, not stored numbers: the store finds the step at
+//! an index by walking its ordered index, and an insertion or removal writes only the steps it
+//! adds or deletes (see `store/plan.rs`).
 
 use super::{
     Edit, Source, WorkspaceError, Workspaces,
@@ -16,7 +21,7 @@ use super::{
 };
 use crate::{
     ThreadId,
-    store::{NewPlanStep, PlanStep, StepRange},
+    store::{InsertAt, NewPlanStep, PlanStep, StepRange},
 };
 
 /// The longest step text, in characters.
@@ -187,8 +192,15 @@ impl Edit {
         self.lock().await?;
         let thread = self.thread_str();
         let len = count(self.repo().plan_len(&thread).await?);
-        let (position, base, place) = match parent_index {
-            None => (as_i64(len), 0, OutlinePlace::End),
+        let (at, base, place) = match parent_index {
+            None => (
+                InsertAt {
+                    index: as_i64(len),
+                    before: None,
+                },
+                0,
+                OutlinePlace::End,
+            ),
             Some(index) => {
                 let parent = match position_of(index, len) {
                     Some(position) => self.repo().step_at(&thread, as_i64(position)).await?,
@@ -201,12 +213,16 @@ impl Edit {
                         plural(len, "step")
                     )));
                 };
-                let end = self
+                let subtree = self
                     .repo()
-                    .subtree_end(&thread, index - 1, parent.depth)
+                    .subtree(&thread, parent.key, parent.depth)
                     .await?;
+                let size = self.repo().count_in(&thread, subtree).await?;
                 (
-                    end,
+                    InsertAt {
+                        index: index - 1 + size,
+                        before: subtree.end,
+                    },
                     parent.depth + 1,
                     OutlinePlace::Under {
                         index,
@@ -224,7 +240,7 @@ impl Edit {
         for step in &mut steps {
             step.depth += base;
         }
-        self.repo().insert_steps(&thread, position, &steps).await?;
+        self.repo().insert_steps(&thread, at, &steps).await?;
         Ok(OutlineAdded {
             added: steps.len(),
             total: len + steps.len(),
@@ -305,38 +321,45 @@ impl Edit {
     ) -> Result<StepBatch<RemovedStep>, WorkspaceError> {
         require_batch(indices, "indices")?;
         let (thread, len, targets) = self.resolve_steps(indices.iter().copied()).await?;
-        // Resolve every target and its sub-steps against the plan as it is now.
-        let mut ranges: Vec<(StepRange, String)> = Vec::new();
+        // Resolve every target and its sub-steps against the plan as it is now: (index, run of
+        // keys, text).
+        let mut ranges: Vec<(i64, StepRange, String)> = Vec::new();
         for position in targets.positions {
-            let start = as_i64(position);
-            let Some(step) = self.repo().step_at(&thread, start).await? else {
+            let index = as_i64(position);
+            let Some(step) = self.repo().step_at(&thread, index).await? else {
                 continue;
             };
-            let end = self.repo().subtree_end(&thread, start, step.depth).await?;
-            ranges.push((StepRange { start, end }, step.text));
+            let range = self.repo().subtree(&thread, step.key, step.depth).await?;
+            ranges.push((index, range, step.text));
         }
-        ranges.sort_by_key(|(range, _)| range.start);
+        ranges.sort_by_key(|(index, _, _)| *index);
         // Sub-trees either nest or are disjoint: drop the ranges inside an earlier one.
-        let mut kept: Vec<(StepRange, String)> = Vec::new();
-        for (range, text) in ranges {
-            if kept.last().is_some_and(|(last, _)| range.start < last.end) {
+        let mut kept: Vec<(i64, StepRange, String)> = Vec::new();
+        for (index, range, text) in ranges {
+            if kept
+                .last()
+                .is_some_and(|(_, last, _)| last.contains(range.start))
+            {
                 continue;
             }
-            kept.push((range, text));
+            kept.push((index, range, text));
         }
-        let only_ranges: Vec<StepRange> = kept.iter().map(|(r, _)| *r).collect();
-        self.repo()
+        let only_ranges: Vec<StepRange> = kept.iter().map(|(_, r, _)| *r).collect();
+        let removed = self
+            .repo()
             .remove_step_ranges(&thread, &only_ranges)
             .await?;
         Ok(StepBatch {
             applied: kept
                 .into_iter()
-                .map(|(range, text)| {
+                .zip(removed)
+                .map(|((index, _, text), gone)| {
                     (
-                        range.start + 1,
+                        index + 1,
                         RemovedStep {
                             text,
-                            sub_steps: count(range.end - range.start - 1),
+                            sub_steps: usize::try_from(gone.saturating_sub(1))
+                                .unwrap_or(usize::MAX),
                         },
                     )
                 })
@@ -355,7 +378,7 @@ impl Edit {
         let text = checked_step_text(text, "text")?;
         self.lock().await?;
         let thread = self.thread_str();
-        let (position, depth) = match placement {
+        let (at, depth) = match placement {
             StepPlacement::Under(parent_id) => {
                 let parent = self
                     .repo()
@@ -368,11 +391,11 @@ impl Edit {
                         parent.depth
                     )));
                 }
-                let end = self
+                let subtree = self
                     .repo()
-                    .subtree_end(&thread, parent.position, parent.depth)
+                    .subtree(&thread, parent.key, parent.depth)
                     .await?;
-                (end, parent.depth + 1)
+                (self.insert_after(&thread, subtree).await?, parent.depth + 1)
             }
             StepPlacement::After(sibling_id) => {
                 let sibling = self
@@ -380,22 +403,19 @@ impl Edit {
                     .step_place(&thread, sibling_id)
                     .await?
                     .ok_or_else(|| unknown_reference("after_id", sibling_id))?;
-                let end = self
+                let subtree = self
                     .repo()
-                    .subtree_end(&thread, sibling.position, sibling.depth)
+                    .subtree(&thread, sibling.key, sibling.depth)
                     .await?;
-                (end, sibling.depth)
+                (self.insert_after(&thread, subtree).await?, sibling.depth)
             }
             StepPlacement::End { depth } => {
                 let len = self.repo().plan_len(&thread).await?;
-                let deepest_allowed = if len > 0 {
-                    self.repo()
-                        .step_at(&thread, len - 1)
-                        .await?
-                        .map_or(0, |step| step.depth + 1)
-                } else {
-                    0
-                };
+                let deepest_allowed = self
+                    .repo()
+                    .last_step(&thread)
+                    .await?
+                    .map_or(0, |step| step.depth + 1);
                 let depth = depth.unwrap_or(0);
                 if depth > deepest_allowed {
                     return Err(WorkspaceError::invalid(format!(
@@ -403,13 +423,33 @@ impl Edit {
                          step is at most one level deeper than the step before it"
                     )));
                 }
-                (len, depth)
+                (
+                    InsertAt {
+                        index: len,
+                        before: None,
+                    },
+                    depth,
+                )
             }
         };
-        Ok(self
-            .repo()
-            .insert_step(&thread, position, text, depth)
-            .await?)
+        Ok(self.repo().insert_step(&thread, at, text, depth).await?)
+    }
+
+    /// Where a step placed right after the run `subtree` goes: its index and the step it
+    /// precedes.
+    async fn insert_after(
+        &mut self,
+        thread: &str,
+        subtree: StepRange,
+    ) -> Result<InsertAt, WorkspaceError> {
+        let index = match subtree.end {
+            Some(end) => self.repo().step_index(thread, end).await?,
+            None => self.repo().plan_len(thread).await?,
+        };
+        Ok(InsertAt {
+            index,
+            before: subtree.end,
+        })
     }
 
     /// Changes a step's text, its done mark, or both, by id.
@@ -523,12 +563,18 @@ impl Workspaces {
 }
 
 /// The plan as numbered lines (`N. [ ] text`), two spaces of indent per depth level: what
-/// `list_todos` answers and the agent's prompt shows.
+/// `list_todos` answers and the agent's prompt shows. Written into one buffer sized up front,
+/// since a long plan is rendered on every `list_todos`.
 pub fn render_plan(steps: &[PlanStep]) -> String {
+    use std::fmt::Write as _;
     if steps.is_empty() {
         return "(the plan is empty)".to_string();
     }
-    let mut out = String::new();
+    let size: usize = steps
+        .iter()
+        .map(|step| step.text.len() + 2 * usize::try_from(step.depth).unwrap_or(0) + 12)
+        .sum();
+    let mut out = String::with_capacity(size);
     for (i, step) in steps.iter().enumerate() {
         if i > 0 {
             out.push('\n');
@@ -536,8 +582,11 @@ pub fn render_plan(steps: &[PlanStep]) -> String {
         for _ in 0..step.depth.max(0) {
             out.push_str("  ");
         }
-        let mark = if step.done { 'x' } else { ' ' };
-        out.push_str(&format!("{}. [{mark}] {}", i + 1, step.text));
+        let mark = if step.done { "[x] " } else { "[ ] " };
+        // Writing into a String cannot fail.
+        let _ = write!(out, "{}. ", i + 1);
+        out.push_str(mark);
+        out.push_str(&step.text);
     }
     out
 }

@@ -8,6 +8,7 @@
 use super::{ArtifactQuery, WorkspaceError};
 use crate::{
     ThreadId,
+    panels::PanelSet,
     store::{
         Artifact, ArtifactSummary, Document, DocumentExcerpt, PlanPage, PlanStep, Preference,
         StoreError, Thread, TurnRecord, Workspace, WorkspaceRepository,
@@ -149,6 +150,47 @@ impl View {
     /// How many artifacts the thread has.
     pub async fn artifact_count(&mut self) -> Result<i64, WorkspaceError> {
         Ok(self.repo.count_artifacts(self.thread.as_str()).await?)
+    }
+
+    /// When the thread was made, as of this view.
+    pub async fn thread_created_at(
+        &mut self,
+    ) -> Result<chrono::DateTime<chrono::Utc>, WorkspaceError> {
+        match self.repo.get_thread(self.thread.as_str()).await? {
+            Some(thread) => Ok(thread.created_at),
+            None => Err(WorkspaceError::UnknownThread(self.thread.to_string())),
+        }
+    }
+
+    /// The number of the thread's latest event as of this view (0 before the first).
+    pub async fn last_event_seq(&mut self) -> Result<i64, WorkspaceError> {
+        Ok(self.repo.last_event_seq(self.thread.as_str()).await?)
+    }
+
+    /// What changed since event `after`, up to this view: the panels every `workspace` event
+    /// since names, and whether a person made any of those changes. Every committed change
+    /// appends such an event in its own transaction, so nothing is missed; data this version
+    /// did not write counts as every panel changed.
+    pub async fn changes_since(&mut self, after: i64) -> Result<(PanelSet, bool), WorkspaceError> {
+        let mut panels = PanelSet::default();
+        let mut by_person = false;
+        for data in self
+            .repo
+            .workspace_events_after(self.thread.as_str(), after)
+            .await?
+        {
+            match super::announce::read_workspace_event(&data) {
+                Some((changed, source)) => {
+                    changed.iter().for_each(|panel| panels.insert(panel));
+                    by_person |= source == super::Source::User;
+                }
+                None => {
+                    panels = crate::panels::Panel::ALL.into_iter().collect();
+                    by_person = true;
+                }
+            }
+        }
+        Ok((panels, by_person))
     }
 
     /// Ends the read and hands back what it found.

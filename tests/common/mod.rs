@@ -17,6 +17,32 @@ pub fn postgres_url() -> String {
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".to_string())
 }
 
+/// The order keys of a thread's steps (`todos.sort_key`, in key order) as the ranks they
+/// stand for: `0..n` when every key is distinct, so `assert_eq!(ranks, 0..n)` checks that the
+/// table holds `n` steps in one unambiguous order. Keys are sparse by design; two steps
+/// sharing one would make their order undefined, and then the raw keys come back instead, so
+/// the assertion fails showing them.
+pub async fn step_ranks(db: &Database, thread: &str) -> Vec<i64> {
+    let sql = "SELECT sort_key FROM todos WHERE thread_id = $1 ORDER BY sort_key";
+    let keys: Vec<i64> = match db {
+        Database::Sqlite { reader, .. } => sqlx::query_scalar(sql)
+            .bind(thread)
+            .fetch_all(reader)
+            .await
+            .unwrap(),
+        Database::Postgres(pool) => sqlx::query_scalar(sql)
+            .bind(thread)
+            .fetch_all(pool)
+            .await
+            .unwrap(),
+    };
+    if keys.windows(2).all(|pair| pair[0] < pair[1]) {
+        (0..i64::try_from(keys.len()).unwrap()).collect()
+    } else {
+        keys
+    }
+}
+
 /// Which engine a test runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Engine {
