@@ -165,7 +165,8 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
             exec.rows(sql::READ_THREAD, &[thread(call)]).await?;
             match call.op {
                 Op::ListTodos => {
-                    exec.rows(sql::LIST_STEPS, &[thread(call)]).await?;
+                    exec.rows(pick(exec, sql::LIST_STEPS), &[thread(call)])
+                        .await?;
                 }
                 Op::ListPreferences => {
                     let rows = exec.rows(sql::LIST_PREFERENCES, &[thread(call)]).await?;
@@ -191,9 +192,10 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
                 "\n- Note {} from client 0: keep the budget in view.",
                 call.seq
             );
+            let chars = text.chars().count() as i64;
             exec.rows(
                 sql::APPEND_DOCUMENT,
-                &[thread(call), P::Text(text.clone()), now()],
+                &[thread(call), P::Text(text.clone()), now(), P::Int(chars)],
             )
             .await?;
             let delta = serde_json::json!([{ "append": text }]).to_string();
@@ -225,6 +227,7 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
                     P::Text("Trip plan".into()),
                     P::Text(content.clone()),
                     now(),
+                    P::Int(content.chars().count() as i64),
                 ],
             )
             .await?;
@@ -268,36 +271,32 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
                 let n = if len > MAX_TODOS { 6 } else { 1 };
                 let mut targets = positions(&mut call.rng, len, n);
                 targets.sort_unstable();
+                // Each target's key range: its key up to the next step that is not deeper.
                 let mut ranges: Vec<(i64, i64)> = Vec::new();
-                for start in targets {
-                    let step = exec
-                        .rows(sql::STEP_AT, &[thread(call), P::Int(start)])
-                        .await?;
-                    if step.is_empty() {
+                for rank in targets {
+                    let Some(&[_, key]) = exec
+                        .rows(sql::STEP_AT, &[thread(call), P::Int(rank)])
+                        .await?
+                        .first()
+                    else {
                         continue;
-                    }
+                    };
                     let end = exec
-                        .rows(sql::SUBTREE_END, &[thread(call), P::Int(start), P::Int(1)])
+                        .rows(sql::SUBTREE_END, &[thread(call), P::Int(key), P::Int(1)])
                         .await?
                         .first()
                         .map(|row| row[0])
-                        .filter(|end| *end > start)
-                        .unwrap_or(len);
-                    if ranges.last().is_some_and(|(_, last_end)| start < *last_end) {
+                        .filter(|end| *end > key)
+                        .unwrap_or(i64::MAX);
+                    if ranges.last().is_some_and(|(_, last_end)| key < *last_end) {
                         continue;
                     }
-                    ranges.push((start, end));
+                    ranges.push((key, end));
                 }
-                // From the back, so earlier ranges keep their positions.
-                for (start, end) in ranges.iter().rev() {
+                for (start, end) in &ranges {
                     exec.rows(
                         sql::DELETE_STEPS,
                         &[thread(call), P::Int(*start), P::Int(*end)],
-                    )
-                    .await?;
-                    exec.rows(
-                        sql::SHIFT_STEPS,
-                        &[thread(call), P::Int(*end), P::Int(start - end)],
                     )
                     .await?;
                 }
@@ -314,38 +313,63 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
                 .await?;
             } else {
                 let nested = len >= 3 && call.rng.u8(..4) == 0;
-                let (at, steps) = if nested {
+                let (at, before, steps) = if nested {
+                    // Under a parent: after its last sub-step, before the next step that is
+                    // not deeper.
                     let parent = call.rng.i64(0..3);
-                    exec.rows(sql::STEP_AT, &[thread(call), P::Int(parent)])
-                        .await?;
+                    let key = exec
+                        .rows(sql::STEP_AT, &[thread(call), P::Int(parent)])
+                        .await?
+                        .first()
+                        .map_or(0, |row| row[1]);
                     let end = exec
-                        .rows(sql::SUBTREE_END, &[thread(call), P::Int(parent), P::Int(0)])
+                        .rows(sql::SUBTREE_END, &[thread(call), P::Int(key), P::Int(0)])
                         .await?
                         .first()
                         .map(|row| row[0])
-                        .filter(|end| *end > parent)
-                        .unwrap_or(len);
+                        .filter(|end| *end > key)
+                        .unwrap_or(i64::MAX);
+                    exec.rows(
+                        sql::STEPS_BETWEEN,
+                        &[thread(call), P::Int(key), P::Int(end)],
+                    )
+                    .await?;
                     let steps = serde_json::json!([
                         { "text": format!("Detail {}", call.seq), "depth": 1 }
                     ]);
-                    (end, steps)
+                    (end, key, steps)
                 } else {
                     let steps = serde_json::json!([
                         { "text": format!("Book item {}", call.seq), "depth": 0 },
                         { "text": "Compare prices", "depth": 1 },
                         { "text": "Confirm by mail", "depth": 1 },
                     ]);
-                    (len, steps)
+                    (i64::MAX, 0, steps)
                 };
                 let count = steps.as_array().map_or(0, Vec::len) as i64;
-                exec.rows(sql::SHIFT_STEPS, &[thread(call), P::Int(at), P::Int(count)])
-                    .await?;
+                let previous = exec
+                    .rows(sql::KEY_BEFORE, &[thread(call), P::Int(at)])
+                    .await?
+                    .first()
+                    .map_or(before, |row| row[0]);
+                // Keys spread over the gap (appended steps leave 2^32 between them).
+                let gap = if at == i64::MAX {
+                    1 << 32
+                } else {
+                    ((at - previous) / (count + 1)).max(1)
+                };
                 exec.rows(
                     pick(exec, sql::INSERT_STEPS),
-                    &[thread(call), P::Int(at), now(), P::Text(steps.to_string())],
+                    &[
+                        thread(call),
+                        P::Int(previous.saturating_add(gap)),
+                        P::Int(gap),
+                        now(),
+                        P::Text(steps.to_string()),
+                    ],
                 )
                 .await?;
-                let ops = serde_json::json!([{ "insert": at, "steps": steps }]).to_string();
+                let ops = serde_json::json!([{ "insert": len, "steps": steps }]).to_string();
                 log_change(
                     exec,
                     call,

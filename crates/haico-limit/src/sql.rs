@@ -4,7 +4,10 @@
 //! query changes, the trace is taken again and this file follows (docs/PERFORMANCE.md §14
 //! says how).
 //!
-//! Where the two engines differ, a pair `(sqlite, postgres)` is given.
+//! Where the two engines differ, a pair `(sqlite, postgres)` is given. The first limit in
+//! PERFORMANCE §14 was measured with the statements of `4cde23f` (dense plan positions that
+//! shifted on every insert and removal); these are the statements after plans moved to sparse
+//! keys.
 
 /// The agent path opens every write by taking the thread row (and its turn counter).
 pub const LOCK_THREAD: (&str, &str) = (
@@ -21,9 +24,10 @@ pub const INSERT_THREAD: &str = "INSERT INTO threads (id, title, turn_index, cre
     updated_at) VALUES ($1, $2, 0, $3, $3) ON CONFLICT (id) DO NOTHING";
 
 pub const APPEND_DOCUMENT: &str = "INSERT INTO documents (thread_id, title, content, version, \
-    updated_at) VALUES ($1, '', $2, 1, $3) ON CONFLICT (thread_id) DO UPDATE SET content = \
-    documents.content || excluded.content, version = documents.version + 1, updated_at = \
-    excluded.updated_at RETURNING CAST(length(content) AS BIGINT), version, title";
+    updated_at, chars) VALUES ($1, '', $2, 1, $3, $4) ON CONFLICT (thread_id) DO UPDATE SET \
+    content = documents.content || excluded.content, chars = documents.chars + excluded.chars, \
+    version = documents.version + 1, updated_at = excluded.updated_at RETURNING chars, version, \
+    title";
 
 pub const DOCUMENT_BEFORE: (&str, &str) = (
     "SELECT content FROM documents WHERE thread_id = $1",
@@ -31,9 +35,10 @@ pub const DOCUMENT_BEFORE: (&str, &str) = (
 );
 
 pub const SET_DOCUMENT: &str = "INSERT INTO documents (thread_id, title, content, version, \
-    updated_at) VALUES ($1, COALESCE($2, ''), $3, 1, $4) ON CONFLICT (thread_id) DO UPDATE SET \
-    content = excluded.content, title = COALESCE($2, documents.title), version = \
-    documents.version + 1, updated_at = excluded.updated_at RETURNING title, version";
+    updated_at, chars) VALUES ($1, COALESCE($2, ''), $3, 1, $4, $5) ON CONFLICT (thread_id) DO \
+    UPDATE SET content = excluded.content, chars = excluded.chars, title = COALESCE($2, \
+    documents.title), version = documents.version + 1, updated_at = excluded.updated_at \
+    RETURNING title, version";
 
 pub const SET_OBJECTIVE: &str = "INSERT INTO objectives (thread_id, objective, updated_at) \
     VALUES ($1, $2, $3) ON CONFLICT (thread_id) DO UPDATE SET objective = excluded.objective, \
@@ -41,36 +46,47 @@ pub const SET_OBJECTIVE: &str = "INSERT INTO objectives (thread_id, objective, u
 
 pub const PLAN_LEN: &str = "SELECT COUNT(*) FROM todos WHERE thread_id = $1";
 
-pub const STEP_AT: &str =
-    "SELECT id, depth, text, done FROM todos WHERE thread_id = $1 AND position = $2";
+/// The step at a 0-based rank (steps are ordered by sparse keys; the rank is the index).
+pub const STEP_AT: &str = "SELECT id, sort_key, depth, text, done FROM todos WHERE thread_id = \
+    $1 ORDER BY sort_key LIMIT 1 OFFSET $2";
 
-pub const SUBTREE_END: &str = "SELECT MIN(position) FROM todos WHERE thread_id = $1 AND \
-    position > $2 AND depth <= $3";
+pub const SUBTREE_END: &str = "SELECT MIN(sort_key) FROM todos WHERE thread_id = $1 AND \
+    sort_key > $2 AND depth <= $3";
 
-pub const SHIFT_STEPS: &str =
-    "UPDATE todos SET position = position + $3 WHERE thread_id = $1 AND position >= $2";
+pub const STEPS_BETWEEN: &str =
+    "SELECT COUNT(*) FROM todos WHERE thread_id = $1 AND sort_key >= $2 AND sort_key < $3";
+
+pub const KEY_BEFORE: &str =
+    "SELECT MAX(sort_key) FROM todos WHERE thread_id = $1 AND sort_key < $2";
 
 pub const INSERT_STEPS: (&str, &str) = (
-    "INSERT INTO todos (thread_id, position, text, depth, done, created_at, updated_at) SELECT \
-     $1, $2 + CAST(j.key AS INTEGER), json_extract(j.value, '$.text'), json_extract(j.value, \
-     '$.depth'), FALSE, $3, $3 FROM json_each($4) AS j RETURNING position, id, text, depth, done",
-    "INSERT INTO todos (thread_id, position, text, depth, done, created_at, updated_at) SELECT \
-     $1, $2 + (s.ord - 1), s.step->>'text', (s.step->>'depth')::bigint, FALSE, $3, $3 FROM \
-     jsonb_array_elements($4::jsonb) WITH ORDINALITY AS s(step, ord) RETURNING position, id, \
+    "INSERT INTO todos (thread_id, sort_key, text, depth, done, created_at, updated_at) SELECT \
+     $1, $2 + $3 * CAST(j.key AS INTEGER), json_extract(j.value, '$.text'), json_extract(j.value, \
+     '$.depth'), FALSE, $4, $4 FROM json_each($5) AS j RETURNING sort_key, id, text, depth, done",
+    "INSERT INTO todos (thread_id, sort_key, text, depth, done, created_at, updated_at) SELECT \
+     $1, $2 + $3 * (s.ord - 1), s.step->>'text', (s.step->>'depth')::bigint, FALSE, $4, $4 FROM \
+     jsonb_array_elements($5::jsonb) WITH ORDINALITY AS s(step, ord) RETURNING sort_key, id, \
      text, depth, done",
 );
 
-pub const TOGGLE_STEP: &str = "UPDATE todos SET done = NOT done, updated_at = $3 WHERE \
-    thread_id = $1 AND position = $2 RETURNING id, text, depth, done";
+pub const TOGGLE_STEP: &str = "UPDATE todos SET done = NOT done, updated_at = $3 WHERE id = \
+    (SELECT id FROM todos WHERE thread_id = $1 ORDER BY sort_key LIMIT 1 OFFSET $2) RETURNING \
+    id, text, depth, done";
 
-pub const REWRITE_STEP: &str = "UPDATE todos SET text = $3, updated_at = $4 WHERE thread_id = \
-    $1 AND position = $2 RETURNING id, text, depth, done";
+pub const REWRITE_STEP: &str = "UPDATE todos SET text = $3, updated_at = $4 WHERE id = (SELECT \
+    id FROM todos WHERE thread_id = $1 ORDER BY sort_key LIMIT 1 OFFSET $2) RETURNING id, text, \
+    depth, done";
 
-pub const DELETE_STEPS: &str = "DELETE FROM todos WHERE thread_id = $1 AND position >= $2 AND \
-    position < $3 RETURNING id";
+pub const DELETE_STEPS: &str = "DELETE FROM todos WHERE thread_id = $1 AND sort_key >= $2 AND \
+    sort_key < $3 RETURNING id";
 
-pub const LIST_STEPS: &str =
-    "SELECT id, text, depth, done FROM todos WHERE thread_id = $1 ORDER BY position";
+/// The whole plan as one JSON row.
+pub const LIST_STEPS: (&str, &str) = (
+    "SELECT json_group_array(json_array(id, text, depth, done) ORDER BY sort_key) FROM todos \
+     WHERE thread_id = $1",
+    "SELECT COALESCE(json_agg(json_build_array(id, text, depth, CASE WHEN done THEN 1 ELSE 0 \
+     END) ORDER BY sort_key)::text, '[]') FROM todos WHERE thread_id = $1",
+);
 
 pub const INSERT_PREFERENCE: &str = "INSERT INTO preferences (thread_id, title, subtitle, kind, \
     locked, created_at, updated_at) VALUES ($1, $2, $3, $4, FALSE, $5, $5) RETURNING id, title, \
