@@ -1,17 +1,20 @@
-//! The product's own driver, sqlx, set up as the server sets it up: on SQLite one writer
-//! connection (`BEGIN IMMEDIATE`) and up to eight readers, WAL, `synchronous=NORMAL`; on
-//! PostgreSQL one pool of 16 with read-only repeatable-read snapshots for reads. What this
-//! measures is the limit of *this driver*: on SQLite it includes sqlx's hop to its
-//! connection thread for every statement.
+//! The product's own driver, sqlx, set up as the server sets it up: on SQLite one write
+//! connection behind a fair mutex (`BEGIN IMMEDIATE` … `COMMIT` as plain statements) and up to
+//! eight readers, WAL, `synchronous=NORMAL`; on PostgreSQL one pool of 16. Reads run outside
+//! a transaction, as the server's read-only tools do. What this measures is the limit of
+//! *this driver*: on SQLite it includes sqlx's hop to its connection thread for every
+//! statement.
 
-use std::{str::FromStr, time::Duration};
+use std::{str::FromStr, sync::Arc, time::Duration};
 
 use anyhow::{Context, Result};
 use sqlx::{
-    PgConnection, PgPool, Row, SqliteConnection, SqlitePool,
+    Connection, Executor, PgConnection, PgPool, Row, SqliteConnection, SqlitePool,
     postgres::PgPoolOptions,
     sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous},
 };
+
+use tokio::sync::Mutex;
 
 use crate::ops::{Exec, P};
 
@@ -19,7 +22,7 @@ use crate::ops::{Exec, P};
 #[derive(Clone)]
 pub enum Db {
     Sqlite {
-        writer: SqlitePool,
+        writer: Arc<Mutex<SqliteConnection>>,
         reader: SqlitePool,
     },
     Postgres(PgPool),
@@ -48,15 +51,9 @@ impl Db {
             .foreign_keys(true)
             .pragma("temp_store", "memory")
             .pragma("cache_size", "-32000");
-        let writer = SqlitePoolOptions::new()
-            .test_before_acquire(false)
-            .max_connections(1)
-            .min_connections(1)
-            .acquire_timeout(Duration::from_secs(30))
-            .connect_with(options.clone())
-            .await?;
+        let mut writer = SqliteConnection::connect_with(&options).await?;
         sqlx::migrate!("../../migrations/sqlite")
-            .run(&writer)
+            .run(&mut writer)
             .await?;
         let reader = SqlitePoolOptions::new()
             .test_before_acquire(false)
@@ -64,42 +61,38 @@ impl Db {
             .acquire_timeout(Duration::from_secs(30))
             .connect_with(options.read_only(true))
             .await?;
-        Ok(Db::Sqlite { writer, reader })
+        Ok(Db::Sqlite {
+            writer: Arc::new(Mutex::new(writer)),
+            reader,
+        })
     }
 
-    /// Runs `body` in a write transaction (`write`) or a read snapshot, committing at the end
-    /// and rolling back when it fails.
+    /// Runs `body` in a write transaction (`write`, committed at the end and rolled back when
+    /// it fails) or, for a read, on a connection outside any transaction.
     pub async fn transaction<T>(
         &self,
         write: bool,
         body: impl AsyncFnOnce(&mut Tx<'_>) -> Result<T>,
     ) -> Result<T> {
         match self {
-            Db::Sqlite { writer, reader } => {
-                let mut tx = if write {
-                    writer.begin_with("BEGIN IMMEDIATE").await?
-                } else {
-                    reader.begin().await?
-                };
-                let out = body(&mut Tx::Sqlite(&mut tx)).await;
-                match out {
-                    Ok(value) => {
-                        tx.commit().await?;
-                        Ok(value)
-                    }
-                    Err(err) => {
-                        tx.rollback().await?;
-                        Err(err)
-                    }
-                }
+            Db::Sqlite { reader, .. } if !write => {
+                let mut conn = reader.acquire().await?;
+                body(&mut Tx::Sqlite(&mut conn)).await
+            }
+            Db::Postgres(pool) if !write => {
+                let mut conn = pool.acquire().await?;
+                body(&mut Tx::Postgres(&mut conn)).await
+            }
+            Db::Sqlite { writer, .. } => {
+                let mut conn = writer.lock().await;
+                conn.execute("BEGIN IMMEDIATE").await?;
+                let out = body(&mut Tx::Sqlite(&mut conn)).await;
+                let end = if out.is_ok() { "COMMIT" } else { "ROLLBACK" };
+                conn.execute(end).await?;
+                out
             }
             Db::Postgres(pool) => {
-                let mut tx = if write {
-                    pool.begin().await?
-                } else {
-                    pool.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-                        .await?
-                };
+                let mut tx = pool.begin().await?;
                 let out = body(&mut Tx::Postgres(&mut tx)).await;
                 match out {
                     Ok(value) => {
@@ -119,7 +112,9 @@ impl Db {
     pub async fn execute(&self, sql: &str) -> Result<()> {
         match self {
             Db::Sqlite { writer, .. } => {
-                sqlx::raw_sql(sql).execute(writer).await?;
+                sqlx::raw_sql(sql)
+                    .execute(&mut *writer.lock().await)
+                    .await?;
             }
             Db::Postgres(pool) => {
                 sqlx::raw_sql(sql).execute(pool).await?;
@@ -130,10 +125,7 @@ impl Db {
 
     pub async fn close(&self) {
         match self {
-            Db::Sqlite { writer, reader } => {
-                reader.close().await;
-                writer.close().await;
-            }
+            Db::Sqlite { reader, .. } => reader.close().await,
             Db::Postgres(pool) => pool.close().await,
         }
     }

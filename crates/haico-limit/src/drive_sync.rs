@@ -79,7 +79,8 @@ impl SyncDb {
         })
     }
 
-    /// Runs `job` in a write transaction (`write`) or a read snapshot on a connection thread.
+    /// Runs `job` in a write transaction (`write`) or, for a read, outside any transaction, on
+    /// a connection thread.
     pub async fn run(
         &self,
         write: bool,
@@ -108,20 +109,8 @@ fn read_loop(conn: &Connection, queue: &Mutex<mpsc::Receiver<Queued>>) {
         let Ok(Queued { job, done }) = next else {
             return;
         };
-        let outcome = conn
-            .execute_batch("BEGIN")
-            .map_err(anyhow::Error::from)
-            .and_then(|()| job(conn));
-        let end = if outcome.is_ok() {
-            "COMMIT"
-        } else {
-            "ROLLBACK"
-        };
-        let outcome = outcome.and_then(|learned| {
-            conn.execute_batch(end)?;
-            Ok(learned)
-        });
-        let _ = done.send(outcome);
+        // Outside a transaction, as the server's read-only tools read.
+        let _ = done.send(job(conn));
     }
 }
 
