@@ -83,8 +83,11 @@ impl Writer {
         if guard.open {
             roll_back(&mut guard).await;
         }
-        guard.conn.execute("BEGIN IMMEDIATE").await?;
+        // Marked open before it is sent: if this future is dropped while `BEGIN` is on its
+        // way (a cancelled request), the statement still runs on the connection's thread,
+        // and the next taker must roll it back rather than begin inside it.
         guard.open = true;
+        guard.conn.execute("BEGIN IMMEDIATE").await?;
         Ok(Held {
             guard,
             state: Arc::clone(&self.state),
@@ -122,7 +125,8 @@ pub struct Held {
 }
 
 impl Held {
-    /// Commits the transaction.
+    /// Commits the transaction. Until the commit has answered, the transaction counts as open,
+    /// so a failed or abandoned commit is rolled back by whoever comes next.
     pub async fn commit(mut self) -> Result<(), sqlx::Error> {
         self.guard.conn.execute("COMMIT").await?;
         self.guard.open = false;
@@ -215,6 +219,28 @@ mod tests {
         held.execute("INSERT INTO t VALUES (2)").await.unwrap();
         held.commit().await.unwrap();
         assert_eq!(count(&writer).await, 1);
+    }
+
+    #[tokio::test]
+    async fn a_begin_abandoned_half_way_never_leaves_a_transaction_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let writer = writer(&dir).await;
+        for round in 0..40 {
+            // Dropped at its first wait: sometimes before `BEGIN` is sent, sometimes after.
+            tokio::select! {
+                biased;
+                _ = tokio::task::yield_now() => {}
+                _ = writer.begin() => {}
+            }
+            let mut held = writer.begin().await.unwrap();
+            sqlx::query("INSERT INTO t VALUES ($1)")
+                .bind(round)
+                .execute(&mut *held)
+                .await
+                .unwrap();
+            held.commit().await.unwrap();
+        }
+        assert_eq!(count(&writer).await, 40);
     }
 
     #[tokio::test]
