@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Two server builds against each other, taking turns, so both see the same machine.
+#
+#   bash scripts/ab.sh NAME_A BIN_A NAME_B BIN_B [rounds] [duration-seconds] ["sqlite postgres"]
+#
+# Each round runs scripts/load.sh once per engine with BIN_A, then with BIN_B (HAICO_BIN,
+# SKIP_BUILD=1), and keeps the JSON results in target/ab/. At the end it prints, per engine and
+# build, the median calls/s, p50, p99 and server CPU per call, and every run's calls/s.
+# Copy each build aside first, e.g. `cp target/release/haico /tmp/haico-before`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [[ $# -lt 4 ]]; then
+  echo "usage: bash scripts/ab.sh NAME_A BIN_A NAME_B BIN_B [rounds] [seconds] [engines]" >&2
+  exit 64
+fi
+name_a=$1 bin_a=$2 name_b=$3 bin_b=$4
+rounds=${5:-3}
+duration=${6:-15}
+engines=${7:-"sqlite postgres"}
+out=target/ab
+rm -rf "$out"
+mkdir -p "$out"
+
+for round in $(seq 1 "$rounds"); do
+  for engine in $engines; do
+    for side in a b; do
+      if [[ $side == a ]]; then name=$name_a bin=$bin_a; else name=$name_b bin=$bin_b; fi
+      echo "round $round: $engine, $name" >&2
+      LOAD_RESULTS_DIR="$out/tmp" SKIP_BUILD=1 HAICO_BIN="$bin" \
+        bash scripts/load.sh "$engine" "$duration" >/dev/null
+      cp "$out/tmp/$engine.json" "$out/$name-$engine-$round.json"
+    done
+  done
+done
+
+python3 - "$out" "$name_a" "$name_b" "$engines" <<'PY'
+import glob, json, statistics, sys
+out, a, b, engines = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split()
+med = statistics.median
+for engine in engines:
+    for name in (a, b):
+        runs = [json.load(open(p)) for p in sorted(glob.glob(f"{out}/{name}-{engine}-*.json"))]
+        print(f"{engine:9} {name:12} calls/s {med(r['calls_per_sec'] for r in runs):7.0f}"
+              f"  p50 {med(r['latency_ms']['p50'] for r in runs):5.1f}"
+              f"  p99 {med(r['latency_ms']['p99'] for r in runs):5.1f}"
+              f"  server µs/call {med(r['server_cpu']['cpu_us_per_call'] for r in runs):4.0f}"
+              f"  failures {sum(r['failures'] for r in runs)}"
+              f"  runs {[round(r['calls_per_sec']) for r in runs]}")
+PY
