@@ -162,37 +162,26 @@ impl Exec for Tx<'_> {
     }
 
     async fn rows(&mut self, sql: &str, params: &[P]) -> Result<Vec<[i64; 2]>> {
-        match self {
-            Tx::Sqlite(conn) => {
+        // The same body for either engine's connection.
+        macro_rules! first_two_ints {
+            ($conn:expr) => {{
                 let rows = bind_all!(sqlx::query(sql), params)
-                    .fetch_all(&mut **conn)
+                    .fetch_all($conn)
                     .await
                     .with_context(|| format!("running {sql}"))?;
-                Ok(rows
-                    .iter()
+                rows.iter()
                     .map(|row| {
                         [
                             row.try_get::<i64, _>(0).unwrap_or(0),
                             row.try_get::<i64, _>(1).unwrap_or(0),
                         ]
                     })
-                    .collect())
-            }
-            Tx::Postgres(conn) => {
-                let rows = bind_all!(sqlx::query(sql), params)
-                    .fetch_all(&mut **conn)
-                    .await
-                    .with_context(|| format!("running {sql}"))?;
-                Ok(rows
-                    .iter()
-                    .map(|row| {
-                        [
-                            row.try_get::<i64, _>(0).unwrap_or(0),
-                            row.try_get::<i64, _>(1).unwrap_or(0),
-                        ]
-                    })
-                    .collect())
-            }
+                    .collect()
+            }};
         }
+        Ok(match self {
+            Tx::Sqlite(conn) => first_two_ints!(&mut **conn),
+            Tx::Postgres(conn) => first_two_ints!(&mut **conn),
+        })
     }
 }

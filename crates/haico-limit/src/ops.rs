@@ -121,6 +121,20 @@ fn thread(call: &Call) -> P {
     P::Text(call.thread.clone())
 }
 
+/// Logs a change of one panel with its record (`whole` state or operations) and its one
+/// `workspace` event: how every panel write ends.
+async fn log_panel(
+    exec: &mut impl Exec,
+    call: &Call,
+    turn: i64,
+    panel: &str,
+    whole: bool,
+    record: String,
+) -> Result<i64> {
+    let event = workspace_event(panel);
+    log_change(exec, call, turn, panel, Some((whole, record)), event, 1).await
+}
+
 /// Takes the thread (and reads its turn counter), as every agent write does first.
 async fn lock(exec: &mut impl Exec, call: &Call) -> Result<i64> {
     let sql = pick(exec, sql::LOCK_THREAD);
@@ -199,16 +213,7 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
             )
             .await?;
             let delta = serde_json::json!([{ "append": text }]).to_string();
-            log_change(
-                exec,
-                call,
-                turn,
-                "document",
-                Some((false, delta)),
-                workspace_event("document"),
-                1,
-            )
-            .await?;
+            log_panel(exec, call, turn, "document", false, delta).await?;
         }
         Op::UpdateDocument => {
             let turn = lock(exec, call).await?;
@@ -232,16 +237,7 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
             )
             .await?;
             let state = serde_json::json!({ "title": "Trip plan", "content": content }).to_string();
-            log_change(
-                exec,
-                call,
-                turn,
-                "document",
-                Some((true, state)),
-                workspace_event("document"),
-                1,
-            )
-            .await?;
+            log_panel(exec, call, turn, "document", true, state).await?;
         }
         Op::SetObjective => {
             let turn = lock(exec, call).await?;
@@ -252,16 +248,7 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
             )
             .await?;
             let state = serde_json::json!(objective).to_string();
-            log_change(
-                exec,
-                call,
-                turn,
-                "objective",
-                Some((true, state)),
-                workspace_event("objective"),
-                1,
-            )
-            .await?;
+            log_panel(exec, call, turn, "objective", true, state).await?;
         }
         Op::AddTodos | Op::RemoveTodos => {
             let turn = lock(exec, call).await?;
@@ -301,16 +288,7 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
                     .await?;
                 }
                 let ops = serde_json::json!([{ "remove": ranges }]).to_string();
-                log_change(
-                    exec,
-                    call,
-                    turn,
-                    "plan",
-                    Some((false, ops)),
-                    workspace_event("plan"),
-                    1,
-                )
-                .await?;
+                log_panel(exec, call, turn, "plan", false, ops).await?;
             } else {
                 let nested = len >= 3 && call.rng.u8(..4) == 0;
                 let (at, before, steps) = if nested {
@@ -370,16 +348,7 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
                 )
                 .await?;
                 let ops = serde_json::json!([{ "insert": len, "steps": steps }]).to_string();
-                log_change(
-                    exec,
-                    call,
-                    turn,
-                    "plan",
-                    Some((false, ops)),
-                    workspace_event("plan"),
-                    1,
-                )
-                .await?;
+                log_panel(exec, call, turn, "plan", false, ops).await?;
             }
         }
         Op::ToggleTodos | Op::UpdateTodos => {
@@ -401,16 +370,7 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
                 }
             }
             let ops = serde_json::json!([{ "at": targets }]).to_string();
-            log_change(
-                exec,
-                call,
-                turn,
-                "plan",
-                Some((false, ops)),
-                workspace_event("plan"),
-                1,
-            )
-            .await?;
+            log_panel(exec, call, turn, "plan", false, ops).await?;
         }
         Op::AddPreferences | Op::UpdatePreferences | Op::RemovePreferences => {
             let turn = lock(exec, call).await?;
@@ -467,16 +427,7 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
             }
             learned.preferences = Some(held);
             let ops = serde_json::json!([{ "preferences": call.seq }]).to_string();
-            log_change(
-                exec,
-                call,
-                turn,
-                "preferences",
-                Some((false, ops)),
-                workspace_event("preferences"),
-                1,
-            )
-            .await?;
+            log_panel(exec, call, turn, "preferences", false, ops).await?;
         }
         Op::ChartGenerator => {
             let turn = lock(exec, call).await?;

@@ -71,3 +71,26 @@ fn sqlite_through_the_synchronous_driver_with_and_without_group_commit() {
 fn postgres_through_sqlx() {
     check(&run(&["--engine", "postgres"]), "postgres");
 }
+
+#[test]
+fn bad_settings_are_refused_with_the_reason_before_any_database_is_made() {
+    for args in [
+        &["--engine", "sqlite", "--clients", "0"][..],
+        &["--engine", "sqlite", "--duration=-1"][..],
+        &["--engine", "nosuch"][..],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_haico-limit"))
+            .args(args)
+            .output()
+            .expect("haico-limit runs");
+        assert!(!out.status.success(), "{args:?} was accepted");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("--clients")
+                || stderr.contains("--duration")
+                || stderr.contains("nosuch"),
+            "{args:?}: the error does not name the setting: {stderr}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?} printed results");
+    }
+}
