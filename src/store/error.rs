@@ -52,6 +52,10 @@ pub enum StoreError {
     /// A row to be created already exists (a thread id, say).
     #[error("{0} already exists")]
     AlreadyExists(String),
+    /// The database answered something its own constraints rule out (a statement matched
+    /// fewer rows than the same statement counted); the transaction is rolled back.
+    #[error("the database answered inconsistently: {0}")]
+    Inconsistent(String),
     /// A stored JSON payload could not be decoded.
     #[error("stored JSON is corrupt: {0}")]
     CorruptJson(#[from] serde_json::Error),

@@ -16,6 +16,7 @@ mod events;
 mod history;
 pub mod journal;
 mod leases;
+pub mod lender;
 mod mcp_sessions;
 mod models;
 mod objectives;
@@ -50,7 +51,7 @@ pub use models::{
     Workspace,
 };
 pub use people::{Member, User};
-pub use plan::{InsertAt, KEY_GAP, NewPlanStep, StepAt, StepPlace, StepRange};
+pub use plan::{InsertAt, KEY_GAP, NewPlanStep, StepAt, StepPlace, StepRange, StepsChanged};
 pub use preferences::{NewPreference, PreferencePatch, WriteOutcome};
 pub use prompt_view::{DocumentExcerpt, PlanPage};
 pub use repository::{Backend, WorkspaceRepository};
@@ -103,7 +104,12 @@ pub enum Database {
         reader: SqlitePool,
     },
     /// A PostgreSQL server.
-    Postgres(PgPool),
+    Postgres {
+        /// The connections; everything that is not a workspace repository uses them directly.
+        pool: PgPool,
+        /// Lends the pool's connections to repositories and keeps the clean ones given back.
+        lender: lender::Lender,
+    },
 }
 
 impl Database {
@@ -184,14 +190,20 @@ impl Database {
             .await
             .map_err(|err| connect::postgres_error(&options, &err))?;
         sqlx::migrate!("./migrations/postgres").run(&pool).await?;
-        Ok(Self::Postgres(pool))
+        Ok(Self::postgres(pool))
+    }
+
+    /// A database over an open PostgreSQL pool (migrations already run).
+    pub fn postgres(pool: PgPool) -> Self {
+        let lender = lender::Lender::new(pool.clone());
+        Self::Postgres { pool, lender }
     }
 
     /// Which engine this is.
     pub fn backend(&self) -> Backend {
         match self {
             Database::Sqlite { .. } => Backend::Sqlite,
-            Database::Postgres(_) => Backend::Postgres,
+            Database::Postgres { .. } => Backend::Postgres,
         }
     }
 
@@ -207,11 +219,11 @@ impl Database {
                     .context("starting a write transaction")?;
                 Ok(WorkspaceRepository::sqlite_writer(held))
             }
-            Database::Postgres(pool) => {
-                let tx = within_postgres_timeout(pool, pool.begin())
+            Database::Postgres { pool, lender } => {
+                let lent = within_postgres_timeout(pool, lender.begin("BEGIN"))
                     .await?
                     .context("starting a write transaction")?;
-                Ok(WorkspaceRepository::postgres(tx))
+                Ok(WorkspaceRepository::postgres(lent))
             }
         }
     }
@@ -226,12 +238,12 @@ impl Database {
                     .context("starting a read transaction")?;
                 Ok(WorkspaceRepository::sqlite(tx))
             }
-            Database::Postgres(pool) => {
-                let begin = pool.begin_with("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-                let tx = within_postgres_timeout(pool, begin)
+            Database::Postgres { pool, lender } => {
+                let begin = lender.begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+                let lent = within_postgres_timeout(pool, begin)
                     .await?
                     .context("starting a read transaction")?;
-                Ok(WorkspaceRepository::postgres(tx))
+                Ok(WorkspaceRepository::postgres(lent))
             }
         }
     }
@@ -248,11 +260,11 @@ impl Database {
                 let conn = reader.acquire().await.context("taking a read connection")?;
                 Ok(WorkspaceRepository::sqlite_autocommit(conn))
             }
-            Database::Postgres(pool) => {
-                let conn = within_postgres_timeout(pool, pool.acquire())
+            Database::Postgres { pool, lender } => {
+                let lent = within_postgres_timeout(pool, lender.lend())
                     .await?
                     .context("taking a read connection")?;
-                Ok(WorkspaceRepository::postgres_autocommit(conn))
+                Ok(WorkspaceRepository::postgres(lent))
             }
         }
     }
@@ -267,7 +279,7 @@ impl Database {
                 .await
                 .map(|_| ())
                 .context("pinging the database"),
-            Database::Postgres(pool) => {
+            Database::Postgres { pool, .. } => {
                 // Its own probe below explains a slow answer, so the ping gets only the
                 // outage limit (not `within_postgres_timeout`, which would probe twice).
                 let ping = sqlx::query("SELECT 1").execute(pool);
@@ -295,7 +307,10 @@ impl Database {
                 reader.close().await;
                 writer.close().await;
             }
-            Database::Postgres(pool) => pool.close().await,
+            Database::Postgres { pool, lender } => {
+                lender.close();
+                pool.close().await;
+            }
         }
     }
 }

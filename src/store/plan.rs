@@ -77,6 +77,58 @@ pub struct InsertAt {
     pub before: Option<i64>,
 }
 
+/// What a batch of edits by position did: the plan's length, and each position that named
+/// a step with what the edit reports for it, in plan order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepsChanged<T> {
+    /// How many steps the plan has (the edits neither add nor remove any).
+    pub len: i64,
+    /// `(0-based position, result)` per step changed.
+    pub steps: Vec<(i64, T)>,
+}
+
+/// The positions a batch statement is given: distinct and not negative, as JSON for the
+/// statement, sorted to pair with its rows, and how far into the plan the statement must rank.
+struct Targets {
+    json: String,
+    sorted: Vec<i64>,
+    limit: i64,
+}
+
+impl Targets {
+    fn new(positions: &[i64]) -> Self {
+        let mut sorted: Vec<i64> = positions.iter().copied().filter(|p| *p >= 0).collect();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let limit = sorted.last().map_or(0, |last| last.saturating_add(1));
+        let json = format!(
+            "[{}]",
+            sorted
+                .iter()
+                .map(i64::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        Self {
+            json,
+            sorted,
+            limit,
+        }
+    }
+}
+
+/// A step a batch statement changed, with its key (to put the rows in plan order) and the
+/// plan's length (counted by the same statement).
+#[derive(sqlx::FromRow)]
+struct ChangedRow {
+    sort_key: i64,
+    id: i64,
+    text: String,
+    depth: i64,
+    done: bool,
+    plan_len: i64,
+}
+
 impl WorkspaceRepository {
     /// The whole plan, in order. One row comes back (the plan as a JSON array), because
     /// fetching thousands of rows one by one through sqlx costs more than parsing them.
@@ -337,68 +389,155 @@ impl WorkspaceRepository {
         Ok(())
     }
 
-    /// Flips done/not-done of the step at 0-based `index`; returns its new state.
-    pub async fn toggle_step_at(
+    /// Flips done/not-done of the steps at these 0-based `positions`, all in one statement
+    /// that also counts the plan. Returns the plan's length and each position that named a
+    /// step with the step after the change; positions past the end change nothing.
+    pub async fn toggle_steps_at(
         &mut self,
         thread_id: &str,
-        index: i64,
-    ) -> Result<Option<bool>, StoreError> {
-        if index < 0 {
-            return Ok(None);
-        }
+        positions: &[i64],
+    ) -> Result<StepsChanged<bool>, StoreError> {
+        let targets = Targets::new(positions);
+        let sql = match self.tx {
+            Tx::Sqlite(_) => {
+                "WITH plan AS (SELECT id, ROW_NUMBER() OVER (ORDER BY sort_key) - 1 AS rank \
+                 FROM todos WHERE thread_id = $1 ORDER BY sort_key LIMIT $3) \
+                 UPDATE todos SET done = NOT done, updated_at = $4 \
+                 WHERE id IN (SELECT id FROM plan WHERE rank IN (SELECT value FROM json_each($2))) \
+                 RETURNING sort_key, id, text, depth, done, \
+                 (SELECT COUNT(*) FROM todos WHERE thread_id = $1) AS plan_len"
+            }
+            Tx::Postgres(_) => {
+                "WITH plan AS (SELECT id, ROW_NUMBER() OVER (ORDER BY sort_key) - 1 AS rank \
+                 FROM todos WHERE thread_id = $1 ORDER BY sort_key LIMIT $3) \
+                 UPDATE todos SET done = NOT done, updated_at = $4 FROM plan \
+                 WHERE todos.id = plan.id AND plan.rank IN \
+                 (SELECT value::bigint FROM jsonb_array_elements_text($2::jsonb)) \
+                 RETURNING todos.sort_key, todos.id, todos.text, todos.depth, todos.done, \
+                 (SELECT COUNT(*) FROM todos WHERE thread_id = $1) AS plan_len"
+            }
+        };
         let at = now();
-        let row: Option<PlanStep> = with_conn!(self, conn => {
-            sqlx::query_as(
-                "UPDATE todos SET done = NOT done, updated_at = $3 \
-                 WHERE id = (SELECT id FROM todos WHERE thread_id = $1 \
-                             ORDER BY sort_key LIMIT 1 OFFSET $2) \
-                 RETURNING id, text, depth, done",
-            )
-            .bind(thread_id)
-            .bind(index)
-            .bind(at)
-            .fetch_optional(conn)
-            .await
+        let rows: Vec<ChangedRow> = with_conn!(self, conn => {
+            sqlx::query_as(sql)
+                .bind(thread_id)
+                .bind(&targets.json)
+                .bind(targets.limit)
+                .bind(at)
+                .fetch_all(conn)
+                .await
         })
-        .context("ticking a step")?;
-        Ok(row.map(|step| {
-            let done = step.done;
-            self.updated_step(step);
-            done
-        }))
+        .context("ticking steps")?;
+        let changed = self.steps_changed(thread_id, &targets, rows).await?;
+        Ok(StepsChanged {
+            len: changed.len,
+            steps: changed
+                .steps
+                .into_iter()
+                .map(|(position, step)| (position, step.done))
+                .collect(),
+        })
     }
 
-    /// Rewrites the text of the step at 0-based `index`.
-    pub async fn set_step_text_at(
+    /// Rewrites the text of the steps at 0-based positions (`(position, text)`, each position
+    /// once), in one statement that also counts the plan; see [`Self::toggle_steps_at`].
+    pub async fn set_step_texts_at(
         &mut self,
         thread_id: &str,
-        index: i64,
-        text: &str,
-    ) -> Result<bool, StoreError> {
-        if index < 0 {
-            return Ok(false);
-        }
+        updates: &[(i64, &str)],
+    ) -> Result<StepsChanged<()>, StoreError> {
+        let positions: Vec<i64> = updates.iter().map(|(position, _)| *position).collect();
+        let mut targets = Targets::new(&positions);
+        targets.json = serde_json::to_string(
+            &updates
+                .iter()
+                .filter(|(position, _)| *position >= 0)
+                .map(|(position, text)| (position, text))
+                .collect::<Vec<_>>(),
+        )?;
+        let sql = match self.tx {
+            Tx::Sqlite(_) => {
+                "WITH plan AS (SELECT id, ROW_NUMBER() OVER (ORDER BY sort_key) - 1 AS rank \
+                 FROM todos WHERE thread_id = $1 ORDER BY sort_key LIMIT $3), \
+                 hit AS (SELECT plan.id, json_extract(u.value, '$[1]') AS text FROM plan \
+                 JOIN json_each($2) AS u ON plan.rank = json_extract(u.value, '$[0]')) \
+                 UPDATE todos SET text = hit.text, updated_at = $4 FROM hit \
+                 WHERE todos.id = hit.id \
+                 RETURNING sort_key, id, text, depth, done, \
+                 (SELECT COUNT(*) FROM todos WHERE thread_id = $1) AS plan_len"
+            }
+            Tx::Postgres(_) => {
+                "WITH plan AS (SELECT id, ROW_NUMBER() OVER (ORDER BY sort_key) - 1 AS rank \
+                 FROM todos WHERE thread_id = $1 ORDER BY sort_key LIMIT $3), \
+                 hit AS (SELECT plan.id, u.e->>1 AS text FROM plan \
+                 JOIN jsonb_array_elements($2::jsonb) AS u(e) ON plan.rank = (u.e->>0)::bigint) \
+                 UPDATE todos SET text = hit.text, updated_at = $4 FROM hit \
+                 WHERE todos.id = hit.id \
+                 RETURNING todos.sort_key, todos.id, todos.text, todos.depth, todos.done, \
+                 (SELECT COUNT(*) FROM todos WHERE thread_id = $1) AS plan_len"
+            }
+        };
         let at = now();
-        let row: Option<PlanStep> = with_conn!(self, conn => {
-            sqlx::query_as(
-                "UPDATE todos SET text = $3, updated_at = $4 \
-                 WHERE id = (SELECT id FROM todos WHERE thread_id = $1 \
-                             ORDER BY sort_key LIMIT 1 OFFSET $2) \
-                 RETURNING id, text, depth, done",
-            )
-            .bind(thread_id)
-            .bind(index)
-            .bind(text)
-            .bind(at)
-            .fetch_optional(conn)
-            .await
+        let rows: Vec<ChangedRow> = with_conn!(self, conn => {
+            sqlx::query_as(sql)
+                .bind(thread_id)
+                .bind(&targets.json)
+                .bind(targets.limit)
+                .bind(at)
+                .fetch_all(conn)
+                .await
         })
-        .context("rewriting a step")?;
-        let applied = row.is_some();
-        if let Some(step) = row {
-            self.updated_step(step);
+        .context("rewriting steps")?;
+        let changed = self.steps_changed(thread_id, &targets, rows).await?;
+        Ok(StepsChanged {
+            len: changed.len,
+            steps: changed
+                .steps
+                .into_iter()
+                .map(|(position, _)| (position, ()))
+                .collect(),
+        })
+    }
+
+    /// Pairs the rows a batch statement changed with the positions that named them (both in
+    /// plan order), journals each step and finds the plan's length: from the statement, or,
+    /// when no position named a step, by counting.
+    async fn steps_changed(
+        &mut self,
+        thread_id: &str,
+        targets: &Targets,
+        mut rows: Vec<ChangedRow>,
+    ) -> Result<StepsChanged<PlanStep>, StoreError> {
+        let len = match rows.first() {
+            Some(row) => row.plan_len,
+            None => self.plan_len(thread_id).await?,
+        };
+        rows.sort_unstable_by_key(|row| row.sort_key);
+        let named: Vec<i64> = targets
+            .sorted
+            .iter()
+            .copied()
+            .filter(|position| *position < len)
+            .collect();
+        if named.len() != rows.len() {
+            return Err(StoreError::Inconsistent(format!(
+                "a batch of step edits matched {} steps for {} positions",
+                rows.len(),
+                named.len()
+            )));
         }
-        Ok(applied)
+        let mut steps = Vec::with_capacity(rows.len());
+        for (position, row) in named.into_iter().zip(rows) {
+            let step = PlanStep {
+                id: row.id,
+                text: row.text,
+                depth: row.depth,
+                done: row.done,
+            };
+            self.updated_step(step.clone());
+            steps.push((position, step));
+        }
+        Ok(StepsChanged { len, steps })
     }
 
     /// Records a step that now reads differently.

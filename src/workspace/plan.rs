@@ -21,7 +21,7 @@ use super::{
 };
 use crate::{
     ThreadId,
-    store::{InsertAt, NewPlanStep, PlanStep, StepRange},
+    store::{InsertAt, NewPlanStep, PlanStep, StepRange, StepsChanged},
 };
 
 /// The longest step text, in characters.
@@ -168,6 +168,30 @@ fn checked_step_text<'a>(text: &'a str, field: &str) -> Result<&'a str, Workspac
 }
 
 /// The text "step 4 not found in this thread".
+/// A batch's report in the order the caller named its targets: `indices` resolved against the
+/// length the statement counted, each in-range target with what the statement did to it.
+fn batch_in_order<T: Clone>(indices: &[i64], changed: StepsChanged<T>) -> StepBatch<T> {
+    let len = count(changed.len);
+    let targets = resolve_indices(indices.iter().copied(), len);
+    let applied = targets
+        .positions
+        .iter()
+        .filter_map(|position| {
+            let position = as_i64(*position);
+            changed
+                .steps
+                .iter()
+                .find(|(at, _)| *at == position)
+                .map(|(_, result)| (position + 1, result.clone()))
+        })
+        .collect();
+    StepBatch {
+        out_of_range: targets.out_of_range,
+        len,
+        applied,
+    }
+}
+
 fn step_not_found(step_id: i64) -> WorkspaceError {
     WorkspaceError::NotFound(format!("step {step_id} not found in this thread"))
 }
@@ -249,32 +273,24 @@ impl Edit {
     }
 
     /// Flips done / not done of the steps at these 1-based indices; each applied target
-    /// reports its new state (`true`: done).
+    /// reports its new state (`true`: done). One statement finds, ticks and counts them all.
     pub async fn toggle_steps(
         &mut self,
         indices: &[i64],
     ) -> Result<StepBatch<bool>, WorkspaceError> {
         require_batch(indices, "indices")?;
-        let (thread, len, targets) = self.resolve_steps(indices.iter().copied()).await?;
-        let mut batch = StepBatch {
-            out_of_range: targets.out_of_range,
-            len,
-            ..StepBatch::default()
-        };
-        for position in targets.positions {
-            if let Some(done) = self
-                .repo()
-                .toggle_step_at(&thread, as_i64(position))
-                .await?
-            {
-                batch.applied.push((as_i64(position + 1), done));
-            }
-        }
-        Ok(batch)
+        self.lock().await?;
+        let thread = self.thread_str();
+        let positions: Vec<i64> = indices
+            .iter()
+            .map(|index| index.saturating_sub(1))
+            .collect();
+        let changed = self.repo().toggle_steps_at(&thread, &positions).await?;
+        Ok(batch_in_order(indices, changed))
     }
 
     /// Rewrites the text of the steps at these 1-based indices (depth and done stay). Each
-    /// index may appear once.
+    /// index may appear once. One statement finds, rewrites and counts them all.
     pub async fn rewrite_steps(
         &mut self,
         updates: &[(i64, String)],
@@ -288,29 +304,13 @@ impl Edit {
                     "index {index} appears more than once in `updates`; give each step one new text"
                 )));
             }
-            texts.push(text);
+            texts.push((index.saturating_sub(1), text));
         }
-        let (thread, len, targets) = self
-            .resolve_steps(updates.iter().map(|(index, _)| *index))
-            .await?;
-        let mut batch = StepBatch {
-            out_of_range: targets.out_of_range,
-            len,
-            ..StepBatch::default()
-        };
-        for ((index, _), text) in updates.iter().zip(texts) {
-            let Some(position) = position_of(*index, len) else {
-                continue;
-            };
-            if self
-                .repo()
-                .set_step_text_at(&thread, as_i64(position), text)
-                .await?
-            {
-                batch.applied.push((*index, ()));
-            }
-        }
-        Ok(batch)
+        self.lock().await?;
+        let thread = self.thread_str();
+        let changed = self.repo().set_step_texts_at(&thread, &texts).await?;
+        let indices: Vec<i64> = updates.iter().map(|(index, _)| *index).collect();
+        Ok(batch_in_order(&indices, changed))
     }
 
     /// Removes the steps at these 1-based indices with their sub-steps. A target inside
