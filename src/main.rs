@@ -56,7 +56,7 @@ async fn main() -> anyhow::Result<()> {
             let bus = PollingBus::new(db.clone());
             let poller = bus.spawn_poller(DEFAULT_POLL_INTERVAL);
             let doorbell = match &db {
-                Database::Postgres(pool) => {
+                Database::Postgres { pool, .. } => {
                     let (bell, tasks) = Doorbell::start(
                         pool.clone(),
                         &haico::replicas::ReplicaId::generate(),
@@ -149,7 +149,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let state = AppState::with_bus(db.clone(), model, agent_config, bus.clone());
     tracing::info!(model = %state.agent().describe_model(), "agent ready");
     let doorbell = match &db {
-        Database::Postgres(pool) => {
+        Database::Postgres { pool, .. } => {
             let agent = Arc::downgrade(state.agent());
             let on_cancel: OnCancel = Arc::new(move |thread| {
                 if let (Some(agent), Ok(thread)) = (agent.upgrade(), ThreadId::parse(thread))

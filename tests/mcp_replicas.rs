@@ -182,7 +182,7 @@ async fn age_sessions(db: &Database) {
                 .unwrap();
             held.commit().await.unwrap();
         }
-        Database::Postgres(pool) => {
+        Database::Postgres { pool, .. } => {
             sqlx::query(sql).bind(long_ago).execute(pool).await.unwrap();
         }
     }
@@ -409,7 +409,7 @@ backend_tests! {
                 sqlx::query("DELETE FROM threads WHERE id = 'store-other'").execute(&mut *held).await.unwrap();
                 held.commit().await.unwrap();
             }
-            Database::Postgres(pool) => {
+            Database::Postgres { pool, .. } => {
                 sqlx::query("DELETE FROM threads WHERE id = 'store-other'").execute(pool).await.unwrap();
             }
         }

@@ -115,7 +115,7 @@ async fn expire_sessions(db: &haico::store::Database) {
             sqlx::query(sql).execute(&mut *held).await.unwrap();
             held.commit().await.unwrap();
         }
-        haico::store::Database::Postgres(pool) => {
+        haico::store::Database::Postgres { pool, .. } => {
             sqlx::query(sql).execute(pool).await.unwrap();
         }
     }

@@ -314,7 +314,7 @@ async fn last_seqs(db: &Database, ids: &[String]) -> Result<Vec<(String, i64)>, 
             .fetch_all(reader)
             .await
         }
-        Database::Postgres(pool) => {
+        Database::Postgres { pool, .. } => {
             sqlx::query_as("SELECT thread_id, last_seq FROM event_seqs WHERE thread_id = ANY($1)")
                 .bind(ids)
                 .fetch_all(pool)

@@ -213,7 +213,7 @@ impl Doorbell {
         // Rings and the reads they cause go through two connections of the doorbell's own:
         // through the main pool they would wait behind every request (tens of ms under load).
         let side = side_pool(&pool);
-        bus.read_rings_with(crate::store::Database::Postgres(side.clone()));
+        bus.read_rings_with(crate::store::Database::postgres(side.clone()));
         let ringer = tokio::spawn(ring_loop(side, Arc::clone(&channel), rx));
         let doorbell = Self {
             out,

@@ -6,9 +6,9 @@
 
 use std::ops::{Deref, DerefMut};
 
-use sqlx::{Postgres, Sqlite, Transaction, pool::PoolConnection};
+use sqlx::{Sqlite, Transaction, pool::PoolConnection};
 
-use super::{Context, StoreError, journal::Journal, writer::Held};
+use super::{Context, StoreError, journal::Journal, lender::Lent, writer::Held};
 use crate::panels::{Panel, PanelSet};
 
 /// Which database engine a repository talks to.
@@ -22,7 +22,8 @@ pub enum Backend {
 
 pub(crate) enum Tx {
     Sqlite(SqliteConn),
-    Postgres(Conn<Postgres>),
+    /// A lent connection: inside the transaction it began, or in autocommit mode.
+    Postgres(Lent),
 }
 
 /// A SQLite repository's connection: a reader from the pool, or the one write connection.
@@ -131,8 +132,12 @@ macro_rules! with_conn {
                 $body
             }
             $crate::store::repository::Tx::Postgres(tx) => {
-                let $conn = &mut **tx;
-                $body
+                let result = {
+                    let $conn = &mut **tx;
+                    $body
+                };
+                tx.saw(&result);
+                result
             }
         }
     };
@@ -149,18 +154,14 @@ impl WorkspaceRepository {
         Self::over(Tx::Sqlite(SqliteConn::Writer(held)))
     }
 
-    pub(crate) fn postgres(tx: Transaction<'static, Postgres>) -> Self {
-        Self::over(Tx::Postgres(Conn::Tx(tx)))
+    /// A transaction on a lent PostgreSQL connection (begun by the caller).
+    pub(crate) fn postgres(lent: Lent) -> Self {
+        Self::over(Tx::Postgres(lent))
     }
 
     /// Reads on a SQLite connection outside any transaction.
     pub(crate) fn sqlite_autocommit(conn: PoolConnection<Sqlite>) -> Self {
         Self::over(Tx::Sqlite(SqliteConn::Pool(Conn::Auto(conn))))
-    }
-
-    /// Reads on a PostgreSQL connection outside any transaction.
-    pub(crate) fn postgres_autocommit(conn: PoolConnection<Postgres>) -> Self {
-        Self::over(Tx::Postgres(Conn::Auto(conn)))
     }
 
     fn over(tx: Tx) -> Self {

@@ -134,6 +134,7 @@ impl Edit {
                 repo,
                 thread: thread.clone(),
                 turn_index,
+                created_at: None,
             },
             source,
             locked,

@@ -20,6 +20,9 @@ pub struct View {
     pub(super) repo: WorkspaceRepository,
     pub(super) thread: ThreadId,
     pub(super) turn_index: i64,
+    /// When the thread was made, when the view read its row on opening (an edit's view does
+    /// not), so the prompt's cache check costs no statement.
+    pub(super) created_at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 impl std::fmt::Debug for View {
@@ -43,6 +46,7 @@ impl View {
                     repo,
                     thread: thread.clone(),
                     turn_index: row.turn_index,
+                    created_at: Some(row.created_at),
                 },
                 row,
             )),
@@ -156,6 +160,9 @@ impl View {
     pub async fn thread_created_at(
         &mut self,
     ) -> Result<chrono::DateTime<chrono::Utc>, WorkspaceError> {
+        if let Some(created_at) = self.created_at {
+            return Ok(created_at);
+        }
         match self.repo.get_thread(self.thread.as_str()).await? {
             Some(thread) => Ok(thread.created_at),
             None => Err(WorkspaceError::UnknownThread(self.thread.to_string())),

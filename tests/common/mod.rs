@@ -30,7 +30,7 @@ pub async fn step_ranks(db: &Database, thread: &str) -> Vec<i64> {
             .fetch_all(reader)
             .await
             .unwrap(),
-        Database::Postgres(pool) => sqlx::query_scalar(sql)
+        Database::Postgres { pool, .. } => sqlx::query_scalar(sql)
             .bind(thread)
             .fetch_all(pool)
             .await

@@ -1,7 +1,10 @@
 //! The product's own driver, sqlx, set up as the server sets it up: on SQLite one write
 //! connection behind a fair mutex (`BEGIN IMMEDIATE` … `COMMIT` as plain statements) and up to
-//! eight readers, WAL, `synchronous=NORMAL`; on PostgreSQL one pool of 16. Reads run outside
-//! a transaction, as the server's read-only tools do. What this measures is the limit of
+//! eight readers, WAL, `synchronous=NORMAL`; on PostgreSQL one pool of 16 whose connections
+//! are lent and taken back by haico (`BEGIN` … `COMMIT` as plain statements, no ping on the
+//! way back; `--pg-release-ping` uses sqlx's pool as it comes instead, which pings every
+//! connection given back). Reads run outside a transaction, as the server's read-only tools
+//! do. What this measures is the limit of
 //! *this driver*: on SQLite it includes sqlx's hop to its connection thread for every
 //! statement.
 
@@ -9,12 +12,13 @@ use std::{str::FromStr, sync::Arc, time::Duration};
 
 use anyhow::{Context, Result};
 use sqlx::{
-    Connection, Executor, PgConnection, PgPool, Row, SqliteConnection, SqlitePool,
+    Connection, Executor, PgConnection, PgPool, Postgres, Row, SqliteConnection, SqlitePool,
+    pool::PoolConnection,
     postgres::PgPoolOptions,
     sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous},
 };
 
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, SemaphorePermit};
 
 use crate::ops::{Exec, P};
 
@@ -25,12 +29,42 @@ pub enum Db {
         writer: Arc<Mutex<SqliteConnection>>,
         reader: SqlitePool,
     },
-    Postgres(PgPool),
+    Postgres {
+        pool: PgPool,
+        /// Connections taken back without a ping, as the server's lender does; `None`: sqlx's
+        /// own pool hand-back.
+        kept: Option<Arc<Kept>>,
+    },
+}
+
+/// Connections given back clean, for the next call (the server's `store::lender`, reduced to
+/// what the limit needs: no failure handling, every statement here succeeds or ends the run).
+pub struct Kept {
+    idle: std::sync::Mutex<Vec<PoolConnection<Postgres>>>,
+    permits: tokio::sync::Semaphore,
+}
+
+impl Kept {
+    async fn lend(&self, pool: &PgPool) -> Result<(PoolConnection<Postgres>, SemaphorePermit<'_>)> {
+        let permit = self.permits.acquire().await?;
+        let idle = self.idle.lock().map_or(None, |mut idle| idle.pop());
+        let conn = match idle {
+            Some(conn) => conn,
+            None => pool.acquire().await?,
+        };
+        Ok((conn, permit))
+    }
+
+    fn keep(&self, conn: PoolConnection<Postgres>) {
+        if let Ok(mut idle) = self.idle.lock() {
+            idle.push(conn);
+        }
+    }
 }
 
 impl Db {
     /// Opens `url` (`sqlite:PATH` or `postgres://…`) and applies haico's migrations.
-    pub async fn open(url: &str) -> Result<Self> {
+    pub async fn open(url: &str, release_ping: bool) -> Result<Self> {
         if url.starts_with("postgres") {
             let pool = PgPoolOptions::new()
                 .max_connections(16)
@@ -41,7 +75,14 @@ impl Db {
             sqlx::migrate!("../../migrations/postgres")
                 .run(&pool)
                 .await?;
-            return Ok(Db::Postgres(pool));
+            // The server lends all but two of its connections this way.
+            let kept = (!release_ping).then(|| {
+                Arc::new(Kept {
+                    idle: std::sync::Mutex::new(Vec::new()),
+                    permits: tokio::sync::Semaphore::new(14),
+                })
+            });
+            return Ok(Db::Postgres { pool, kept });
         }
         let options = SqliteConnectOptions::from_str(url)?
             .create_if_missing(true)
@@ -79,7 +120,23 @@ impl Db {
                 let mut conn = reader.acquire().await?;
                 body(&mut Tx::Sqlite(&mut conn)).await
             }
-            Db::Postgres(pool) if !write => {
+            Db::Postgres {
+                pool,
+                kept: Some(kept),
+            } => {
+                let (mut conn, _permit) = kept.lend(pool).await?;
+                if write {
+                    conn.execute("BEGIN").await?;
+                }
+                let out = body(&mut Tx::Postgres(&mut conn)).await;
+                if write {
+                    conn.execute(if out.is_ok() { "COMMIT" } else { "ROLLBACK" })
+                        .await?;
+                }
+                kept.keep(conn);
+                out
+            }
+            Db::Postgres { pool, .. } if !write => {
                 let mut conn = pool.acquire().await?;
                 body(&mut Tx::Postgres(&mut conn)).await
             }
@@ -91,7 +148,7 @@ impl Db {
                 conn.execute(end).await?;
                 out
             }
-            Db::Postgres(pool) => {
+            Db::Postgres { pool, .. } => {
                 let mut tx = pool.begin().await?;
                 let out = body(&mut Tx::Postgres(&mut tx)).await;
                 match out {
@@ -116,7 +173,7 @@ impl Db {
                     .execute(&mut *writer.lock().await)
                     .await?;
             }
-            Db::Postgres(pool) => {
+            Db::Postgres { pool, .. } => {
                 sqlx::raw_sql(sql).execute(pool).await?;
             }
         }
@@ -126,7 +183,7 @@ impl Db {
     pub async fn close(&self) {
         match self {
             Db::Sqlite { reader, .. } => reader.close().await,
-            Db::Postgres(pool) => pool.close().await,
+            Db::Postgres { pool, .. } => pool.close().await,
         }
     }
 }

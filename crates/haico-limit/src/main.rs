@@ -90,6 +90,10 @@ struct Args {
     /// changing a setting) before a change is made in haico itself.
     #[arg(long, value_name = "SQL")]
     prepare: Option<String>,
+    /// PostgreSQL only: give connections back to sqlx's pool after each call, which pings
+    /// each one (the server before it lent connections itself), instead of keeping them.
+    #[arg(long)]
+    pg_release_ping: bool,
     /// Random seed (default: from the clock).
     #[arg(long)]
     seed: Option<u64>,
@@ -225,7 +229,7 @@ impl Scratch {
 
 async fn run(args: &Args, scratch: &Scratch) -> Result<serde_json::Value> {
     // The schema comes from haico's migrations, through sqlx, for every engine.
-    let sqlx_db = drive_sqlx::Db::open(&scratch.url).await?;
+    let sqlx_db = drive_sqlx::Db::open(&scratch.url, args.pg_release_ping).await?;
     if let Some(sql) = &args.prepare {
         sqlx_db.execute(sql).await?;
     }

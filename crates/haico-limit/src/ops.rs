@@ -353,21 +353,35 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
         }
         Op::ToggleTodos | Op::UpdateTodos => {
             let turn = lock(exec, call).await?;
-            let len = plan_len(exec, call).await?;
             let toggle = call.op == Op::ToggleTodos;
-            let targets = positions(&mut call.rng, len, if toggle { 3 } else { 2 });
-            for position in &targets {
-                if toggle {
-                    exec.rows(sql::TOGGLE_STEP, &[thread(call), P::Int(*position), now()])
-                        .await?;
-                } else {
-                    let text = P::Text(format!("Revised step {}", call.seq));
-                    exec.rows(
-                        sql::REWRITE_STEP,
-                        &[thread(call), P::Int(*position), text, now()],
-                    )
-                    .await?;
-                }
+            // The client picks indices from the plan it last saw (up to `MAX_TODOS` steps);
+            // the statement ranks, changes and counts in one go.
+            let mut targets = positions(&mut call.rng, MAX_TODOS, if toggle { 3 } else { 2 });
+            targets.sort_unstable();
+            let rank_to = targets.last().map_or(0, |last| last + 1);
+            let (sql, json) = if toggle {
+                (pick(exec, sql::TOGGLE_STEPS), serde_json::json!(targets))
+            } else {
+                let text = format!("Revised step {}", call.seq);
+                let pairs: Vec<_> = targets
+                    .iter()
+                    .map(|at| serde_json::json!([at, text]))
+                    .collect();
+                (pick(exec, sql::REWRITE_STEPS), serde_json::json!(pairs))
+            };
+            let rows = exec
+                .rows(
+                    sql,
+                    &[
+                        thread(call),
+                        P::Text(json.to_string()),
+                        P::Int(rank_to),
+                        now(),
+                    ],
+                )
+                .await?;
+            if rows.is_empty() {
+                plan_len(exec, call).await?;
             }
             let ops = serde_json::json!([{ "at": targets }]).to_string();
             log_panel(exec, call, turn, "plan", false, ops).await?;

@@ -69,13 +69,38 @@ pub const INSERT_STEPS: (&str, &str) = (
      text, depth, done",
 );
 
-pub const TOGGLE_STEP: &str = "UPDATE todos SET done = NOT done, updated_at = $3 WHERE id = \
-    (SELECT id FROM todos WHERE thread_id = $1 ORDER BY sort_key LIMIT 1 OFFSET $2) RETURNING \
-    id, text, depth, done";
+/// Ticks every target in one statement that also counts the plan (`$2` the 0-based
+/// positions as JSON, `$3` how far to rank, `$4` now).
+pub const TOGGLE_STEPS: (&str, &str) = (
+    "WITH plan AS (SELECT id, ROW_NUMBER() OVER (ORDER BY sort_key) - 1 AS rank FROM todos \
+     WHERE thread_id = $1 ORDER BY sort_key LIMIT $3) UPDATE todos SET done = NOT done, \
+     updated_at = $4 WHERE id IN (SELECT id FROM plan WHERE rank IN (SELECT value FROM \
+     json_each($2))) RETURNING sort_key, id, text, depth, done, (SELECT COUNT(*) FROM todos \
+     WHERE thread_id = $1) AS plan_len",
+    "WITH plan AS (SELECT id, ROW_NUMBER() OVER (ORDER BY sort_key) - 1 AS rank FROM todos \
+     WHERE thread_id = $1 ORDER BY sort_key LIMIT $3) UPDATE todos SET done = NOT done, \
+     updated_at = $4 FROM plan WHERE todos.id = plan.id AND plan.rank IN (SELECT \
+     value::bigint FROM jsonb_array_elements_text($2::jsonb)) RETURNING todos.sort_key, \
+     todos.id, todos.text, todos.depth, todos.done, (SELECT COUNT(*) FROM todos WHERE \
+     thread_id = $1) AS plan_len",
+);
 
-pub const REWRITE_STEP: &str = "UPDATE todos SET text = $3, updated_at = $4 WHERE id = (SELECT \
-    id FROM todos WHERE thread_id = $1 ORDER BY sort_key LIMIT 1 OFFSET $2) RETURNING id, text, \
-    depth, done";
+/// Rewrites every target in one statement that also counts the plan (`$2` the
+/// `[position, text]` pairs as JSON, `$3` how far to rank, `$4` now).
+pub const REWRITE_STEPS: (&str, &str) = (
+    "WITH plan AS (SELECT id, ROW_NUMBER() OVER (ORDER BY sort_key) - 1 AS rank FROM todos \
+     WHERE thread_id = $1 ORDER BY sort_key LIMIT $3), hit AS (SELECT plan.id, \
+     json_extract(u.value, '$[1]') AS text FROM plan JOIN json_each($2) AS u ON plan.rank = \
+     json_extract(u.value, '$[0]')) UPDATE todos SET text = hit.text, updated_at = $4 FROM hit \
+     WHERE todos.id = hit.id RETURNING sort_key, id, text, depth, done, (SELECT COUNT(*) FROM \
+     todos WHERE thread_id = $1) AS plan_len",
+    "WITH plan AS (SELECT id, ROW_NUMBER() OVER (ORDER BY sort_key) - 1 AS rank FROM todos \
+     WHERE thread_id = $1 ORDER BY sort_key LIMIT $3), hit AS (SELECT plan.id, u.e->>1 AS text \
+     FROM plan JOIN jsonb_array_elements($2::jsonb) AS u(e) ON plan.rank = (u.e->>0)::bigint) \
+     UPDATE todos SET text = hit.text, updated_at = $4 FROM hit WHERE todos.id = hit.id \
+     RETURNING todos.sort_key, todos.id, todos.text, todos.depth, todos.done, (SELECT COUNT(*) \
+     FROM todos WHERE thread_id = $1) AS plan_len",
+);
 
 pub const DELETE_STEPS: &str = "DELETE FROM todos WHERE thread_id = $1 AND sort_key >= $2 AND \
     sort_key < $3 RETURNING id";
