@@ -1,31 +1,38 @@
 #!/usr/bin/env bash
-# Two server builds against each other, taking turns, so both see the same machine.
+# Server builds against each other, taking turns, so all see the same machine.
 #
-#   bash scripts/ab.sh NAME_A BIN_A NAME_B BIN_B [rounds] [duration-seconds] ["sqlite postgres"]
+#   bash scripts/ab.sh NAME_A BIN_A NAME_B BIN_B [NAME_C BIN_C ...] [rounds] [duration-seconds] ["sqlite postgres"]
 #
-# Each round runs scripts/load.sh once per engine with BIN_A, then with BIN_B (HAICO_BIN,
+# Each round runs scripts/load.sh once per engine with each build in turn (HAICO_BIN,
 # SKIP_BUILD=1), and keeps the JSON results in target/ab/. At the end it prints, per engine and
 # build, the median calls/s, p50, p99 and server CPU per call, and every run's calls/s.
 # Copy each build aside first, e.g. `cp target/release/haico /tmp/haico-before`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if [[ $# -lt 4 ]]; then
-  echo "usage: bash scripts/ab.sh NAME_A BIN_A NAME_B BIN_B [rounds] [seconds] [engines]" >&2
+names=() bins=()
+while [[ $# -ge 2 && ! $1 =~ ^[0-9]+$ ]]; do
+  names+=("$1") bins+=("$2")
+  shift 2
+done
+if [[ ${#names[@]} -lt 2 ]]; then
+  echo "usage: bash scripts/ab.sh NAME_A BIN_A NAME_B BIN_B [NAME BIN ...] [rounds] [seconds] [engines]" >&2
   exit 64
 fi
-name_a=$1 bin_a=$2 name_b=$3 bin_b=$4
-rounds=${5:-3}
-duration=${6:-15}
-engines=${7:-"sqlite postgres"}
+for bin in "${bins[@]}"; do
+  [[ -x $bin ]] || { echo "ab.sh: $bin is not an executable server build" >&2; exit 66; }
+done
+rounds=${1:-3}
+duration=${2:-15}
+engines=${3:-"sqlite postgres"}
 out=target/ab
 rm -rf "$out"
 mkdir -p "$out"
 
 for round in $(seq 1 "$rounds"); do
   for engine in $engines; do
-    for side in a b; do
-      if [[ $side == a ]]; then name=$name_a bin=$bin_a; else name=$name_b bin=$bin_b; fi
+    for i in "${!names[@]}"; do
+      name=${names[$i]} bin=${bins[$i]}
       echo "round $round: $engine, $name" >&2
       LOAD_RESULTS_DIR="$out/tmp" SKIP_BUILD=1 HAICO_BIN="$bin" \
         bash scripts/load.sh "$engine" "$duration" >/dev/null
@@ -34,12 +41,12 @@ for round in $(seq 1 "$rounds"); do
   done
 done
 
-python3 - "$out" "$name_a" "$name_b" "$engines" <<'PY'
+python3 - "$out" "$engines" "${names[@]}" <<'PY'
 import glob, json, statistics, sys
-out, a, b, engines = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split()
+out, engines, names = sys.argv[1], sys.argv[2].split(), sys.argv[3:]
 med = statistics.median
 for engine in engines:
-    for name in (a, b):
+    for name in names:
         runs = [json.load(open(p)) for p in sorted(glob.glob(f"{out}/{name}-{engine}-*.json"))]
         print(f"{engine:9} {name:12} calls/s {med(r['calls_per_sec'] for r in runs):7.0f}"
               f"  p50 {med(r['latency_ms']['p50'] for r in runs):5.1f}"

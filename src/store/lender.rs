@@ -204,7 +204,7 @@ impl Lent {
         if !self.open {
             return Ok(());
         }
-        let result = simple(&mut *self, statement).await;
+        let result = simple(&mut self, statement).await;
         match &result {
             Ok(()) => {
                 self.open = false;

@@ -228,6 +228,49 @@ impl Database {
         }
     }
 
+    /// Starts a write transaction on thread `thread` and reads its turn counter (`None`: no
+    /// such thread; the transaction is open all the same, for the caller to end). With `lock`
+    /// the read also takes the thread's lock, as every agent write does first. On SQLite,
+    /// where the write lock already serialises writers, `BEGIN IMMEDIATE` and the read go to
+    /// the connection's thread in one hand-over.
+    pub async fn begin_write_on(
+        &self,
+        thread: &crate::ThreadId,
+        lock: bool,
+    ) -> Result<(WorkspaceRepository, Option<i64>), StoreError> {
+        match self {
+            Database::Sqlite { writer, .. } => {
+                let (held, turn) = writer
+                    .begin_on_thread(thread.as_str())
+                    .await
+                    .context("starting a write transaction")?;
+                Ok((WorkspaceRepository::sqlite_writer(held), turn))
+            }
+            Database::Postgres { .. } => {
+                // Measured: sending `BEGIN` and this read as one simple query saved a round
+                // trip but not time (PostgreSQL then parses the read each call; PERFORMANCE
+                // §14), so on PostgreSQL they stay two prepared round trips.
+                let mut repo = self.begin_write().await?;
+                let read = if lock {
+                    repo.lock_thread(thread.as_str()).await
+                } else {
+                    repo.get_thread(thread.as_str())
+                        .await
+                        .map(|row| row.map(|t| t.turn_index))
+                };
+                match read {
+                    Ok(turn) => Ok((repo, turn)),
+                    Err(err) => {
+                        if let Err(end) = repo.rollback().await {
+                            tracing::warn!(error = %end, "rollback failed");
+                        }
+                        Err(err)
+                    }
+                }
+            }
+        }
+    }
+
     /// Starts a read-only transaction that sees one consistent snapshot.
     pub async fn begin_read(&self) -> Result<WorkspaceRepository, StoreError> {
         match self {

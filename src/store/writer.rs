@@ -75,6 +75,34 @@ impl Writer {
     /// Waits for the connection and begins `BEGIN IMMEDIATE` on it: the write lock is taken
     /// up front, so a transaction that reads and then writes never has to upgrade its lock.
     pub async fn begin(&self) -> Result<Held, sqlx::Error> {
+        let mut guard = self.take().await?;
+        guard.conn.execute("BEGIN IMMEDIATE").await?;
+        Ok(Held {
+            guard,
+            state: Arc::clone(&self.state),
+        })
+    }
+
+    /// [`begin`](Self::begin), and in the same hand-over to the connection's thread reads the
+    /// turn counter of thread `id` (`None`: no such thread; the transaction is open anyway).
+    /// Every write on a thread starts this way, so it saves one trip per write.
+    pub async fn begin_on_thread(&self, id: &str) -> Result<(Held, Option<i64>), sqlx::Error> {
+        let mut guard = self.take().await?;
+        let row: Option<(i64,)> =
+            sqlx::query_as("BEGIN IMMEDIATE; SELECT turn_index FROM threads WHERE id = $1")
+                .bind(id)
+                .fetch_optional(&mut guard.conn)
+                .await?;
+        let held = Held {
+            guard,
+            state: Arc::clone(&self.state),
+        };
+        Ok((held, row.map(|(turn,)| turn)))
+    }
+
+    /// Waits for the connection, rolls back a transaction its last holder abandoned, and marks
+    /// it open for the `BEGIN` the caller sends next.
+    async fn take(&self) -> Result<OwnedMutexGuard<State>, sqlx::Error> {
         let taken = tokio::time::timeout(self.acquire_timeout, self.state.clone().lock_owned());
         let mut guard = taken.await.map_err(|_| sqlx::Error::PoolTimedOut)?;
         if guard.closed {
@@ -87,11 +115,7 @@ impl Writer {
         // way (a cancelled request), the statement still runs on the connection's thread,
         // and the next taker must roll it back rather than begin inside it.
         guard.open = true;
-        guard.conn.execute("BEGIN IMMEDIATE").await?;
-        Ok(Held {
-            guard,
-            state: Arc::clone(&self.state),
-        })
+        Ok(guard)
     }
 
     /// Lets the transaction in flight (if any) end, rolls back one that was abandoned, and

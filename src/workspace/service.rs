@@ -69,16 +69,14 @@ impl Workspaces {
     /// the plan as it stood when it began); a person's change only checks that the thread
     /// exists, and the operations that need the lock take it.
     pub async fn edit(&self, thread: &ThreadId, source: Source) -> Result<Edit, WorkspaceError> {
-        let mut repo = self.db.begin_write().await?;
-        let found = match source {
-            Source::Agent => repo.lock_thread(thread.as_str()).await,
-            Source::User => repo
-                .get_thread(thread.as_str())
-                .await
-                .map(|row| row.map(|t| t.turn_index)),
-        };
+        // The transaction begins and the thread is read (and, for the agent, locked) in one
+        // round trip.
+        let (repo, found) = self
+            .db
+            .begin_write_on(thread, source == Source::Agent)
+            .await?;
         match found {
-            Ok(Some(turn_index)) => Ok(Edit::new(
+            Some(turn_index) => Ok(Edit::new(
                 repo,
                 thread,
                 turn_index,
@@ -87,13 +85,9 @@ impl Workspaces {
                 self.bus.clone(),
             )
             .by(self.by())),
-            Ok(None) => {
+            None => {
                 discard(repo).await;
                 Err(WorkspaceError::UnknownThread(thread.to_string()))
-            }
-            Err(err) => {
-                discard(repo).await;
-                Err(err.into())
             }
         }
     }

@@ -112,8 +112,13 @@ impl Target {
         match self {
             Target::Sqlx(db) => {
                 let mut call = call;
-                db.transaction(write, async |tx| ops::run(tx, &mut call).await)
-                    .await
+                // A write begins and takes the thread in one round trip, as the server does.
+                let thread = write.then(|| call.thread.clone());
+                db.transaction_on(thread.as_deref(), write, async |tx, turn| {
+                    call.turn = turn;
+                    ops::run(tx, &mut call).await
+                })
+                .await
             }
             Target::Sync(db) => {
                 db.run(write, move |conn| {
@@ -290,6 +295,7 @@ async fn run(args: &Args, scratch: &Scratch) -> Result<serde_json::Value> {
                     rng: rng.fork(),
                     preferences: thread.preferences.load(Ordering::Relaxed),
                     artifact: (artifact > 0).then(|| rng.i64(1..=artifact)),
+                    turn: None,
                 };
                 let began = Instant::now();
                 let outcome = target.call(call).await;
@@ -392,6 +398,7 @@ async fn seed(target: &Target, threads: &[LoadThread]) -> Result<()> {
                 rng: rng.fork(),
                 preferences: thread.preferences.load(Ordering::Relaxed),
                 artifact: None,
+                turn: None,
             };
             let learned = target.call(call).await?;
             remember(thread, learned);
