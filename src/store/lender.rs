@@ -156,8 +156,8 @@ impl Inner {
 }
 
 /// A lent connection. Statements go to it through `Deref`; [`commit`](Self::commit) and
-/// [`rollback`](Self::rollback) end its transaction, [`finish`](Self::finish) an autocommit
-/// use, and each gives it back.
+/// [`rollback`](Self::rollback) end its transaction (or, when none was begun, an autocommit
+/// use) and give it back, as dropping it does.
 pub struct Lent {
     conn: Option<PoolConnection<Postgres>>,
     /// `BEGIN` was sent and no `COMMIT` or `ROLLBACK` has been answered since.
@@ -188,9 +188,6 @@ impl Lent {
     pub async fn rollback(self) -> Result<(), sqlx::Error> {
         self.end("ROLLBACK").await
     }
-
-    /// Ends an autocommit use (no transaction was started) and gives the connection back.
-    pub fn finish(self) {}
 
     /// Notes a statement's outcome: after a failure the connection is handed back to the
     /// pool to be checked, not kept.
