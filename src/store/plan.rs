@@ -417,18 +417,9 @@ impl WorkspaceRepository {
                  (SELECT COUNT(*) FROM todos WHERE thread_id = $1) AS plan_len"
             }
         };
-        let at = now();
-        let rows: Vec<ChangedRow> = with_conn!(self, conn => {
-            sqlx::query_as(sql)
-                .bind(thread_id)
-                .bind(&targets.json)
-                .bind(targets.limit)
-                .bind(at)
-                .fetch_all(conn)
-                .await
-        })
-        .context("ticking steps")?;
-        let changed = self.steps_changed(thread_id, &targets, rows).await?;
+        let changed = self
+            .batch_edit(thread_id, sql, &targets, "ticking steps")
+            .await?;
         Ok(StepsChanged {
             len: changed.len,
             steps: changed
@@ -477,6 +468,28 @@ impl WorkspaceRepository {
                  (SELECT COUNT(*) FROM todos WHERE thread_id = $1) AS plan_len"
             }
         };
+        let changed = self
+            .batch_edit(thread_id, sql, &targets, "rewriting steps")
+            .await?;
+        Ok(StepsChanged {
+            len: changed.len,
+            steps: changed
+                .steps
+                .into_iter()
+                .map(|(position, _)| (position, ()))
+                .collect(),
+        })
+    }
+
+    /// Runs a batch statement over `targets` (`$1` thread, `$2` the targets' JSON, `$3` how
+    /// far to rank, `$4` now) and pairs what it changed with the positions.
+    async fn batch_edit(
+        &mut self,
+        thread_id: &str,
+        sql: &str,
+        targets: &Targets,
+        context: &'static str,
+    ) -> Result<StepsChanged<PlanStep>, StoreError> {
         let at = now();
         let rows: Vec<ChangedRow> = with_conn!(self, conn => {
             sqlx::query_as(sql)
@@ -487,16 +500,8 @@ impl WorkspaceRepository {
                 .fetch_all(conn)
                 .await
         })
-        .context("rewriting steps")?;
-        let changed = self.steps_changed(thread_id, &targets, rows).await?;
-        Ok(StepsChanged {
-            len: changed.len,
-            steps: changed
-                .steps
-                .into_iter()
-                .map(|(position, _)| (position, ()))
-                .collect(),
-        })
+        .context(context)?;
+        self.steps_changed(thread_id, targets, rows).await
     }
 
     /// Pairs the rows a batch statement changed with the positions that named them (both in
