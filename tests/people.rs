@@ -112,7 +112,7 @@ async fn expire_sessions(db: &haico::store::Database) {
     match db {
         haico::store::Database::Sqlite { writer, .. } => {
             let mut held = writer.begin().await.unwrap();
-            sqlx::query(sql).execute(&mut *held).await.unwrap();
+            sqlx::query(sql).execute(held.conn()).await.unwrap();
             held.commit().await.unwrap();
         }
         haico::store::Database::Postgres { pool, .. } => {

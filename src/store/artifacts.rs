@@ -1,19 +1,31 @@
 //! Artifacts: typed outputs stored with the turn that made them.
 
+use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::{
     Artifact, ArtifactSummary, Context, StoreError,
-    repository::{WorkspaceRepository, now, with_conn},
+    query::{params, record},
+    repository::{WorkspaceRepository, now},
 };
 use crate::panels::Panel;
 
-#[derive(sqlx::FromRow)]
 struct ArtifactRow {
-    #[sqlx(flatten)]
     summary: ArtifactSummary,
     payload: String,
 }
+
+record!(ArtifactRow {
+    id: i64,
+    artifact_type: String,
+    title: Option<String>,
+    turn_index: i64,
+    created_at: DateTime<Utc>,
+    payload: String,
+} => ArtifactRow {
+    summary: ArtifactSummary { id, artifact_type, title, turn_index, created_at },
+    payload,
+});
 
 impl WorkspaceRepository {
     /// Stores an artifact and returns its id.
@@ -27,21 +39,14 @@ impl WorkspaceRepository {
     ) -> Result<i64, StoreError> {
         let at = now();
         let payload = serde_json::to_string(payload)?;
-        let (id,): (i64,) = with_conn!(self, conn => {
-            sqlx::query_as(
+        let (id,): (i64,) = self
+            .fetch_one(
                 "INSERT INTO artifacts (thread_id, artifact_type, title, payload, turn_index, created_at) \
                  VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+                &params![thread_id, artifact_type, title, &payload, turn_index, at],
             )
-            .bind(thread_id)
-            .bind(artifact_type)
-            .bind(title)
-            .bind(payload)
-            .bind(turn_index)
-            .bind(at)
-            .fetch_one(conn)
             .await
-        })
-        .context("storing an artifact")?;
+            .context("storing an artifact")?;
         self.mark(Panel::Artifacts);
         self.journal_mut().artifacts.push(id);
         Ok(id)
@@ -54,18 +59,13 @@ impl WorkspaceRepository {
         artifact_type: Option<&str>,
         limit: i64,
     ) -> Result<Vec<ArtifactSummary>, StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query_as(
-                "SELECT id, artifact_type, title, turn_index, created_at FROM artifacts \
+        self.fetch_all(
+            "SELECT id, artifact_type, title, turn_index, created_at FROM artifacts \
                  WHERE thread_id = $1 AND ($2 IS NULL OR artifact_type = $2) \
                  ORDER BY id DESC LIMIT $3",
-            )
-            .bind(thread_id)
-            .bind(artifact_type)
-            .bind(limit)
-            .fetch_all(conn)
-            .await
-        })
+            &params![thread_id, artifact_type, limit],
+        )
+        .await
         .context("listing artifacts")
     }
 
@@ -75,17 +75,14 @@ impl WorkspaceRepository {
         thread_id: &str,
         id: i64,
     ) -> Result<Option<Artifact>, StoreError> {
-        let row: Option<ArtifactRow> = with_conn!(self, conn => {
-            sqlx::query_as(
+        let row: Option<ArtifactRow> = self
+            .fetch_optional(
                 "SELECT id, artifact_type, title, turn_index, created_at, payload FROM artifacts \
                  WHERE thread_id = $1 AND id = $2",
+                &params![thread_id, id],
             )
-            .bind(thread_id)
-            .bind(id)
-            .fetch_optional(conn)
             .await
-        })
-        .context("reading an artifact")?;
+            .context("reading an artifact")?;
         row.map(|row| {
             Ok(Artifact {
                 summary: row.summary,

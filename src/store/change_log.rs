@@ -1,18 +1,18 @@
 //! What a committed change leaves besides its panels' own rows: its revision (numbered from the
 //! thread's counter) with its first panel record, its events (numbered from the same counter
 //! row), and the thread's activity time, all written in **one round trip** — one statement
-//! with data-modifying CTEs on PostgreSQL, one batch of statements on SQLite (which runs a
-//! batch in a single call to its connection's thread).
+//! with data-modifying CTEs on PostgreSQL; on SQLite five statements run inline on the writer
+//! (`writer.rs`), which costs no trip at all.
 //!
-//! Every change on the write path pays this once, so it is where round trips count: SQLite's
-//! writer is one connection, and every statement sent to it is a trip to its thread and back.
+//! Every change on the write path pays this once, so it is where round trips count.
 //!
 //! The counter row (`event_seqs`) stays locked until the transaction ends, so revision and
 //! event numbers are handed out in commit order: a reader never sees 7 committed before 6.
 
 use super::{
     Chain, Context, NewEvent, NewRevision, PanelWrite, StoreError, StoredEvent,
-    repository::{Tx, WorkspaceRepository, now},
+    query::params,
+    repository::{Backend, WorkspaceRepository, now},
 };
 use chrono::{DateTime, Utc};
 
@@ -44,32 +44,33 @@ pub struct LoggedChange {
 /// `$14` whether its record is a whole state, `$15` its data, `$16` its size, `$17` how many
 /// events, `$18` whether there is a revision, `$19` whether to touch the thread, `$20` the
 /// events as a JSON array, `$21` the events' (and the touch's) time.
-const SQLITE: &str = "\
-    INSERT INTO event_seqs (thread_id, last_seq, last_rev) \
-    VALUES ($1, $17, CASE WHEN $18 THEN 1 ELSE 0 END) \
-    ON CONFLICT (thread_id) DO UPDATE SET last_seq = event_seqs.last_seq + $17, \
-      last_rev = event_seqs.last_rev + CASE WHEN $18 THEN 1 ELSE 0 END \
-    RETURNING last_seq AS a, last_rev AS b, NULL AS c, NULL AS d; \
-    INSERT INTO revisions (thread_id, rev, at, source, by_name, turn_index, thread_turn, tool, \
-      action_and_reasoning, panels, summary, restored_from, reverted_turn) \
-    SELECT $1, last_rev, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 \
-    FROM event_seqs WHERE thread_id = $1 AND $18; \
-    INSERT INTO panel_changes (thread_id, panel, rev, whole, data, chain_len, chain_bytes, \
-      base_bytes) \
-    SELECT $1, $13, s.last_rev, $14, $15, \
-      CASE WHEN $14 THEN 0 ELSE COALESCE(p.chain_len, 0) + 1 END, \
-      CASE WHEN $14 THEN 0 ELSE COALESCE(p.chain_bytes, 0) + $16 END, \
-      CASE WHEN $14 THEN $16 ELSE COALESCE(p.base_bytes, 0) END \
-    FROM event_seqs s LEFT JOIN ( \
-      SELECT chain_len, chain_bytes, base_bytes FROM panel_changes \
-      WHERE thread_id = $1 AND panel = $13 ORDER BY rev DESC LIMIT 1) AS p ON TRUE \
-    WHERE s.thread_id = $1 AND $18 AND $13 IS NOT NULL \
-    RETURNING NULL AS a, chain_len AS b, chain_bytes AS c, base_bytes AS d; \
-    INSERT INTO events (thread_id, seq, event, data, created_at) \
-    SELECT $1, s.last_seq - $17 + 1 + CAST(j.key AS INTEGER), json_extract(j.value, '$.event'), \
-      json_extract(j.value, '$.data'), $21 \
-    FROM event_seqs s, json_each($20) AS j WHERE s.thread_id = $1; \
-    UPDATE threads SET updated_at = $21 WHERE id = $1 AND $19";
+const SQLITE: [&str; 5] = [
+    "INSERT INTO event_seqs (thread_id, last_seq, last_rev) \
+     VALUES ($1, $17, CASE WHEN $18 THEN 1 ELSE 0 END) \
+     ON CONFLICT (thread_id) DO UPDATE SET last_seq = event_seqs.last_seq + $17, \
+       last_rev = event_seqs.last_rev + CASE WHEN $18 THEN 1 ELSE 0 END \
+     RETURNING last_seq, last_rev",
+    "INSERT INTO revisions (thread_id, rev, at, source, by_name, turn_index, thread_turn, tool, \
+       action_and_reasoning, panels, summary, restored_from, reverted_turn) \
+     SELECT $1, last_rev, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 \
+     FROM event_seqs WHERE thread_id = $1 AND $18",
+    "INSERT INTO panel_changes (thread_id, panel, rev, whole, data, chain_len, chain_bytes, \
+       base_bytes) \
+     SELECT $1, $13, s.last_rev, $14, $15, \
+       CASE WHEN $14 THEN 0 ELSE COALESCE(p.chain_len, 0) + 1 END, \
+       CASE WHEN $14 THEN 0 ELSE COALESCE(p.chain_bytes, 0) + $16 END, \
+       CASE WHEN $14 THEN $16 ELSE COALESCE(p.base_bytes, 0) END \
+     FROM event_seqs s LEFT JOIN ( \
+       SELECT chain_len, chain_bytes, base_bytes FROM panel_changes \
+       WHERE thread_id = $1 AND panel = $13 ORDER BY rev DESC LIMIT 1) AS p ON TRUE \
+     WHERE s.thread_id = $1 AND $18 AND $13 IS NOT NULL \
+     RETURNING chain_len, chain_bytes, base_bytes",
+    "INSERT INTO events (thread_id, seq, event, data, created_at) \
+     SELECT $1, s.last_seq - $17 + 1 + CAST(j.key AS INTEGER), json_extract(j.value, '$.event'), \
+       json_extract(j.value, '$.data'), $21 \
+     FROM event_seqs s, json_each($20) AS j WHERE s.thread_id = $1",
+    "UPDATE threads SET updated_at = $21 WHERE id = $1 AND $19",
+];
 
 /// See [`SQLITE`] for the parameters.
 const POSTGRES: &str = "\
@@ -125,61 +126,61 @@ impl WorkspaceRepository {
             .map(|r| serde_json::to_string(&r.panels))
             .transpose()?;
         let size = first.map_or(0, |w| i64::try_from(w.data.len()).unwrap_or(i64::MAX));
-        macro_rules! bound {
-            ($query:expr) => {
-                $query
-                    .bind(thread_id)
-                    .bind(revision_at)
-                    .bind(revision.map(|r| r.source))
-                    .bind(revision.and_then(|r| r.by))
-                    .bind(revision.and_then(|r| r.turn_index))
-                    .bind(revision.map_or(0, |r| r.thread_turn))
-                    .bind(revision.and_then(|r| r.tool))
-                    .bind(revision.and_then(|r| r.action_and_reasoning))
-                    .bind(panels.as_deref())
-                    .bind(revision.map(|r| r.summary))
-                    .bind(revision.and_then(|r| r.restored_from))
-                    .bind(revision.and_then(|r| r.reverted_turn))
-                    .bind(first.map(|w| w.panel))
-                    .bind(first.is_some_and(|w| w.whole))
-                    .bind(first.map(|w| w.data))
-                    .bind(size)
-                    .bind(count)
-                    .bind(revision.is_some())
-                    .bind(log.touch)
-                    .bind(&batch)
-                    .bind(at)
-            };
-        }
-        let (last_seq, last_rev, chain) = match &mut self.tx {
-            Tx::Sqlite(tx) => {
-                // One row from the counter, one more when a panel record of operations was
-                // written.
-                type Row = (Option<i64>, Option<i64>, Option<i64>, Option<i64>);
-                let rows: Vec<Row> = bound!(sqlx::query_as::<_, Row>(SQLITE))
-                    .fetch_all(&mut **tx)
+        let params = params![
+            thread_id,
+            revision_at,
+            revision.map(|r| r.source),
+            revision.and_then(|r| r.by),
+            revision.and_then(|r| r.turn_index),
+            revision.map_or(0, |r| r.thread_turn),
+            revision.and_then(|r| r.tool),
+            revision.and_then(|r| r.action_and_reasoning),
+            panels.as_deref(),
+            revision.map(|r| r.summary),
+            revision.and_then(|r| r.restored_from),
+            revision.and_then(|r| r.reverted_turn),
+            first.map(|w| w.panel),
+            first.is_some_and(|w| w.whole),
+            first.map(|w| w.data),
+            size,
+            count,
+            revision.is_some(),
+            log.touch,
+            batch.as_str(),
+            at,
+        ];
+        let (last_seq, last_rev, chain) = match self.backend() {
+            Backend::Sqlite => {
+                // On SQLite's writer these run inline, so five statements cost no more hops
+                // than one.
+                let [counter, revision_row, record, events, touch] = SQLITE;
+                let (last_seq, last_rev): (i64, i64) = self
+                    .fetch_optional(counter, &params)
+                    .await
+                    .context("logging a change")?
+                    .ok_or_else(missing_counter)?;
+                self.execute(revision_row, &params)
                     .await
                     .context("logging a change")?;
-                let (last_seq, last_rev) = match rows.first() {
-                    Some((Some(seq), Some(rev), ..)) => (*seq, *rev),
-                    _ => return Err(missing_counter()),
-                };
-                let chain = rows.get(1).and_then(|&(_, len, bytes, base)| {
-                    Some(Chain {
-                        len: len?,
-                        bytes: bytes?,
-                        base: base?,
-                    })
-                });
+                let chain: Option<(i64, i64, i64)> = self
+                    .fetch_optional(record, &params)
+                    .await
+                    .context("logging a change")?;
+                self.execute(events, &params)
+                    .await
+                    .context("logging a change")?;
+                self.execute(touch, &params)
+                    .await
+                    .context("logging a change")?;
+                let chain = chain.map(|(len, bytes, base)| Chain { len, bytes, base });
                 (last_seq, last_rev, chain)
             }
-            Tx::Postgres(tx) => {
+            Backend::Postgres => {
                 type Row = (i64, i64, Option<i64>, Option<i64>, Option<i64>);
-                let (last_seq, last_rev, len, bytes, base): Row =
-                    bound!(sqlx::query_as::<_, Row>(POSTGRES))
-                        .fetch_one(&mut **tx)
-                        .await
-                        .context("logging a change")?;
+                let (last_seq, last_rev, len, bytes, base): Row = self
+                    .fetch_one(POSTGRES, &params)
+                    .await
+                    .context("logging a change")?;
                 let chain = match (len, bytes, base) {
                     (Some(len), Some(bytes), Some(base)) => Some(Chain { len, bytes, base }),
                     _ => None,

@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use super::{
     Context, StoreError, TurnLease,
-    repository::{WorkspaceRepository, now, with_conn},
+    query::{params, record},
+    repository::{WorkspaceRepository, now},
 };
 
 /// How a turn ended (or that it has not).
@@ -132,6 +133,56 @@ struct ToolCallRow {
     created_at: DateTime<Utc>,
 }
 
+record!(MessageRecord {
+    id: i64,
+    role: String,
+    content: String,
+    created_at: DateTime<Utc>,
+    by_name: Option<String>,
+} => MessageRecord { id, role, content, created_at, by: by_name, html: None });
+
+record!(TurnRow {
+    turn_index: i64,
+    status: String,
+    error: Option<String>,
+    started_at: DateTime<Utc>,
+    finished_at: Option<DateTime<Utc>>,
+} => TurnRow { turn_index, status, error, started_at, finished_at });
+
+record!(MessageRow {
+    turn_index: i64,
+    id: i64,
+    role: String,
+    content: String,
+    created_at: DateTime<Utc>,
+    by_name: Option<String>,
+} => MessageRow {
+    turn_index,
+    message: MessageRecord { id, role, content, created_at, by: by_name, html: None },
+});
+
+record!(ToolCallRow {
+    turn_index: i64,
+    call_index: i64,
+    tool: String,
+    arguments: String,
+    action_and_reasoning: Option<String>,
+    result: String,
+    success: bool,
+    duration_ms: f64,
+    created_at: DateTime<Utc>,
+} => ToolCallRow {
+    turn_index,
+    call_index,
+    tool,
+    arguments,
+    action_and_reasoning,
+    result,
+    success,
+    duration_ms,
+    created_at,
+});
+
 /// A tool call of a turn to record.
 #[derive(Debug, Clone, Copy)]
 pub struct NewToolCall<'a> {
@@ -166,21 +217,14 @@ impl WorkspaceRepository {
             return Ok(None);
         };
         let at = now();
-        let result = with_conn!(self, conn => {
-            sqlx::query(
+        let result = self
+            .execute(
                 "INSERT INTO turns (thread_id, turn_index, status, started_at, owner, \
                  lease_until_ms) VALUES ($1, $2, 'running', $3, $4, $5)",
+                &params![thread_id, turn, at, lease.owner, lease.until_ms],
             )
-            .bind(thread_id)
-            .bind(turn)
-            .bind(at)
-            .bind(lease.owner)
-            .bind(lease.until_ms)
-            .execute(conn)
             .await
-            .map(|r| r.rows_affected())
-        })
-        .context("opening a turn");
+            .context("opening a turn");
         match result {
             Ok(_) => Ok(Some(turn)),
             Err(err) if err.is_unique_violation() => Err(StoreError::AlreadyExists(format!(
@@ -200,21 +244,14 @@ impl WorkspaceRepository {
         error: Option<&str>,
     ) -> Result<bool, StoreError> {
         let at = now();
-        let closed = with_conn!(self, conn => {
-            sqlx::query(
+        let closed = self
+            .execute(
                 "UPDATE turns SET status = $3, error = $4, finished_at = $5 \
                  WHERE thread_id = $1 AND turn_index = $2 AND status = 'running'",
+                &params![thread_id, turn_index, status.as_str(), error, at],
             )
-            .bind(thread_id)
-            .bind(turn_index)
-            .bind(status.as_str())
-            .bind(error)
-            .bind(at)
-            .execute(conn)
             .await
-            .map(|r| r.rows_affected())
-        })
-        .context("closing a turn")?;
+            .context("closing a turn")?;
         Ok(closed == 1)
     }
 
@@ -228,21 +265,14 @@ impl WorkspaceRepository {
         by: Option<&str>,
     ) -> Result<i64, StoreError> {
         let at = now();
-        let (id,): (i64,) = with_conn!(self, conn => {
-            sqlx::query_as(
+        let (id,): (i64,) = self
+            .fetch_one(
                 "INSERT INTO messages (thread_id, turn_index, role, content, created_at, by_name) \
                  VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+                &params![thread_id, turn_index, role, content, at, by],
             )
-            .bind(thread_id)
-            .bind(turn_index)
-            .bind(role)
-            .bind(content)
-            .bind(at)
-            .bind(by)
-            .fetch_one(conn)
             .await
-        })
-        .context("storing a message")?;
+            .context("storing a message")?;
         Ok(id)
     }
 
@@ -255,63 +285,55 @@ impl WorkspaceRepository {
         let at = now();
         let arguments = serde_json::to_string(call.arguments)?;
         let result = serde_json::to_string(call.result)?;
-        with_conn!(self, conn => {
-            sqlx::query(
-                "INSERT INTO tool_calls (thread_id, turn_index, call_index, tool, arguments, \
+        self.execute(
+            "INSERT INTO tool_calls (thread_id, turn_index, call_index, tool, arguments, \
                  action_and_reasoning, result, success, duration_ms, created_at) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-            )
-            .bind(thread_id)
-            .bind(call.turn_index)
-            .bind(call.call_index)
-            .bind(call.tool)
-            .bind(&arguments)
-            .bind(call.action_and_reasoning)
-            .bind(&result)
-            .bind(call.success)
-            .bind(call.duration_ms)
-            .bind(at)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-        })
+            &params![
+                thread_id,
+                call.turn_index,
+                call.call_index,
+                call.tool,
+                &arguments,
+                call.action_and_reasoning,
+                &result,
+                call.success,
+                call.duration_ms,
+                at
+            ],
+        )
+        .await
         .context("storing a tool call")?;
         Ok(())
     }
 
     /// The conversation: every turn with its messages and tool calls, oldest first.
     pub async fn conversation(&mut self, thread_id: &str) -> Result<Vec<TurnRecord>, StoreError> {
-        let turns: Vec<TurnRow> = with_conn!(self, conn => {
-            sqlx::query_as(
+        let turns: Vec<TurnRow> = self
+            .fetch_all(
                 "SELECT turn_index, status, error, started_at, finished_at FROM turns \
                  WHERE thread_id = $1 ORDER BY turn_index",
+                &params![thread_id],
             )
-            .bind(thread_id)
-            .fetch_all(conn)
             .await
-        })
-        .context("reading turns")?;
-        let messages: Vec<MessageRow> = with_conn!(self, conn => {
-            sqlx::query_as(
+            .context("reading turns")?;
+        let messages: Vec<MessageRow> = self
+            .fetch_all(
                 "SELECT turn_index, id, role, content, created_at, by_name FROM messages \
                  WHERE thread_id = $1 ORDER BY id",
+                &params![thread_id],
             )
-            .bind(thread_id)
-            .fetch_all(conn)
             .await
-        })
-        .context("reading messages")?;
-        let calls: Vec<ToolCallRow> = with_conn!(self, conn => {
-            sqlx::query_as(
+            .context("reading messages")?;
+        let calls: Vec<ToolCallRow> = self
+            .fetch_all(
                 "SELECT turn_index, call_index, tool, arguments, action_and_reasoning, result, \
                  success, duration_ms, created_at FROM tool_calls \
                  WHERE thread_id = $1 ORDER BY turn_index, call_index",
+                &params![thread_id],
             )
-            .bind(thread_id)
-            .fetch_all(conn)
             .await
-        })
-        .context("reading tool calls")?;
+            .context("reading tool calls")?;
         let mut out: Vec<TurnRecord> = turns
             .into_iter()
             .map(|t| TurnRecord {
@@ -353,17 +375,14 @@ impl WorkspaceRepository {
         thread_id: &str,
         before_turn: i64,
     ) -> Result<Vec<(i64, String, String)>, StoreError> {
-        let rows: Vec<(i64, String, String)> = with_conn!(self, conn => {
-            sqlx::query_as(
+        let rows: Vec<(i64, String, String)> = self
+            .fetch_all(
                 "SELECT turn_index, role, content FROM messages \
                  WHERE thread_id = $1 AND turn_index < $2 ORDER BY id",
+                &params![thread_id, before_turn],
             )
-            .bind(thread_id)
-            .bind(before_turn)
-            .fetch_all(conn)
             .await
-        })
-        .context("reading history")?;
+            .context("reading history")?;
         Ok(rows)
     }
 }

@@ -9,7 +9,8 @@ use super::{
     journal::ListOp,
     models::ThreadRow,
     plan::KEY_GAP,
-    repository::{WorkspaceRepository, now, with_conn},
+    query::params,
+    repository::{WorkspaceRepository, now},
 };
 use crate::panels::Panel;
 
@@ -23,24 +24,17 @@ impl WorkspaceRepository {
         from: (&str, i64),
     ) -> Result<Thread, StoreError> {
         let at = now();
-        let row: Option<ThreadRow> = with_conn!(self, conn => {
-            sqlx::query_as(
+        let row: Option<ThreadRow> = self
+            .fetch_optional(
                 "INSERT INTO threads (id, title, turn_index, created_at, updated_at, \
                  forked_from_thread, forked_from_rev) VALUES ($1, $2, $3, $4, $4, $5, $6) \
                  ON CONFLICT (id) DO NOTHING \
                  RETURNING id, title, turn_index, created_at, updated_at, forked_from_thread, \
                  forked_from_rev",
+                &params![id, title, turn_index, at, from.0, from.1],
             )
-            .bind(id)
-            .bind(title)
-            .bind(turn_index)
-            .bind(at)
-            .bind(from.0)
-            .bind(from.1)
-            .fetch_optional(conn)
             .await
-        })
-        .context("creating a fork")?;
+            .context("creating a fork")?;
         row.map(Thread::from)
             .ok_or_else(|| StoreError::AlreadyExists(format!("thread {id:?}")))
     }
@@ -55,20 +49,8 @@ impl WorkspaceRepository {
         let at = now();
         let mut copied = Vec::with_capacity(steps.len());
         for (rank, step) in (1_i64..).zip(steps) {
-            let row: PlanStep = with_conn!(self, conn => {
-                sqlx::query_as(
-                    "INSERT INTO todos (thread_id, sort_key, text, depth, done, created_at, updated_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id, text, depth, done",
-                )
-                .bind(thread_id)
-                .bind(rank * KEY_GAP)
-                .bind(&step.text)
-                .bind(step.depth)
-                .bind(step.done)
-                .bind(at)
-                .fetch_one(conn)
-                .await
-            })
+            let row: PlanStep = self.fetch_one("INSERT INTO todos (thread_id, sort_key, text, depth, done, created_at, updated_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id, text, depth, done", &params![thread_id, rank * KEY_GAP, &step.text, step.depth, step.done, at]).await
             .context("copying a step")?;
             copied.push(row);
         }
@@ -90,20 +72,8 @@ impl WorkspaceRepository {
         let at = now();
         let mut copied = Vec::with_capacity(items.len());
         for item in items {
-            let (id,): (i64,) = with_conn!(self, conn => {
-                sqlx::query_as(
-                    "INSERT INTO preferences (thread_id, title, subtitle, kind, locked, created_at, updated_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id",
-                )
-                .bind(thread_id)
-                .bind(&item.title)
-                .bind(item.subtitle.as_deref())
-                .bind(item.kind.as_str())
-                .bind(item.locked)
-                .bind(at)
-                .fetch_one(conn)
-                .await
-            })
+            let (id,): (i64,) = self.fetch_one("INSERT INTO preferences (thread_id, title, subtitle, kind, locked, created_at, updated_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id", &params![thread_id, &item.title, item.subtitle.as_deref(), item.kind.as_str(), item.locked, at]).await
             .context("copying a preference")?;
             copied.push(Preference { id, ..item.clone() });
         }
@@ -123,20 +93,8 @@ impl WorkspaceRepository {
         artifact: &Artifact,
     ) -> Result<i64, StoreError> {
         let payload = serde_json::to_string(&artifact.payload)?;
-        let (id,): (i64,) = with_conn!(self, conn => {
-            sqlx::query_as(
-                "INSERT INTO artifacts (thread_id, artifact_type, title, payload, turn_index, created_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
-            )
-            .bind(thread_id)
-            .bind(&artifact.summary.artifact_type)
-            .bind(artifact.summary.title.as_deref())
-            .bind(payload)
-            .bind(artifact.summary.turn_index)
-            .bind(artifact.summary.created_at)
-            .fetch_one(conn)
-            .await
-        })
+        let (id,): (i64,) = self.fetch_one("INSERT INTO artifacts (thread_id, artifact_type, title, payload, turn_index, created_at) \
+                 VALUES ($1, $2, $3, $4, $5, $6) RETURNING id", &params![thread_id, &artifact.summary.artifact_type, artifact.summary.title.as_deref(), &payload, artifact.summary.turn_index, artifact.summary.created_at]).await
         .context("copying an artifact")?;
         self.mark(Panel::Artifacts);
         self.journal_mut().artifacts.push(id);
@@ -164,9 +122,8 @@ impl WorkspaceRepository {
         up_to_turn: i64,
         until: DateTime<Utc>,
     ) -> Result<i64, StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query(
-                "INSERT INTO turns (thread_id, turn_index, status, error, started_at, finished_at) \
+        self.execute(
+            "INSERT INTO turns (thread_id, turn_index, status, error, started_at, finished_at) \
                  SELECT $2, turn_index, \
                         CASE WHEN finished_at IS NOT NULL AND finished_at < $3 THEN status \
                              ELSE 'cancelled' END, \
@@ -176,59 +133,31 @@ impl WorkspaceRepository {
                         CASE WHEN finished_at IS NOT NULL AND finished_at < $3 THEN finished_at \
                              ELSE $3 END \
                  FROM turns WHERE thread_id = $1 AND turn_index <= $4 AND started_at < $3",
-            )
-            .bind(from)
-            .bind(to)
-            .bind(until)
-            .bind(up_to_turn)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-        })
+            &params![from, to, until, up_to_turn],
+        )
+        .await
         .context("copying turns")?;
-        with_conn!(self, conn => {
-            sqlx::query(
-                "INSERT INTO messages (thread_id, turn_index, role, content, created_at, by_name) \
+        self.execute("INSERT INTO messages (thread_id, turn_index, role, content, created_at, by_name) \
                  SELECT $2, m.turn_index, m.role, m.content, m.created_at, m.by_name FROM messages m \
                  JOIN turns t ON t.thread_id = $2 AND t.turn_index = m.turn_index \
-                 WHERE m.thread_id = $1 AND m.created_at < $3 ORDER BY m.id",
-            )
-            .bind(from)
-            .bind(to)
-            .bind(until)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-        })
+                 WHERE m.thread_id = $1 AND m.created_at < $3 ORDER BY m.id", &params![from, to, until]).await
         .context("copying messages")?;
-        with_conn!(self, conn => {
-            sqlx::query(
-                "INSERT INTO tool_calls (thread_id, turn_index, call_index, tool, arguments, \
+        self.execute("INSERT INTO tool_calls (thread_id, turn_index, call_index, tool, arguments, \
                  action_and_reasoning, result, success, duration_ms, created_at) \
                  SELECT $2, c.turn_index, c.call_index, c.tool, c.arguments, \
                         c.action_and_reasoning, c.result, c.success, c.duration_ms, c.created_at \
                  FROM tool_calls c JOIN turns t ON t.thread_id = $2 AND t.turn_index = c.turn_index \
-                 WHERE c.thread_id = $1 AND c.created_at < $3 ORDER BY c.id",
-            )
-            .bind(from)
-            .bind(to)
-            .bind(until)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-        })
+                 WHERE c.thread_id = $1 AND c.created_at < $3 ORDER BY c.id", &params![from, to, until]).await
         .context("copying tool calls")?;
-        let (turns,): (i64,) = with_conn!(self, conn => {
-            sqlx::query_as(
+        let (turns,): (i64,) = self
+            .fetch_one(
                 "UPDATE threads SET turn_index = \
                  COALESCE((SELECT MAX(turn_index) FROM turns WHERE thread_id = $1), 0) \
                  WHERE id = $1 RETURNING turn_index",
+                &params![to],
             )
-            .bind(to)
-            .fetch_one(conn)
             .await
-        })
-        .context("counting the copied turns")?;
+            .context("counting the copied turns")?;
         Ok(turns)
     }
 }

@@ -7,7 +7,8 @@
 use super::{
     Context, Document, StoreError,
     journal::{TextOp, splice},
-    repository::{Tx, WorkspaceRepository, now, with_conn},
+    query::params,
+    repository::{Backend, WorkspaceRepository, now},
 };
 use crate::panels::Panel;
 
@@ -23,24 +24,23 @@ pub struct DocumentWrite {
 impl WorkspaceRepository {
     /// The document, if one exists.
     pub async fn get_document(&mut self, thread_id: &str) -> Result<Option<Document>, StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query_as("SELECT title, content, version FROM documents WHERE thread_id = $1")
-                .bind(thread_id)
-                .fetch_optional(conn)
-                .await
-        })
+        self.fetch_optional(
+            "SELECT title, content, version FROM documents WHERE thread_id = $1",
+            &params![thread_id],
+        )
+        .await
         .context("reading the document")
     }
 
     /// The document's version, without reading its body.
     pub async fn document_version(&mut self, thread_id: &str) -> Result<Option<i64>, StoreError> {
-        let row: Option<(i64,)> = with_conn!(self, conn => {
-            sqlx::query_as("SELECT version FROM documents WHERE thread_id = $1")
-                .bind(thread_id)
-                .fetch_optional(conn)
-                .await
-        })
-        .context("reading the document version")?;
+        let row: Option<(i64,)> = self
+            .fetch_optional(
+                "SELECT version FROM documents WHERE thread_id = $1",
+                &params![thread_id],
+            )
+            .await
+            .context("reading the document version")?;
         Ok(row.map(|(v,)| v))
     }
 
@@ -51,23 +51,18 @@ impl WorkspaceRepository {
         text: &str,
     ) -> Result<DocumentWrite, StoreError> {
         let at = now();
-        let (chars, version, title): (i64, i64, String) = with_conn!(self, conn => {
-            sqlx::query_as(
+        let (chars, version, title): (i64, i64, String) = self
+            .fetch_one(
                 "INSERT INTO documents (thread_id, title, content, version, updated_at, chars) \
                  VALUES ($1, '', $2, 1, $3, $4) \
                  ON CONFLICT (thread_id) DO UPDATE SET content = documents.content || excluded.content, \
                  chars = documents.chars + excluded.chars, \
                  version = documents.version + 1, updated_at = excluded.updated_at \
                  RETURNING chars, version, title",
+                &params![thread_id, text, at, char_len(text)],
             )
-            .bind(thread_id)
-            .bind(text)
-            .bind(at)
-            .bind(char_len(text))
-            .fetch_one(conn)
             .await
-        })
-        .context("appending to the document")?;
+            .context("appending to the document")?;
         self.mark(Panel::Document);
         self.journal_mut().document_ops(
             vec![TextOp::Append {
@@ -99,8 +94,8 @@ impl WorkspaceRepository {
         let at = now();
         let row: Option<(String, i64)> = match expected_version {
             // Unconditional: the same upsert as the tools.
-            None => with_conn!(self, conn => {
-                sqlx::query_as(
+            None => {
+                self.fetch_optional(
                     "INSERT INTO documents (thread_id, title, content, version, updated_at, chars) \
                      VALUES ($1, COALESCE($2, ''), $3, 1, $4, $5) \
                      ON CONFLICT (thread_id) DO UPDATE SET content = excluded.content, \
@@ -108,18 +103,13 @@ impl WorkspaceRepository {
                      title = COALESCE($2, documents.title), version = documents.version + 1, \
                      updated_at = excluded.updated_at \
                      RETURNING title, version",
+                    &params![thread_id, title, content, at, char_len(content)],
                 )
-                .bind(thread_id)
-                .bind(title)
-                .bind(content)
-                .bind(at)
-                .bind(char_len(content))
-                .fetch_optional(conn)
                 .await
-            }),
+            }
             // "There is no document yet": insert, or update only a row still at version 0.
-            Some(0) => with_conn!(self, conn => {
-                sqlx::query_as(
+            Some(0) => {
+                self.fetch_optional(
                     "INSERT INTO documents (thread_id, title, content, version, updated_at, chars) \
                      VALUES ($1, COALESCE($2, ''), $3, 1, $4, $5) \
                      ON CONFLICT (thread_id) DO UPDATE SET content = excluded.content, \
@@ -128,32 +118,21 @@ impl WorkspaceRepository {
                      updated_at = excluded.updated_at \
                      WHERE documents.version = 0 \
                      RETURNING title, version",
+                    &params![thread_id, title, content, at, char_len(content)],
                 )
-                .bind(thread_id)
-                .bind(title)
-                .bind(content)
-                .bind(at)
-                .bind(char_len(content))
-                .fetch_optional(conn)
                 .await
-            }),
+            }
             // An existing document at exactly this version.
-            Some(expected) => with_conn!(self, conn => {
-                sqlx::query_as(
+            Some(expected) => {
+                self.fetch_optional(
                     "UPDATE documents SET content = $3, title = COALESCE($2, title), \
                      version = version + 1, updated_at = $4, chars = $6 \
                      WHERE thread_id = $1 AND version = $5 \
                      RETURNING title, version",
+                    &params![thread_id, title, content, at, expected, char_len(content)],
                 )
-                .bind(thread_id)
-                .bind(title)
-                .bind(content)
-                .bind(at)
-                .bind(expected)
-                .bind(char_len(content))
-                .fetch_optional(conn)
                 .await
-            }),
+            }
         }
         .context("writing the document")?;
         let Some((title, version)) = row else {
@@ -179,21 +158,14 @@ impl WorkspaceRepository {
     /// The body, locked against other writers until this transaction ends (on SQLite the
     /// transaction holds the write lock already).
     async fn document_for_update(&mut self, thread_id: &str) -> Result<Option<String>, StoreError> {
-        let row: Option<(String,)> = match &mut self.tx {
-            Tx::Sqlite(tx) => {
-                sqlx::query_as("SELECT content FROM documents WHERE thread_id = $1")
-                    .bind(thread_id)
-                    .fetch_optional(&mut **tx)
-                    .await
-            }
-            Tx::Postgres(tx) => {
-                sqlx::query_as("SELECT content FROM documents WHERE thread_id = $1 FOR UPDATE")
-                    .bind(thread_id)
-                    .fetch_optional(&mut **tx)
-                    .await
-            }
-        }
-        .context("reading the document")?;
+        let sql = match self.backend() {
+            Backend::Sqlite => "SELECT content FROM documents WHERE thread_id = $1",
+            Backend::Postgres => "SELECT content FROM documents WHERE thread_id = $1 FOR UPDATE",
+        };
+        let row: Option<(String,)> = self
+            .fetch_optional(sql, &params![thread_id])
+            .await
+            .context("reading the document")?;
         Ok(row.map(|(content,)| content))
     }
 
@@ -205,14 +177,13 @@ impl WorkspaceRepository {
         document: Option<(&str, &str)>,
     ) -> Result<Option<Document>, StoreError> {
         let Some((title, content)) = document else {
-            let removed = with_conn!(self, conn => {
-                sqlx::query("DELETE FROM documents WHERE thread_id = $1")
-                    .bind(thread_id)
-                    .execute(conn)
-                    .await
-                    .map(|r| r.rows_affected())
-            })
-            .context("removing the document")?;
+            let removed = self
+                .execute(
+                    "DELETE FROM documents WHERE thread_id = $1",
+                    &params![thread_id],
+                )
+                .await
+                .context("removing the document")?;
             if removed > 0 {
                 self.mark(Panel::Document);
                 self.journal_mut().document_set(None);
@@ -220,24 +191,18 @@ impl WorkspaceRepository {
             return Ok(None);
         };
         let at = now();
-        let (version,): (i64,) = with_conn!(self, conn => {
-            sqlx::query_as(
+        let (version,): (i64,) = self
+            .fetch_one(
                 "INSERT INTO documents (thread_id, title, content, version, updated_at, chars) \
                  VALUES ($1, $2, $3, 1, $4, $5) \
                  ON CONFLICT (thread_id) DO UPDATE SET content = excluded.content, \
                  chars = excluded.chars, \
                  title = excluded.title, version = documents.version + 1, \
                  updated_at = excluded.updated_at RETURNING version",
+                &params![thread_id, title, content, at, char_len(content)],
             )
-            .bind(thread_id)
-            .bind(title)
-            .bind(content)
-            .bind(at)
-            .bind(char_len(content))
-            .fetch_one(conn)
             .await
-        })
-        .context("restoring the document")?;
+            .context("restoring the document")?;
         self.mark(Panel::Document);
         let document = Document {
             title: title.to_string(),
@@ -255,24 +220,22 @@ impl WorkspaceRepository {
         document: &Document,
     ) -> Result<(), StoreError> {
         let at = now();
-        with_conn!(self, conn => {
-            sqlx::query(
-                "INSERT INTO documents (thread_id, title, content, version, updated_at, chars) \
+        self.execute(
+            "INSERT INTO documents (thread_id, title, content, version, updated_at, chars) \
                  VALUES ($1, $2, $3, $4, $5, $6) \
                  ON CONFLICT (thread_id) DO UPDATE SET title = excluded.title, \
                  content = excluded.content, version = excluded.version, \
                  chars = excluded.chars, updated_at = excluded.updated_at",
-            )
-            .bind(thread_id)
-            .bind(&document.title)
-            .bind(&document.content)
-            .bind(document.version)
-            .bind(at)
-            .bind(char_len(&document.content))
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-        })
+            &params![
+                thread_id,
+                &document.title,
+                &document.content,
+                document.version,
+                at,
+                char_len(&document.content)
+            ],
+        )
+        .await
         .context("writing the document")?;
         self.mark(Panel::Document);
         Ok(())

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::{
     Context, StoreError,
+    query::{params, record},
     repository::{WorkspaceRepository, with_conn},
 };
 
@@ -29,6 +30,8 @@ pub struct StoredEvent {
     pub data: String,
 }
 
+record!(StoredEvent { seq: i64, event: String, data: String } => StoredEvent { seq, event, data });
+
 impl WorkspaceRepository {
     /// Up to `limit` events of the thread after sequence number `after`, in order.
     pub async fn events_after(
@@ -37,17 +40,12 @@ impl WorkspaceRepository {
         after: i64,
         limit: i64,
     ) -> Result<Vec<StoredEvent>, StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query_as(
-                "SELECT seq, event, data FROM events WHERE thread_id = $1 AND seq > $2 \
+        self.fetch_all(
+            "SELECT seq, event, data FROM events WHERE thread_id = $1 AND seq > $2 \
                  ORDER BY seq LIMIT $3",
-            )
-            .bind(thread_id)
-            .bind(after)
-            .bind(limit)
-            .fetch_all(conn)
-            .await
-        })
+            &params![thread_id, after, limit],
+        )
+        .await
         .context("reading events")
     }
 
@@ -73,13 +71,13 @@ impl WorkspaceRepository {
 
     /// The thread's latest sequence number (0 before its first event).
     pub async fn last_event_seq(&mut self, thread_id: &str) -> Result<i64, StoreError> {
-        let row: Option<(i64,)> = with_conn!(self, conn => {
-            sqlx::query_as("SELECT last_seq FROM event_seqs WHERE thread_id = $1")
-                .bind(thread_id)
-                .fetch_optional(conn)
-                .await
-        })
-        .context("reading the event counter")?;
+        let row: Option<(i64,)> = self
+            .fetch_optional(
+                "SELECT last_seq FROM event_seqs WHERE thread_id = $1",
+                &params![thread_id],
+            )
+            .await
+            .context("reading the event counter")?;
         Ok(row.map_or(0, |(seq,)| seq))
     }
 }

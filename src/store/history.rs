@@ -14,7 +14,8 @@ use serde::Serialize;
 
 use super::{
     ArtifactSummary, Context, StoreError,
-    repository::{Tx, WorkspaceRepository, now, with_conn},
+    query::{params, record},
+    repository::{Tx, WorkspaceRepository, now},
 };
 use crate::panels::PanelSet;
 
@@ -90,6 +91,34 @@ struct RevisionRow {
     reverted_turn: Option<i64>,
 }
 
+record!(RevisionRow {
+    rev: i64,
+    at: DateTime<Utc>,
+    source: String,
+    by_name: Option<String>,
+    turn_index: Option<i64>,
+    thread_turn: i64,
+    tool: Option<String>,
+    action_and_reasoning: Option<String>,
+    panels: String,
+    summary: String,
+    restored_from: Option<i64>,
+    reverted_turn: Option<i64>,
+} => RevisionRow {
+    rev,
+    at,
+    source,
+    by_name,
+    turn_index,
+    thread_turn,
+    tool,
+    action_and_reasoning,
+    panels,
+    summary,
+    restored_from,
+    reverted_turn,
+});
+
 impl TryFrom<RevisionRow> for Revision {
     type Error = StoreError;
 
@@ -137,6 +166,10 @@ pub struct Chain {
     pub base: i64,
 }
 
+record!(PanelRecord { rev: i64, whole: bool, data: String } => PanelRecord { rev, whole, data });
+
+record!(Chain { len: i64, bytes: i64, base: i64 } => Chain { len, bytes, base });
+
 /// A panel's record to store with its revision: its whole state, or operations on the
 /// previous state.
 #[derive(Debug, Clone, Copy)]
@@ -152,13 +185,13 @@ pub struct PanelWrite<'a> {
 impl WorkspaceRepository {
     /// The thread's latest revision (0 before its first change).
     pub async fn last_revision(&mut self, thread_id: &str) -> Result<i64, StoreError> {
-        let row: Option<(i64,)> = with_conn!(self, conn => {
-            sqlx::query_as("SELECT last_rev FROM event_seqs WHERE thread_id = $1")
-                .bind(thread_id)
-                .fetch_optional(conn)
-                .await
-        })
-        .context("reading the revision counter")?;
+        let row: Option<(i64,)> = self
+            .fetch_optional(
+                "SELECT last_rev FROM event_seqs WHERE thread_id = $1",
+                &params![thread_id],
+            )
+            .await
+            .context("reading the revision counter")?;
         Ok(row.map_or(0, |(rev,)| rev))
     }
 
@@ -171,29 +204,27 @@ impl WorkspaceRepository {
         revision: &NewRevision<'_>,
     ) -> Result<(), StoreError> {
         let panels = serde_json::to_string(&revision.panels)?;
-        with_conn!(self, conn => {
-            sqlx::query(
-                "INSERT INTO revisions (thread_id, rev, at, source, by_name, turn_index, \
+        self.execute(
+            "INSERT INTO revisions (thread_id, rev, at, source, by_name, turn_index, \
                  thread_turn, tool, action_and_reasoning, panels, summary, restored_from, \
                  reverted_turn) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
-            )
-            .bind(thread_id)
-            .bind(rev)
-            .bind(at)
-            .bind(revision.source)
-            .bind(revision.by)
-            .bind(revision.turn_index)
-            .bind(revision.thread_turn)
-            .bind(revision.tool)
-            .bind(revision.action_and_reasoning)
-            .bind(&panels)
-            .bind(revision.summary)
-            .bind(revision.restored_from)
-            .bind(revision.reverted_turn)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-        })
+            &params![
+                thread_id,
+                rev,
+                at,
+                revision.source,
+                revision.by,
+                revision.turn_index,
+                revision.thread_turn,
+                revision.tool,
+                revision.action_and_reasoning,
+                &panels,
+                revision.summary,
+                revision.restored_from,
+                revision.reverted_turn
+            ],
+        )
+        .await
         .context("recording a revision")?;
         Ok(())
     }
@@ -208,8 +239,8 @@ impl WorkspaceRepository {
         data: &str,
     ) -> Result<Chain, StoreError> {
         let size = i64::try_from(data.len()).unwrap_or(i64::MAX);
-        let chain: Chain = with_conn!(self, conn => {
-            sqlx::query_as(
+        let chain: Chain = self
+            .fetch_one(
                 "INSERT INTO panel_changes (thread_id, panel, rev, whole, data, chain_len, \
                  chain_bytes, base_bytes) \
                  SELECT $1, $2, $3, FALSE, $4, COALESCE(p.chain_len, 0) + 1, \
@@ -218,16 +249,10 @@ impl WorkspaceRepository {
                      SELECT chain_len, chain_bytes, base_bytes FROM panel_changes \
                      WHERE thread_id = $1 AND panel = $2 ORDER BY rev DESC LIMIT 1) AS p ON TRUE \
                  RETURNING chain_len AS len, chain_bytes AS bytes, base_bytes AS base",
+                &params![thread_id, panel, rev, data, size],
             )
-            .bind(thread_id)
-            .bind(panel)
-            .bind(rev)
-            .bind(data)
-            .bind(size)
-            .fetch_one(conn)
             .await
-        })
-        .context("recording a panel's change")?;
+            .context("recording a panel's change")?;
         Ok(chain)
     }
 
@@ -240,23 +265,15 @@ impl WorkspaceRepository {
         data: &str,
     ) -> Result<(), StoreError> {
         let size = i64::try_from(data.len()).unwrap_or(i64::MAX);
-        with_conn!(self, conn => {
-            sqlx::query(
-                "INSERT INTO panel_changes (thread_id, panel, rev, whole, data, chain_len, \
+        self.execute(
+            "INSERT INTO panel_changes (thread_id, panel, rev, whole, data, chain_len, \
                  chain_bytes, base_bytes) VALUES ($1, $2, $3, TRUE, $4, 0, 0, $5) \
                  ON CONFLICT (thread_id, panel, rev) DO UPDATE SET whole = TRUE, \
                  data = excluded.data, chain_len = 0, chain_bytes = 0, \
                  base_bytes = excluded.base_bytes",
-            )
-            .bind(thread_id)
-            .bind(panel)
-            .bind(rev)
-            .bind(data)
-            .bind(size)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-        })
+            &params![thread_id, panel, rev, data, size],
+        )
+        .await
         .context("recording a panel's state")?;
         Ok(())
     }
@@ -269,15 +286,11 @@ impl WorkspaceRepository {
         rev: i64,
     ) -> Result<(), StoreError> {
         for id in ids {
-            with_conn!(self, conn => {
-                sqlx::query("UPDATE artifacts SET rev = $3 WHERE thread_id = $1 AND id = $2")
-                    .bind(thread_id)
-                    .bind(id)
-                    .bind(rev)
-                    .execute(conn)
-                    .await
-                    .map(|r| r.rows_affected())
-            })
+            self.execute(
+                "UPDATE artifacts SET rev = $3 WHERE thread_id = $1 AND id = $2",
+                &params![thread_id, *id, rev],
+            )
+            .await
             .context("tagging an artifact with its revision")?;
         }
         Ok(())
@@ -291,20 +304,15 @@ impl WorkspaceRepository {
         panel: &str,
         rev: i64,
     ) -> Result<Vec<PanelRecord>, StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query_as(
-                "SELECT rev, whole, data FROM panel_changes \
+        self.fetch_all(
+            "SELECT rev, whole, data FROM panel_changes \
                  WHERE thread_id = $1 AND panel = $2 AND rev <= $3 AND rev >= COALESCE( \
                      (SELECT MAX(rev) FROM panel_changes \
                       WHERE thread_id = $1 AND panel = $2 AND rev <= $3 AND whole), 0) \
                  ORDER BY rev",
-            )
-            .bind(thread_id)
-            .bind(panel)
-            .bind(rev)
-            .fetch_all(conn)
-            .await
-        })
+            &params![thread_id, panel, rev],
+        )
+        .await
         .context("reading a panel's history")
     }
 
@@ -319,15 +327,10 @@ impl WorkspaceRepository {
             "SELECT {REVISION_COLUMNS} FROM revisions WHERE thread_id = $1 AND rev < $2 \
              ORDER BY rev DESC LIMIT $3"
         );
-        let rows: Vec<RevisionRow> = with_conn!(self, conn => {
-            sqlx::query_as(&sql)
-                .bind(thread_id)
-                .bind(before.unwrap_or(i64::MAX))
-                .bind(limit)
-                .fetch_all(conn)
-                .await
-        })
-        .context("listing revisions")?;
+        let rows: Vec<RevisionRow> = self
+            .fetch_all(&sql, &params![thread_id, before.unwrap_or(i64::MAX), limit])
+            .await
+            .context("listing revisions")?;
         rows.into_iter().map(Revision::try_from).collect()
     }
 
@@ -342,15 +345,10 @@ impl WorkspaceRepository {
             "SELECT {REVISION_COLUMNS} FROM revisions WHERE thread_id = $1 AND rev >= $2 \
              AND rev <= $3 ORDER BY rev"
         );
-        let rows: Vec<RevisionRow> = with_conn!(self, conn => {
-            sqlx::query_as(&sql)
-                .bind(thread_id)
-                .bind(from)
-                .bind(to)
-                .fetch_all(conn)
-                .await
-        })
-        .context("reading revisions")?;
+        let rows: Vec<RevisionRow> = self
+            .fetch_all(&sql, &params![thread_id, from, to])
+            .await
+            .context("reading revisions")?;
         rows.into_iter().map(Revision::try_from).collect()
     }
 
@@ -364,14 +362,10 @@ impl WorkspaceRepository {
             "SELECT {REVISION_COLUMNS} FROM revisions WHERE thread_id = $1 AND turn_index = $2 \
              ORDER BY rev"
         );
-        let rows: Vec<RevisionRow> = with_conn!(self, conn => {
-            sqlx::query_as(&sql)
-                .bind(thread_id)
-                .bind(turn_index)
-                .fetch_all(conn)
-                .await
-        })
-        .context("reading a turn's revisions")?;
+        let rows: Vec<RevisionRow> = self
+            .fetch_all(&sql, &params![thread_id, turn_index])
+            .await
+            .context("reading a turn's revisions")?;
         rows.into_iter().map(Revision::try_from).collect()
     }
 
@@ -386,14 +380,10 @@ impl WorkspaceRepository {
             "SELECT {REVISION_COLUMNS} FROM revisions WHERE thread_id = $1 AND thread_turn >= $2 \
              AND (restored_from IS NOT NULL OR reverted_turn IS NOT NULL) ORDER BY rev"
         );
-        let rows: Vec<RevisionRow> = with_conn!(self, conn => {
-            sqlx::query_as(&sql)
-                .bind(thread_id)
-                .bind(thread_turn)
-                .fetch_all(conn)
-                .await
-        })
-        .context("reading restores")?;
+        let rows: Vec<RevisionRow> = self
+            .fetch_all(&sql, &params![thread_id, thread_turn])
+            .await
+            .context("reading restores")?;
         rows.into_iter().map(Revision::try_from).collect()
     }
 
@@ -403,16 +393,12 @@ impl WorkspaceRepository {
         thread_id: &str,
         rev: i64,
     ) -> Result<Vec<ArtifactSummary>, StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query_as(
-                "SELECT id, artifact_type, title, turn_index, created_at FROM artifacts \
+        self.fetch_all(
+            "SELECT id, artifact_type, title, turn_index, created_at FROM artifacts \
                  WHERE thread_id = $1 AND rev <= $2 ORDER BY id DESC",
-            )
-            .bind(thread_id)
-            .bind(rev)
-            .fetch_all(conn)
-            .await
-        })
+            &params![thread_id, rev],
+        )
+        .await
         .context("listing artifacts as they were")
     }
 
@@ -428,7 +414,7 @@ impl WorkspaceRepository {
                      AS BIGINT)",
                 )
                 .bind(thread_id)
-                .fetch_one(&mut **tx)
+                .fetch_one(tx.conn())
                 .await
             }
             Tx::Postgres(tx) => {

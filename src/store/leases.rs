@@ -8,7 +8,8 @@
 
 use super::{
     Context, StoreError,
-    repository::{WorkspaceRepository, now, with_conn},
+    query::{params, record},
+    repository::{WorkspaceRepository, now},
 };
 
 /// Who holds a turn, and until when.
@@ -42,6 +43,18 @@ pub struct ExpiredTurn {
     pub owner: Option<String>,
 }
 
+record!(HeldTurn { thread_id: String, turn_index: i64, cancel_requested: bool } => HeldTurn {
+    thread_id,
+    turn_index,
+    cancel_requested,
+});
+
+record!(ExpiredTurn { thread_id: String, turn_index: i64, owner: Option<String> } => ExpiredTurn {
+    thread_id,
+    turn_index,
+    owner,
+});
+
 /// Milliseconds since the Unix epoch, now.
 pub fn now_ms() -> i64 {
     now().timestamp_millis()
@@ -55,16 +68,12 @@ impl WorkspaceRepository {
         owner: &str,
         until_ms: i64,
     ) -> Result<Vec<HeldTurn>, StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query_as(
-                "UPDATE turns SET lease_until_ms = $2 WHERE status = 'running' AND owner = $1 \
+        self.fetch_all(
+            "UPDATE turns SET lease_until_ms = $2 WHERE status = 'running' AND owner = $1 \
                  RETURNING thread_id, turn_index, cancel_requested",
-            )
-            .bind(owner)
-            .bind(until_ms)
-            .fetch_all(conn)
-            .await
-        })
+            &params![owner, until_ms],
+        )
+        .await
         .context("renewing turn leases")
     }
 
@@ -75,16 +84,12 @@ impl WorkspaceRepository {
         now_ms: i64,
         limit: i64,
     ) -> Result<Vec<ExpiredTurn>, StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query_as(
-                "SELECT thread_id, turn_index, owner FROM turns WHERE status = 'running' \
+        self.fetch_all(
+            "SELECT thread_id, turn_index, owner FROM turns WHERE status = 'running' \
                  AND (lease_until_ms IS NULL OR lease_until_ms < $1) LIMIT $2",
-            )
-            .bind(now_ms)
-            .bind(limit)
-            .fetch_all(conn)
-            .await
-        })
+            &params![now_ms, limit],
+        )
+        .await
         .context("looking for turns whose lease ran out")
     }
 
@@ -99,37 +104,27 @@ impl WorkspaceRepository {
         reason: &str,
     ) -> Result<bool, StoreError> {
         let at = now();
-        let changed = with_conn!(self, conn => {
-            sqlx::query(
+        let changed = self
+            .execute(
                 "UPDATE turns SET status = 'failed', error = $4, finished_at = $5 \
                  WHERE thread_id = $1 AND turn_index = $2 AND status = 'running' \
                  AND (lease_until_ms IS NULL OR lease_until_ms < $3)",
+                &params![thread_id, turn_index, now_ms, reason, at],
             )
-            .bind(thread_id)
-            .bind(turn_index)
-            .bind(now_ms)
-            .bind(reason)
-            .bind(at)
-            .execute(conn)
             .await
-            .map(|r| r.rows_affected())
-        })
-        .context("ending a turn whose lease ran out")?;
+            .context("ending a turn whose lease ran out")?;
         Ok(changed == 1)
     }
 
     /// The running turns `owner` holds: a replica that starts again under the same id ends
     /// them at once, knowing nobody runs them any more.
     pub async fn turns_of(&mut self, owner: &str) -> Result<Vec<ExpiredTurn>, StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query_as(
-                "SELECT thread_id, turn_index, owner FROM turns \
+        self.fetch_all(
+            "SELECT thread_id, turn_index, owner FROM turns \
                  WHERE status = 'running' AND owner = $1",
-            )
-            .bind(owner)
-            .fetch_all(conn)
-            .await
-        })
+            &params![owner],
+        )
+        .await
         .context("reading this replica's running turns")
     }
 
@@ -139,15 +134,12 @@ impl WorkspaceRepository {
         &mut self,
         thread_id: &str,
     ) -> Result<Option<(i64, Option<String>)>, StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query_as(
-                "UPDATE turns SET cancel_requested = TRUE WHERE thread_id = $1 \
+        self.fetch_optional(
+            "UPDATE turns SET cancel_requested = TRUE WHERE thread_id = $1 \
                  AND status = 'running' RETURNING turn_index, owner",
-            )
-            .bind(thread_id)
-            .fetch_optional(conn)
-            .await
-        })
+            &params![thread_id],
+        )
+        .await
         .context("asking a turn to stop")
     }
 }

@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 
 use super::{
     Context, StoreError,
+    query::{params, record},
     repository::{WorkspaceRepository, with_conn},
 };
 
@@ -23,6 +24,14 @@ pub struct McpSessionRecord {
     /// When a request last used it (updated at most about once a minute).
     pub last_used_at: DateTime<Utc>,
 }
+
+record!(McpSessionRecord {
+    id: String,
+    thread_id: String,
+    state: String,
+    created_at: DateTime<Utc>,
+    last_used_at: DateTime<Utc>,
+} => McpSessionRecord { id, thread_id, state, created_at, last_used_at });
 
 impl WorkspaceRepository {
     /// Records a session opened on `thread_id` at `at` (a session id seen again replaces the
@@ -55,15 +64,12 @@ impl WorkspaceRepository {
 
     /// The session `id`, whatever its age.
     pub async fn mcp_session(&mut self, id: &str) -> Result<Option<McpSessionRecord>, StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query_as(
-                "SELECT id, thread_id, state, created_at, last_used_at FROM mcp_sessions \
+        self.fetch_optional(
+            "SELECT id, thread_id, state, created_at, last_used_at FROM mcp_sessions \
                  WHERE id = $1",
-            )
-            .bind(id)
-            .fetch_optional(conn)
-            .await
-        })
+            &params![id],
+        )
+        .await
         .context("reading an MCP session")
     }
 
@@ -73,15 +79,13 @@ impl WorkspaceRepository {
         id: &str,
         at: DateTime<Utc>,
     ) -> Result<bool, StoreError> {
-        let touched = with_conn!(self, conn => {
-            sqlx::query("UPDATE mcp_sessions SET last_used_at = $2 WHERE id = $1")
-                .bind(id)
-                .bind(at)
-                .execute(conn)
-                .await
-                .map(|r| r.rows_affected())
-        })
-        .context("noting the use of an MCP session")?;
+        let touched = self
+            .execute(
+                "UPDATE mcp_sessions SET last_used_at = $2 WHERE id = $1",
+                &params![id, at],
+            )
+            .await
+            .context("noting the use of an MCP session")?;
         Ok(touched > 0)
     }
 
@@ -92,15 +96,13 @@ impl WorkspaceRepository {
         id: &str,
         thread_id: Option<&str>,
     ) -> Result<bool, StoreError> {
-        let removed = with_conn!(self, conn => {
-            sqlx::query("DELETE FROM mcp_sessions WHERE id = $1 AND ($2 IS NULL OR thread_id = $2)")
-                .bind(id)
-                .bind(thread_id)
-                .execute(conn)
-                .await
-                .map(|r| r.rows_affected())
-        })
-        .context("ending an MCP session")?;
+        let removed = self
+            .execute(
+                "DELETE FROM mcp_sessions WHERE id = $1 AND ($2 IS NULL OR thread_id = $2)",
+                &params![id, thread_id],
+            )
+            .await
+            .context("ending an MCP session")?;
         Ok(removed > 0)
     }
 
@@ -109,31 +111,25 @@ impl WorkspaceRepository {
         &mut self,
         unused_since: DateTime<Utc>,
     ) -> Result<u64, StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query("DELETE FROM mcp_sessions WHERE last_used_at < $1")
-                .bind(unused_since)
-                .execute(conn)
-                .await
-                .map(|r| r.rows_affected())
-        })
+        self.execute(
+            "DELETE FROM mcp_sessions WHERE last_used_at < $1",
+            &params![unused_since],
+        )
+        .await
         .context("forgetting unused MCP sessions")
     }
 
     /// Subscribes the session `id` to `uri` (once); false if the session does not exist.
     pub async fn add_mcp_subscription(&mut self, id: &str, uri: &str) -> Result<bool, StoreError> {
-        let added = with_conn!(self, conn => {
-            sqlx::query(
+        let added = self
+            .execute(
                 "INSERT INTO mcp_subscriptions (session_id, uri) \
                  SELECT id, $2 FROM mcp_sessions WHERE id = $1 \
                  ON CONFLICT (session_id, uri) DO NOTHING",
+                &params![id, uri],
             )
-            .bind(id)
-            .bind(uri)
-            .execute(conn)
             .await
-            .map(|r| r.rows_affected())
-        })
-        .context("subscribing an MCP session")?;
+            .context("subscribing an MCP session")?;
         Ok(added > 0)
     }
 
@@ -152,13 +148,13 @@ impl WorkspaceRepository {
 
     /// The URIs the session `id` subscribed to, in order.
     pub async fn mcp_subscriptions(&mut self, id: &str) -> Result<Vec<String>, StoreError> {
-        let rows: Vec<(String,)> = with_conn!(self, conn => {
-            sqlx::query_as("SELECT uri FROM mcp_subscriptions WHERE session_id = $1 ORDER BY uri")
-                .bind(id)
-                .fetch_all(conn)
-                .await
-        })
-        .context("reading an MCP session's subscriptions")?;
+        let rows: Vec<(String,)> = self
+            .fetch_all(
+                "SELECT uri FROM mcp_subscriptions WHERE session_id = $1 ORDER BY uri",
+                &params![id],
+            )
+            .await
+            .context("reading an MCP session's subscriptions")?;
         Ok(rows.into_iter().map(|(uri,)| uri).collect())
     }
 }

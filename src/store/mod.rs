@@ -24,9 +24,13 @@ mod people;
 mod plan;
 mod preferences;
 mod prompt_view;
+mod query;
 pub mod recording;
 mod repository;
 mod threads;
+// The one module allowed `unsafe`: it lends sqlx's SQLite handle to rusqlite, which needs a
+// raw pointer and a borrow that outlives the call that made it (safety argued there).
+#[allow(unsafe_code)]
 pub mod writer;
 
 use std::{str::FromStr, time::Duration};
@@ -150,7 +154,7 @@ impl Database {
         // ping before every acquire (one thread round trip less per call).
         // Writes go through one connection of haico's own (`writer.rs`): every write queues
         // for it, so what a pool would add to taking and returning it is paid in series.
-        let writer = writer::Writer::open(&options, config.acquire_timeout)
+        let writer = writer::Writer::open(&options, config.acquire_timeout, SQLITE_BUSY_TIMEOUT)
             .await
             .map_err(|err| connect::sqlite_error(&path, &err))?;
         writer

@@ -5,6 +5,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::query::{OrDefault, record};
+
 /// A conversation and its workspace.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Thread {
@@ -57,6 +59,26 @@ pub(crate) struct ThreadRow {
     owner: Option<String>,
 }
 
+record!(ThreadRow {
+    id: String,
+    title: String,
+    turn_index: i64,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+    forked_from_thread: Option<String>,
+    forked_from_rev: Option<i64>,
+    owner: OrDefault<Option<String>>,
+} => ThreadRow {
+    id,
+    title,
+    turn_index,
+    created_at,
+    updated_at,
+    forked_from_thread,
+    forked_from_rev,
+    owner: owner.0,
+});
+
 impl From<ThreadRow> for Thread {
     fn from(row: ThreadRow) -> Self {
         let forked_from = match (row.forked_from_thread, row.forked_from_rev) {
@@ -86,6 +108,12 @@ pub struct Document {
     /// Bumped on every write, so editors can detect that someone else wrote meanwhile.
     pub version: i64,
 }
+
+record!(Document { title: String, content: String, version: i64 } => Document {
+    title,
+    content,
+    version,
+});
 
 /// One step of the plan (a "todo" on the wire, as in the seeds).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow, utoipa::ToSchema)]
@@ -168,6 +196,14 @@ pub struct ArtifactSummary {
     /// When it was stored.
     pub created_at: DateTime<Utc>,
 }
+
+record!(ArtifactSummary {
+    id: i64,
+    artifact_type: String,
+    title: Option<String>,
+    turn_index: i64,
+    created_at: DateTime<Utc>,
+} => ArtifactSummary { id, artifact_type, title, turn_index, created_at });
 
 /// An artifact with its payload.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::{
     Context, StoreError,
+    query::{params, record},
     repository::{WorkspaceRepository, now, with_conn},
 };
 
@@ -32,17 +33,24 @@ pub struct Member {
     pub role: String,
 }
 
+record!(User { id: i64, name: String, role: String, created_at: DateTime<Utc> } => User {
+    id,
+    name,
+    role,
+    created_at,
+});
+
+record!(Member { name: String, role: String } => Member { name, role });
+
 const USER_COLUMNS: &str = "id, name, role, created_at";
 
 impl WorkspaceRepository {
     /// Whether any account exists.
     pub async fn any_user(&mut self) -> Result<bool, StoreError> {
-        let (exists,): (bool,) = with_conn!(self, conn => {
-            sqlx::query_as("SELECT EXISTS (SELECT 1 FROM users)")
-                .fetch_one(conn)
-                .await
-        })
-        .context("checking for accounts")?;
+        let (exists,): (bool,) = self
+            .fetch_one("SELECT EXISTS (SELECT 1 FROM users)", &params![])
+            .await
+            .context("checking for accounts")?;
         Ok(exists)
     }
 
@@ -59,17 +67,10 @@ impl WorkspaceRepository {
             "INSERT INTO users (name, role, password_hash, token_digest, created_at) \
              VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO NOTHING RETURNING {USER_COLUMNS}"
         );
-        let row: Option<User> = with_conn!(self, conn => {
-            sqlx::query_as(&sql)
-                .bind(name)
-                .bind(role)
-                .bind(password_hash)
-                .bind(token_digest)
-                .bind(at)
-                .fetch_optional(conn)
-                .await
-        })
-        .context("creating an account")?;
+        let row: Option<User> = self
+            .fetch_optional(&sql, &params![name, role, password_hash, token_digest, at])
+            .await
+            .context("creating an account")?;
         row.ok_or_else(|| StoreError::AlreadyExists(format!("account {name:?}")))
     }
 
@@ -99,29 +100,31 @@ impl WorkspaceRepository {
         &mut self,
         name: &str,
     ) -> Result<Option<(User, Option<String>)>, StoreError> {
-        #[derive(sqlx::FromRow)]
         struct Row {
-            #[sqlx(flatten)]
             user: User,
             password_hash: Option<String>,
         }
+        record!(Row {
+            id: i64,
+            name: String,
+            role: String,
+            created_at: DateTime<Utc>,
+            password_hash: Option<String>,
+        } => Row { user: User { id, name, role, created_at }, password_hash });
         let sql = format!("SELECT {USER_COLUMNS}, password_hash FROM users WHERE name = $1");
-        let row: Option<Row> =
-            with_conn!(self, conn => sqlx::query_as(&sql).bind(name).fetch_optional(conn).await)
-                .context("reading an account")?;
+        let row: Option<Row> = self
+            .fetch_optional(&sql, &params![name])
+            .await
+            .context("reading an account")?;
         Ok(row.map(|row| (row.user, row.password_hash)))
     }
 
     /// Removes an account (its sessions go with it; threads it owned lose their owner).
     pub async fn remove_user(&mut self, name: &str) -> Result<bool, StoreError> {
-        let removed = with_conn!(self, conn => {
-            sqlx::query("DELETE FROM users WHERE name = $1")
-                .bind(name)
-                .execute(conn)
-                .await
-                .map(|r| r.rows_affected())
-        })
-        .context("removing an account")?;
+        let removed = self
+            .execute("DELETE FROM users WHERE name = $1", &params![name])
+            .await
+            .context("removing an account")?;
         Ok(removed > 0)
     }
 
@@ -133,21 +136,18 @@ impl WorkspaceRepository {
     ) -> Result<Option<User>, StoreError> {
         let sql =
             format!("UPDATE users SET token_digest = $2 WHERE name = $1 RETURNING {USER_COLUMNS}");
-        with_conn!(self, conn => {
-            sqlx::query_as(&sql).bind(name).bind(digest).fetch_optional(conn).await
-        })
-        .context("replacing a token")
+        self.fetch_optional(&sql, &params![name, digest])
+            .await
+            .context("replacing a token")
     }
 
     /// Gives every thread without an owner to `user` (the first administrator).
     pub async fn adopt_ownerless_threads(&mut self, user: i64) -> Result<u64, StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query("UPDATE threads SET owner_id = $1 WHERE owner_id IS NULL")
-                .bind(user)
-                .execute(conn)
-                .await
-                .map(|r| r.rows_affected())
-        })
+        self.execute(
+            "UPDATE threads SET owner_id = $1 WHERE owner_id IS NULL",
+            &params![user],
+        )
+        .await
         .context("giving ownerless threads an owner")
     }
 
@@ -159,19 +159,12 @@ impl WorkspaceRepository {
         expires_at: DateTime<Utc>,
     ) -> Result<(), StoreError> {
         let at = now();
-        with_conn!(self, conn => {
-            sqlx::query(
-                "INSERT INTO sessions (digest, user_id, created_at, expires_at) \
+        self.execute(
+            "INSERT INTO sessions (digest, user_id, created_at, expires_at) \
                  VALUES ($1, $2, $3, $4)",
-            )
-            .bind(digest)
-            .bind(user)
-            .bind(at)
-            .bind(expires_at)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-        })
+            &params![digest, user, at, expires_at],
+        )
+        .await
         .context("opening a session")?;
         Ok(())
     }
@@ -180,13 +173,11 @@ impl WorkspaceRepository {
     /// only live ones.
     pub async fn prune_sessions(&mut self) -> Result<u64, StoreError> {
         let at = now();
-        with_conn!(self, conn => {
-            sqlx::query("DELETE FROM sessions WHERE expires_at <= $1 OR revoked_at IS NOT NULL")
-                .bind(at)
-                .execute(conn)
-                .await
-                .map(|r| r.rows_affected())
-        })
+        self.execute(
+            "DELETE FROM sessions WHERE expires_at <= $1 OR revoked_at IS NOT NULL",
+            &params![at],
+        )
+        .await
         .context("forgetting ended sessions")
     }
 
@@ -196,23 +187,19 @@ impl WorkspaceRepository {
         let sql = "SELECT u.id, u.name, u.role, u.created_at FROM sessions s \
                    JOIN users u ON u.id = s.user_id \
                    WHERE s.digest = $1 AND s.revoked_at IS NULL AND s.expires_at > $2";
-        with_conn!(self, conn => {
-            sqlx::query_as(sql).bind(digest).bind(at).fetch_optional(conn).await
-        })
-        .context("checking a session")
+        self.fetch_optional(sql, &params![digest, at])
+            .await
+            .context("checking a session")
     }
 
     /// Ends a session.
     pub async fn revoke_session(&mut self, digest: &str) -> Result<(), StoreError> {
         let at = now();
-        with_conn!(self, conn => {
-            sqlx::query("UPDATE sessions SET revoked_at = $2 WHERE digest = $1 AND revoked_at IS NULL")
-                .bind(digest)
-                .bind(at)
-                .execute(conn)
-                .await
-                .map(|r| r.rows_affected())
-        })
+        self.execute(
+            "UPDATE sessions SET revoked_at = $2 WHERE digest = $1 AND revoked_at IS NULL",
+            &params![digest, at],
+        )
+        .await
         .context("ending a session")?;
         Ok(())
     }
@@ -223,14 +210,11 @@ impl WorkspaceRepository {
         thread_id: &str,
         user: Option<i64>,
     ) -> Result<(), StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query("UPDATE threads SET owner_id = $2 WHERE id = $1")
-                .bind(thread_id)
-                .bind(user)
-                .execute(conn)
-                .await
-                .map(|r| r.rows_affected())
-        })
+        self.execute(
+            "UPDATE threads SET owner_id = $2 WHERE id = $1",
+            &params![thread_id, user],
+        )
+        .await
         .context("setting a thread's owner")?;
         Ok(())
     }
@@ -242,18 +226,15 @@ impl WorkspaceRepository {
         thread_id: &str,
         user: i64,
     ) -> Result<Option<(Option<i64>, Option<String>)>, StoreError> {
-        let row: Option<(Option<i64>, Option<String>)> = with_conn!(self, conn => {
-            sqlx::query_as(
+        let row: Option<(Option<i64>, Option<String>)> = self
+            .fetch_optional(
                 "SELECT t.owner_id, m.role FROM threads t \
                  LEFT JOIN thread_members m ON m.thread_id = t.id AND m.user_id = $2 \
                  WHERE t.id = $1",
+                &params![thread_id, user],
             )
-            .bind(thread_id)
-            .bind(user)
-            .fetch_optional(conn)
             .await
-        })
-        .context("checking access to a thread")?;
+            .context("checking access to a thread")?;
         Ok(row)
     }
 
@@ -263,17 +244,14 @@ impl WorkspaceRepository {
         &mut self,
         user: i64,
     ) -> Result<Vec<(String, String)>, StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query_as(
-                "SELECT id, 'owner' FROM threads WHERE owner_id = $1 \
+        self.fetch_all(
+            "SELECT id, 'owner' FROM threads WHERE owner_id = $1 \
                  UNION ALL SELECT m.thread_id, m.role FROM thread_members m \
                  JOIN threads t ON t.id = m.thread_id \
                  WHERE m.user_id = $1 AND (t.owner_id IS NULL OR t.owner_id <> $1)",
-            )
-            .bind(user)
-            .fetch_all(conn)
-            .await
-        })
+            &params![user],
+        )
+        .await
         .context("listing visible threads")
     }
 
@@ -284,52 +262,41 @@ impl WorkspaceRepository {
         user: i64,
         role: &str,
     ) -> Result<(), StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query(
-                "INSERT INTO thread_members (thread_id, user_id, role) VALUES ($1, $2, $3) \
+        self.execute(
+            "INSERT INTO thread_members (thread_id, user_id, role) VALUES ($1, $2, $3) \
                  ON CONFLICT (thread_id, user_id) DO UPDATE SET role = excluded.role",
-            )
-            .bind(thread_id)
-            .bind(user)
-            .bind(role)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-        })
+            &params![thread_id, user, role],
+        )
+        .await
         .context("sharing a thread")?;
         Ok(())
     }
 
     /// Stops sharing a thread with `user`; whether they were a member.
     pub async fn remove_member(&mut self, thread_id: &str, user: i64) -> Result<bool, StoreError> {
-        let removed = with_conn!(self, conn => {
-            sqlx::query("DELETE FROM thread_members WHERE thread_id = $1 AND user_id = $2")
-                .bind(thread_id)
-                .bind(user)
-                .execute(conn)
-                .await
-                .map(|r| r.rows_affected())
-        })
-        .context("unsharing a thread")?;
+        let removed = self
+            .execute(
+                "DELETE FROM thread_members WHERE thread_id = $1 AND user_id = $2",
+                &params![thread_id, user],
+            )
+            .await
+            .context("unsharing a thread")?;
         Ok(removed > 0)
     }
 
     /// The thread's owner (first, when it has one) and members, by name.
     pub async fn members(&mut self, thread_id: &str) -> Result<Vec<Member>, StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query_as(
-                "SELECT name, role FROM ( \
+        self.fetch_all(
+            "SELECT name, role FROM ( \
                      SELECT u.name AS name, 'owner' AS role FROM threads t \
                      JOIN users u ON u.id = t.owner_id WHERE t.id = $1 \
                      UNION ALL \
                      SELECT u.name AS name, m.role AS role FROM thread_members m \
                      JOIN users u ON u.id = m.user_id WHERE m.thread_id = $1) AS x \
                  ORDER BY CASE role WHEN 'owner' THEN 0 WHEN 'editor' THEN 1 ELSE 2 END, name",
-            )
-            .bind(thread_id)
-            .fetch_all(conn)
-            .await
-        })
+            &params![thread_id],
+        )
+        .await
         .context("listing a thread's members")
     }
 }

@@ -13,7 +13,8 @@ use serde::Serialize;
 use super::{
     Context, PlanStep, StoreError,
     journal::ListOp,
-    repository::{Tx, WorkspaceRepository, now, with_conn},
+    query::{params, record},
+    repository::{Backend, WorkspaceRepository, now},
 };
 use crate::panels::Panel;
 
@@ -65,6 +66,21 @@ pub struct StepAt {
     /// Done flag.
     pub done: bool,
 }
+
+record!(StepAt { id: i64, sort_key: i64, depth: i64, text: String, done: bool } => StepAt {
+    id,
+    key: sort_key,
+    depth,
+    text,
+    done,
+});
+
+record!(PlanStep { id: i64, text: String, depth: i64, done: bool } => PlanStep {
+    id,
+    text,
+    depth,
+    done,
+});
 
 /// Where a new step goes: its 0-based index in the plan (what the history records) and the
 /// key of the step that will follow it (`None`: it goes last). The caller found both under
@@ -119,7 +135,6 @@ impl Targets {
 
 /// A step a batch statement changed, with its key (to put the rows in plan order) and the
 /// plan's length (counted by the same statement).
-#[derive(sqlx::FromRow)]
 struct ChangedRow {
     sort_key: i64,
     id: i64,
@@ -129,36 +144,39 @@ struct ChangedRow {
     plan_len: i64,
 }
 
+record!(ChangedRow { sort_key: i64, id: i64, text: String, depth: i64, done: bool,
+    plan_len: i64 } => ChangedRow { sort_key, id, text, depth, done, plan_len });
+
 impl WorkspaceRepository {
     /// The whole plan, in order. One row comes back (the plan as a JSON array), because
     /// fetching thousands of rows one by one through sqlx costs more than parsing them.
     pub async fn plan_steps(&mut self, thread_id: &str) -> Result<Vec<PlanStep>, StoreError> {
-        let sql = match self.tx {
-            Tx::Sqlite(_) => {
+        let sql = match self.backend() {
+            Backend::Sqlite => {
                 "SELECT json_group_array(json_array(id, text, depth, done) ORDER BY sort_key) \
                  FROM todos WHERE thread_id = $1"
             }
-            Tx::Postgres(_) => {
+            Backend::Postgres => {
                 "SELECT COALESCE(json_agg(json_build_array(id, text, depth, CASE WHEN done THEN 1 \
                  ELSE 0 END) ORDER BY sort_key)::text, '[]') FROM todos WHERE thread_id = $1"
             }
         };
-        let (json,): (String,) = with_conn!(self, conn => {
-            sqlx::query_as(sql).bind(thread_id).fetch_one(conn).await
-        })
-        .context("listing the plan")?;
+        let (json,): (String,) = self
+            .fetch_one(sql, &params![thread_id])
+            .await
+            .context("listing the plan")?;
         decode_steps(&json)
     }
 
     /// How many steps the plan has.
     pub async fn plan_len(&mut self, thread_id: &str) -> Result<i64, StoreError> {
-        let (count,): (i64,) = with_conn!(self, conn => {
-            sqlx::query_as("SELECT COUNT(*) FROM todos WHERE thread_id = $1")
-                .bind(thread_id)
-                .fetch_one(conn)
-                .await
-        })
-        .context("counting the plan")?;
+        let (count,): (i64,) = self
+            .fetch_one(
+                "SELECT COUNT(*) FROM todos WHERE thread_id = $1",
+                &params![thread_id],
+            )
+            .await
+            .context("counting the plan")?;
         Ok(count)
     }
 
@@ -171,43 +189,35 @@ impl WorkspaceRepository {
         if index < 0 {
             return Ok(None);
         }
-        with_conn!(self, conn => {
-            sqlx::query_as(
-                "SELECT id, sort_key, depth, text, done FROM todos WHERE thread_id = $1 \
+        self.fetch_optional(
+            "SELECT id, sort_key, depth, text, done FROM todos WHERE thread_id = $1 \
                  ORDER BY sort_key LIMIT 1 OFFSET $2",
-            )
-            .bind(thread_id)
-            .bind(index)
-            .fetch_optional(conn)
-            .await
-        })
+            &params![thread_id, index],
+        )
+        .await
         .context("reading a step")
     }
 
     /// The last step of the plan, found from the end of the index.
     pub async fn last_step(&mut self, thread_id: &str) -> Result<Option<StepAt>, StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query_as(
-                "SELECT id, sort_key, depth, text, done FROM todos WHERE thread_id = $1 \
+        self.fetch_optional(
+            "SELECT id, sort_key, depth, text, done FROM todos WHERE thread_id = $1 \
                  ORDER BY sort_key DESC LIMIT 1",
-            )
-            .bind(thread_id)
-            .fetch_optional(conn)
-            .await
-        })
+            &params![thread_id],
+        )
+        .await
         .context("reading the last step")
     }
 
     /// The 0-based index of the step with key `key`: how many steps come before it.
     pub async fn step_index(&mut self, thread_id: &str, key: i64) -> Result<i64, StoreError> {
-        let (count,): (i64,) = with_conn!(self, conn => {
-            sqlx::query_as("SELECT COUNT(*) FROM todos WHERE thread_id = $1 AND sort_key < $2")
-                .bind(thread_id)
-                .bind(key)
-                .fetch_one(conn)
-                .await
-        })
-        .context("numbering a step")?;
+        let (count,): (i64,) = self
+            .fetch_one(
+                "SELECT COUNT(*) FROM todos WHERE thread_id = $1 AND sort_key < $2",
+                &params![thread_id, key],
+            )
+            .await
+            .context("numbering a step")?;
         Ok(count)
     }
 
@@ -219,35 +229,27 @@ impl WorkspaceRepository {
         key: i64,
         depth: i64,
     ) -> Result<StepRange, StoreError> {
-        let (end,): (Option<i64>,) = with_conn!(self, conn => {
-            sqlx::query_as(
+        let (end,): (Option<i64>,) = self
+            .fetch_one(
                 "SELECT MIN(sort_key) FROM todos \
                  WHERE thread_id = $1 AND sort_key > $2 AND depth <= $3",
+                &params![thread_id, key, depth],
             )
-            .bind(thread_id)
-            .bind(key)
-            .bind(depth)
-            .fetch_one(conn)
             .await
-        })
-        .context("finding a step's sub-steps")?;
+            .context("finding a step's sub-steps")?;
         Ok(StepRange { start: key, end })
     }
 
     /// How many steps lie in `range`.
     pub async fn count_in(&mut self, thread_id: &str, range: StepRange) -> Result<i64, StoreError> {
-        let (count,): (i64,) = with_conn!(self, conn => {
-            sqlx::query_as(
+        let (count,): (i64,) = self
+            .fetch_one(
                 "SELECT COUNT(*) FROM todos WHERE thread_id = $1 AND sort_key >= $2 \
                  AND sort_key < $3",
+                &params![thread_id, range.start, range.end.unwrap_or(i64::MAX)],
             )
-            .bind(thread_id)
-            .bind(range.start)
-            .bind(range.end.unwrap_or(i64::MAX))
-            .fetch_one(conn)
             .await
-        })
-        .context("counting sub-steps")?;
+            .context("counting sub-steps")?;
         Ok(count)
     }
 
@@ -269,41 +271,29 @@ impl WorkspaceRepository {
         // One statement for the whole batch: the steps travel as one JSON array parameter,
         // each taking key `first + stride * i`.
         let batch = serde_json::to_string(steps)?;
-        let mut rows: Vec<KeyedStep> = match &mut self.tx {
-            Tx::Sqlite(tx) => {
-                sqlx::query_as(
-                    "INSERT INTO todos (thread_id, sort_key, text, depth, done, created_at, updated_at) \
-                     SELECT $1, $2 + $3 * CAST(j.key AS INTEGER), json_extract(j.value, '$.text'), \
-                            json_extract(j.value, '$.depth'), FALSE, $4, $4 \
-                     FROM json_each($5) AS j \
-                     RETURNING sort_key, id, text, depth, done",
-                )
-                .bind(thread_id)
-                .bind(first)
-                .bind(stride)
-                .bind(at_time)
-                .bind(batch)
-                .fetch_all(&mut **tx)
-                .await
+        let sql = match self.backend() {
+            Backend::Sqlite => {
+                "INSERT INTO todos (thread_id, sort_key, text, depth, done, created_at, updated_at) \
+                 SELECT $1, $2 + $3 * CAST(j.key AS INTEGER), json_extract(j.value, '$.text'), \
+                        json_extract(j.value, '$.depth'), FALSE, $4, $4 \
+                 FROM json_each($5) AS j \
+                 RETURNING sort_key, id, text, depth, done"
             }
-            Tx::Postgres(tx) => {
-                sqlx::query_as(
-                    "INSERT INTO todos (thread_id, sort_key, text, depth, done, created_at, updated_at) \
-                     SELECT $1, $2 + $3 * (s.ord - 1), s.step->>'text', (s.step->>'depth')::bigint, \
-                            FALSE, $4, $4 \
-                     FROM jsonb_array_elements($5::jsonb) WITH ORDINALITY AS s(step, ord) \
-                     RETURNING sort_key, id, text, depth, done",
-                )
-                .bind(thread_id)
-                .bind(first)
-                .bind(stride)
-                .bind(at_time)
-                .bind(batch)
-                .fetch_all(&mut **tx)
-                .await
+            Backend::Postgres => {
+                "INSERT INTO todos (thread_id, sort_key, text, depth, done, created_at, updated_at) \
+                 SELECT $1, $2 + $3 * (s.ord - 1), s.step->>'text', (s.step->>'depth')::bigint, \
+                        FALSE, $4, $4 \
+                 FROM jsonb_array_elements($5::jsonb) WITH ORDINALITY AS s(step, ord) \
+                 RETURNING sort_key, id, text, depth, done"
             }
-        }
-        .context("inserting steps")?;
+        };
+        let mut rows: Vec<KeyedStep> = self
+            .fetch_all(
+                sql,
+                &params![thread_id, first, stride, at_time, batch.as_str()],
+            )
+            .await
+            .context("inserting steps")?;
         self.mark(Panel::Plan);
         // The order RETURNING lists rows in is not promised; their keys are.
         rows.sort_by_key(|row| row.key);
@@ -338,16 +328,13 @@ impl WorkspaceRepository {
         before: Option<i64>,
         count: i64,
     ) -> Result<Option<(i64, i64)>, StoreError> {
-        let (previous,): (Option<i64>,) = with_conn!(self, conn => {
-            sqlx::query_as(
+        let (previous,): (Option<i64>,) = self
+            .fetch_one(
                 "SELECT MAX(sort_key) FROM todos WHERE thread_id = $1 AND sort_key < $2",
+                &params![thread_id, before.unwrap_or(i64::MAX)],
             )
-            .bind(thread_id)
-            .bind(before.unwrap_or(i64::MAX))
-            .fetch_one(conn)
             .await
-        })
-        .context("finding room for steps")?;
+            .context("finding room for steps")?;
         let low = previous.unwrap_or(0);
         Ok(match before {
             // At the end: one gap after the other, while the keys stay in range.
@@ -369,22 +356,11 @@ impl WorkspaceRepository {
     /// `(at + 1) * KEY_GAP` onwards). One statement; every row of the plan is written, which is
     /// why it only happens when a gap is used up.
     async fn renumber(&mut self, thread_id: &str, at: i64, room: i64) -> Result<(), StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query(
-                "UPDATE todos SET sort_key = ranked.n * $4 \
+        self.execute("UPDATE todos SET sort_key = ranked.n * $4 \
                  FROM (SELECT id, row_number() OVER (ORDER BY sort_key) \
                               + CASE WHEN row_number() OVER (ORDER BY sort_key) > $2 THEN $3 ELSE 0 END AS n \
                        FROM todos WHERE thread_id = $1) AS ranked \
-                 WHERE todos.id = ranked.id",
-            )
-            .bind(thread_id)
-            .bind(at)
-            .bind(room)
-            .bind(KEY_GAP)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-        })
+                 WHERE todos.id = ranked.id", &params![thread_id, at, room, KEY_GAP]).await
         .context("renumbering the plan")?;
         Ok(())
     }
@@ -398,8 +374,8 @@ impl WorkspaceRepository {
         positions: &[i64],
     ) -> Result<StepsChanged<bool>, StoreError> {
         let targets = Targets::new(positions);
-        let sql = match self.tx {
-            Tx::Sqlite(_) => {
+        let sql = match self.backend() {
+            Backend::Sqlite => {
                 "WITH plan AS (SELECT id, ROW_NUMBER() OVER (ORDER BY sort_key) - 1 AS rank \
                  FROM todos WHERE thread_id = $1 ORDER BY sort_key LIMIT $3) \
                  UPDATE todos SET done = NOT done, updated_at = $4 \
@@ -407,7 +383,7 @@ impl WorkspaceRepository {
                  RETURNING sort_key, id, text, depth, done, \
                  (SELECT COUNT(*) FROM todos WHERE thread_id = $1) AS plan_len"
             }
-            Tx::Postgres(_) => {
+            Backend::Postgres => {
                 "WITH plan AS (SELECT id, ROW_NUMBER() OVER (ORDER BY sort_key) - 1 AS rank \
                  FROM todos WHERE thread_id = $1 ORDER BY sort_key LIMIT $3) \
                  UPDATE todos SET done = NOT done, updated_at = $4 FROM plan \
@@ -446,8 +422,8 @@ impl WorkspaceRepository {
                 .map(|(position, text)| (position, text))
                 .collect::<Vec<_>>(),
         )?;
-        let sql = match self.tx {
-            Tx::Sqlite(_) => {
+        let sql = match self.backend() {
+            Backend::Sqlite => {
                 "WITH plan AS (SELECT id, ROW_NUMBER() OVER (ORDER BY sort_key) - 1 AS rank \
                  FROM todos WHERE thread_id = $1 ORDER BY sort_key LIMIT $3), \
                  hit AS (SELECT plan.id, json_extract(u.value, '$[1]') AS text FROM plan \
@@ -457,7 +433,7 @@ impl WorkspaceRepository {
                  RETURNING sort_key, id, text, depth, done, \
                  (SELECT COUNT(*) FROM todos WHERE thread_id = $1) AS plan_len"
             }
-            Tx::Postgres(_) => {
+            Backend::Postgres => {
                 "WITH plan AS (SELECT id, ROW_NUMBER() OVER (ORDER BY sort_key) - 1 AS rank \
                  FROM todos WHERE thread_id = $1 ORDER BY sort_key LIMIT $3), \
                  hit AS (SELECT plan.id, u.e->>1 AS text FROM plan \
@@ -491,16 +467,10 @@ impl WorkspaceRepository {
         context: &'static str,
     ) -> Result<StepsChanged<PlanStep>, StoreError> {
         let at = now();
-        let rows: Vec<ChangedRow> = with_conn!(self, conn => {
-            sqlx::query_as(sql)
-                .bind(thread_id)
-                .bind(&targets.json)
-                .bind(targets.limit)
-                .bind(at)
-                .fetch_all(conn)
-                .await
-        })
-        .context(context)?;
+        let rows: Vec<ChangedRow> = self
+            .fetch_all(sql, &params![thread_id, &targets.json, targets.limit, at])
+            .await
+            .context(context)?;
         self.steps_changed(thread_id, targets, rows).await
     }
 
@@ -560,19 +530,8 @@ impl WorkspaceRepository {
         done: Option<bool>,
     ) -> Result<Option<PlanStep>, StoreError> {
         let at = now();
-        let row: Option<PlanStep> = with_conn!(self, conn => {
-            sqlx::query_as(
-                "UPDATE todos SET text = COALESCE($3, text), done = COALESCE($4, done), updated_at = $5 \
-                 WHERE thread_id = $1 AND id = $2 RETURNING id, text, depth, done",
-            )
-            .bind(thread_id)
-            .bind(id)
-            .bind(text)
-            .bind(done)
-            .bind(at)
-            .fetch_optional(conn)
-            .await
-        })
+        let row: Option<PlanStep> = self.fetch_optional("UPDATE todos SET text = COALESCE($3, text), done = COALESCE($4, done), updated_at = $5 \
+                 WHERE thread_id = $1 AND id = $2 RETURNING id, text, depth, done", &params![thread_id, id, text, done, at]).await
         .context("updating a step")?;
         if let Some(step) = &row {
             self.updated_step(step.clone());
@@ -589,18 +548,14 @@ impl WorkspaceRepository {
     ) -> Result<Vec<u64>, StoreError> {
         let mut counts = Vec::with_capacity(ranges.len());
         for range in ranges {
-            let ids: Vec<(i64,)> = with_conn!(self, conn => {
-                sqlx::query_as(
+            let ids: Vec<(i64,)> = self
+                .fetch_all(
                     "DELETE FROM todos WHERE thread_id = $1 AND sort_key >= $2 AND sort_key < $3 \
                      RETURNING id",
+                    &params![thread_id, range.start, range.end.unwrap_or(i64::MAX)],
                 )
-                .bind(thread_id)
-                .bind(range.start)
-                .bind(range.end.unwrap_or(i64::MAX))
-                .fetch_all(conn)
                 .await
-            })
-            .context("removing steps")?;
+                .context("removing steps")?;
             counts.push(u64::try_from(ids.len()).unwrap_or(u64::MAX));
             if !ids.is_empty() {
                 self.mark(Panel::Plan);
@@ -629,13 +584,15 @@ pub(super) fn decode_steps(json: &str) -> Result<Vec<PlanStep>, StoreError> {
 }
 
 /// A step with its key, as an insert returns it.
-#[derive(sqlx::FromRow)]
 struct KeyedStep {
-    #[sqlx(rename = "sort_key")]
     key: i64,
-    #[sqlx(flatten)]
     step: PlanStep,
 }
+
+record!(KeyedStep { sort_key: i64, id: i64, text: String, depth: i64, done: bool } => KeyedStep {
+    key: sort_key,
+    step: PlanStep { id, text, depth, done },
+});
 
 /// Where a step is in the plan: its stable id, key and depth.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
@@ -649,6 +606,8 @@ pub struct StepPlace {
     pub depth: i64,
 }
 
+record!(StepPlace { id: i64, sort_key: i64, depth: i64 } => StepPlace { id, key: sort_key, depth });
+
 impl WorkspaceRepository {
     /// Key and depth of the step with stable id `id` in this thread's plan.
     pub async fn step_place(
@@ -656,15 +615,11 @@ impl WorkspaceRepository {
         thread_id: &str,
         id: i64,
     ) -> Result<Option<StepPlace>, StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query_as(
-                "SELECT id, sort_key, depth FROM todos WHERE thread_id = $1 AND id = $2",
-            )
-            .bind(thread_id)
-            .bind(id)
-            .fetch_optional(conn)
-            .await
-        })
+        self.fetch_optional(
+            "SELECT id, sort_key, depth FROM todos WHERE thread_id = $1 AND id = $2",
+            &params![thread_id, id],
+        )
+        .await
         .context("locating a step")
     }
 
@@ -679,19 +634,8 @@ impl WorkspaceRepository {
     ) -> Result<PlanStep, StoreError> {
         let (key, _) = self.keys_for(thread_id, at, 1).await?;
         let at_time = now();
-        let step: PlanStep = with_conn!(self, conn => {
-            sqlx::query_as(
-                "INSERT INTO todos (thread_id, sort_key, text, depth, done, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, FALSE, $5, $5) RETURNING id, text, depth, done",
-            )
-            .bind(thread_id)
-            .bind(key)
-            .bind(text)
-            .bind(depth)
-            .bind(at_time)
-            .fetch_one(conn)
-            .await
-        })
+        let step: PlanStep = self.fetch_one("INSERT INTO todos (thread_id, sort_key, text, depth, done, created_at, updated_at) \
+                 VALUES ($1, $2, $3, $4, FALSE, $5, $5) RETURNING id, text, depth, done", &params![thread_id, key, text, depth, at_time]).await
         .context("inserting a step")?;
         self.mark(Panel::Plan);
         self.journal_mut().plan.push(ListOp::Insert {
@@ -726,32 +670,16 @@ impl WorkspaceRepository {
         thread_id: &str,
         steps: &[PlanStep],
     ) -> Result<(), StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query("DELETE FROM todos WHERE thread_id = $1")
-                .bind(thread_id)
-                .execute(conn)
-                .await
-                .map(|r| r.rows_affected())
-        })
+        self.execute(
+            "DELETE FROM todos WHERE thread_id = $1",
+            &params![thread_id],
+        )
+        .await
         .context("clearing the plan")?;
         let at = now();
         for (rank, step) in (1_i64..).zip(steps) {
-            with_conn!(self, conn => {
-                sqlx::query(
-                    "INSERT INTO todos (id, thread_id, sort_key, text, depth, done, created_at, updated_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $7)",
-                )
-                .bind(step.id)
-                .bind(thread_id)
-                .bind(rank * KEY_GAP)
-                .bind(&step.text)
-                .bind(step.depth)
-                .bind(step.done)
-                .bind(at)
-                .execute(conn)
-                .await
-                .map(|r| r.rows_affected())
-            })
+            self.execute("INSERT INTO todos (id, thread_id, sort_key, text, depth, done, created_at, updated_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $7)", &params![step.id, thread_id, rank * KEY_GAP, &step.text, step.depth, step.done, at]).await
             .context("restoring a step")?;
         }
         self.mark(Panel::Plan);

@@ -4,13 +4,13 @@
 //! itself: a user who locks a preference while an agent call is in flight wins, because the
 //! database re-checks the condition on the row it is about to change.
 
-use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::{
     Context, Preference, PreferenceKind, StoreError,
     journal::ListOp,
-    repository::{Tx, WorkspaceRepository, now, with_conn},
+    query::{params, record},
+    repository::{WorkspaceRepository, now},
 };
 use crate::panels::Panel;
 
@@ -49,16 +49,17 @@ pub enum WriteOutcome {
     Missing,
 }
 
-#[derive(sqlx::FromRow)]
+/// A row of [`COLUMNS`].
 struct PreferenceRow {
     id: i64,
     title: String,
     subtitle: Option<String>,
     kind: String,
     locked: bool,
-    #[allow(dead_code)]
-    created_at: DateTime<Utc>,
 }
+
+record!(PreferenceRow { id: i64, title: String, subtitle: Option<String>, kind: String,
+    locked: bool } => PreferenceRow { id, title, subtitle, kind, locked });
 
 impl From<PreferenceRow> for Preference {
     fn from(row: PreferenceRow) -> Self {
@@ -81,10 +82,10 @@ impl WorkspaceRepository {
         thread_id: &str,
     ) -> Result<Vec<Preference>, StoreError> {
         let sql = format!("SELECT {COLUMNS} FROM preferences WHERE thread_id = $1 ORDER BY id");
-        let rows: Vec<PreferenceRow> = with_conn!(self, conn => {
-            sqlx::query_as(&sql).bind(thread_id).fetch_all(conn).await
-        })
-        .context("listing preferences")?;
+        let rows: Vec<PreferenceRow> = self
+            .fetch_all(&sql, &params![thread_id])
+            .await
+            .context("listing preferences")?;
         Ok(rows.into_iter().map(Preference::from).collect())
     }
 
@@ -95,10 +96,10 @@ impl WorkspaceRepository {
         id: i64,
     ) -> Result<Option<Preference>, StoreError> {
         let sql = format!("SELECT {COLUMNS} FROM preferences WHERE thread_id = $1 AND id = $2");
-        let row: Option<PreferenceRow> = with_conn!(self, conn => {
-            sqlx::query_as(&sql).bind(thread_id).bind(id).fetch_optional(conn).await
-        })
-        .context("reading a preference")?;
+        let row: Option<PreferenceRow> = self
+            .fetch_optional(&sql, &params![thread_id, id])
+            .await
+            .context("reading a preference")?;
         Ok(row.map(Preference::from))
     }
 
@@ -115,17 +116,19 @@ impl WorkspaceRepository {
                 "INSERT INTO preferences (thread_id, title, subtitle, kind, locked, created_at, updated_at) \
                  VALUES ($1, $2, $3, $4, FALSE, $5, $5) RETURNING {COLUMNS}"
             );
-            let row: PreferenceRow = with_conn!(self, conn => {
-                sqlx::query_as(&sql)
-                    .bind(thread_id)
-                    .bind(&item.title)
-                    .bind(item.subtitle.as_deref())
-                    .bind(item.kind.as_str())
-                    .bind(at)
-                    .fetch_one(conn)
-                    .await
-            })
-            .context("recording a preference")?;
+            let row: PreferenceRow = self
+                .fetch_one(
+                    &sql,
+                    &params![
+                        thread_id,
+                        &item.title,
+                        item.subtitle.as_deref(),
+                        item.kind.as_str(),
+                        at
+                    ],
+                )
+                .await
+                .context("recording a preference")?;
             added.push(Preference::from(row));
         }
         if !added.is_empty() {
@@ -160,20 +163,22 @@ impl WorkspaceRepository {
         );
         let set_subtitle = patch.subtitle.is_some();
         let subtitle = patch.subtitle.clone().flatten();
-        let row: Option<PreferenceRow> = with_conn!(self, conn => {
-            sqlx::query_as(&sql)
-                .bind(thread_id)
-                .bind(id)
-                .bind(patch.title.as_deref())
-                .bind(set_subtitle)
-                .bind(subtitle.as_deref())
-                .bind(patch.kind.map(PreferenceKind::as_str))
-                .bind(patch.locked)
-                .bind(at)
-                .fetch_optional(conn)
-                .await
-        })
-        .context("updating a preference")?;
+        let row: Option<PreferenceRow> = self
+            .fetch_optional(
+                &sql,
+                &params![
+                    thread_id,
+                    id,
+                    patch.title.as_deref(),
+                    set_subtitle,
+                    subtitle.as_deref(),
+                    patch.kind.map(PreferenceKind::as_str),
+                    patch.locked,
+                    at
+                ],
+            )
+            .await
+            .context("updating a preference")?;
         match row {
             Some(row) => {
                 let preference = Preference::from(row);
@@ -201,10 +206,10 @@ impl WorkspaceRepository {
         };
         let sql =
             format!("DELETE FROM preferences WHERE thread_id = $1 AND id = $2{lock_condition}");
-        let result = with_conn!(self, conn => {
-            sqlx::query(&sql).bind(thread_id).bind(id).execute(conn).await.map(|r| r.rows_affected())
-        })
-        .context("removing a preference")?;
+        let result = self
+            .execute(&sql, &params![thread_id, id])
+            .await
+            .context("removing a preference")?;
         if result > 0 {
             self.mark(Panel::Preferences);
             self.journal_mut()
@@ -222,23 +227,13 @@ impl WorkspaceRepository {
         thread_id: &str,
         id: i64,
     ) -> Result<WriteOutcome, StoreError> {
-        let row: Option<(bool,)> = match &mut self.tx {
-            Tx::Sqlite(tx) => {
-                sqlx::query_as("SELECT locked FROM preferences WHERE thread_id = $1 AND id = $2")
-                    .bind(thread_id)
-                    .bind(id)
-                    .fetch_optional(&mut **tx)
-                    .await
-            }
-            Tx::Postgres(tx) => {
-                sqlx::query_as("SELECT locked FROM preferences WHERE thread_id = $1 AND id = $2")
-                    .bind(thread_id)
-                    .bind(id)
-                    .fetch_optional(&mut **tx)
-                    .await
-            }
-        }
-        .context("checking a preference's lock")?;
+        let row: Option<(bool,)> = self
+            .fetch_optional(
+                "SELECT locked FROM preferences WHERE thread_id = $1 AND id = $2",
+                &params![thread_id, id],
+            )
+            .await
+            .context("checking a preference's lock")?;
         Ok(match row {
             Some((true,)) => WriteOutcome::Locked,
             _ => WriteOutcome::Missing,
@@ -253,32 +248,16 @@ impl WorkspaceRepository {
         thread_id: &str,
         items: &[Preference],
     ) -> Result<(), StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query("DELETE FROM preferences WHERE thread_id = $1")
-                .bind(thread_id)
-                .execute(conn)
-                .await
-                .map(|r| r.rows_affected())
-        })
+        self.execute(
+            "DELETE FROM preferences WHERE thread_id = $1",
+            &params![thread_id],
+        )
+        .await
         .context("clearing the preferences")?;
         let at = now();
         for item in items {
-            with_conn!(self, conn => {
-                sqlx::query(
-                    "INSERT INTO preferences (id, thread_id, title, subtitle, kind, locked, created_at, updated_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $7)",
-                )
-                .bind(item.id)
-                .bind(thread_id)
-                .bind(&item.title)
-                .bind(item.subtitle.as_deref())
-                .bind(item.kind.as_str())
-                .bind(item.locked)
-                .bind(at)
-                .execute(conn)
-                .await
-                .map(|r| r.rows_affected())
-            })
+            self.execute("INSERT INTO preferences (id, thread_id, title, subtitle, kind, locked, created_at, updated_at) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $7)", &params![item.id, thread_id, &item.title, item.subtitle.as_deref(), item.kind.as_str(), item.locked, at]).await
             .context("restoring a preference")?;
         }
         self.mark(Panel::Preferences);

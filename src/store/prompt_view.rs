@@ -5,7 +5,8 @@
 use super::{
     ArtifactSummary, Context, PlanStep, StoreError,
     plan::decode_steps,
-    repository::{Tx, WorkspaceRepository, with_conn},
+    query::params,
+    repository::{Tx, WorkspaceRepository},
 };
 
 /// The document as the prompt shows it: all of it when it fits, else its head and tail.
@@ -57,7 +58,7 @@ impl WorkspaceRepository {
                 .bind(keep)
                 .bind(head)
                 .bind(tail.saturating_mul(4).saturating_add(3))
-                .fetch_optional(&mut **tx)
+                .fetch_optional(tx.conn())
                 .await
                 .context("reading the document excerpt")?;
                 row.map(|(title, chars, head, tail_bytes)| {
@@ -112,14 +113,10 @@ impl WorkspaceRepository {
                  FROM todos WHERE thread_id = $1"
             }
         };
-        let (steps, total, done): (String, i64, i64) = with_conn!(self, conn => {
-            sqlx::query_as(sql)
-                .bind(thread_id)
-                .bind(limit)
-                .fetch_one(conn)
-                .await
-        })
-        .context("reading the plan")?;
+        let (steps, total, done): (String, i64, i64) = self
+            .fetch_one(sql, &params![thread_id, limit])
+            .await
+            .context("reading the plan")?;
         Ok(PlanPage {
             steps: decode_steps(&steps)?,
             total,
@@ -129,13 +126,13 @@ impl WorkspaceRepository {
 
     /// How many artifacts the thread has.
     pub async fn count_artifacts(&mut self, thread_id: &str) -> Result<i64, StoreError> {
-        let (count,): (i64,) = with_conn!(self, conn => {
-            sqlx::query_as("SELECT COUNT(*) FROM artifacts WHERE thread_id = $1")
-                .bind(thread_id)
-                .fetch_one(conn)
-                .await
-        })
-        .context("counting artifacts")?;
+        let (count,): (i64,) = self
+            .fetch_one(
+                "SELECT COUNT(*) FROM artifacts WHERE thread_id = $1",
+                &params![thread_id],
+            )
+            .await
+            .context("counting artifacts")?;
         Ok(count)
     }
 

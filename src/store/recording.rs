@@ -6,7 +6,8 @@ use serde_json::Value;
 
 use super::{
     Context, StoreError,
-    repository::{Tx, WorkspaceRepository, with_conn},
+    query::{params, record},
+    repository::{Tx, WorkspaceRepository},
 };
 
 /// A stored panel record, with its panel, for export.
@@ -21,6 +22,13 @@ pub struct PanelRow {
     /// The JSON.
     pub data: String,
 }
+
+record!(PanelRow { panel: String, rev: i64, whole: bool, data: String } => PanelRow {
+    panel,
+    rev,
+    whole,
+    data,
+});
 
 /// An artifact with everything a recording keeps of it.
 #[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
@@ -40,6 +48,16 @@ pub struct ArtifactRow {
     /// When it was stored.
     pub created_at: DateTime<Utc>,
 }
+
+record!(ArtifactRow {
+    id: i64,
+    artifact_type: String,
+    title: Option<String>,
+    payload: String,
+    turn_index: i64,
+    rev: Option<i64>,
+    created_at: DateTime<Utc>,
+} => ArtifactRow { id, artifact_type, title, payload, turn_index, rev, created_at });
 
 /// A message to write back as it was.
 #[derive(Debug, Clone, Copy)]
@@ -62,29 +80,23 @@ impl WorkspaceRepository {
         &mut self,
         thread_id: &str,
     ) -> Result<Vec<PanelRow>, StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query_as(
-                "SELECT panel, rev, whole, data FROM panel_changes WHERE thread_id = $1 \
+        self.fetch_all(
+            "SELECT panel, rev, whole, data FROM panel_changes WHERE thread_id = $1 \
                  ORDER BY rev, panel",
-            )
-            .bind(thread_id)
-            .fetch_all(conn)
-            .await
-        })
+            &params![thread_id],
+        )
+        .await
         .context("reading the panels' history")
     }
 
     /// Every artifact of the thread, oldest first, with payloads.
     pub async fn all_artifacts(&mut self, thread_id: &str) -> Result<Vec<ArtifactRow>, StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query_as(
-                "SELECT id, artifact_type, title, payload, turn_index, rev, created_at \
+        self.fetch_all(
+            "SELECT id, artifact_type, title, payload, turn_index, rev, created_at \
                  FROM artifacts WHERE thread_id = $1 ORDER BY id",
-            )
-            .bind(thread_id)
-            .fetch_all(conn)
-            .await
-        })
+            &params![thread_id],
+        )
+        .await
         .context("reading artifacts")
     }
 
@@ -97,22 +109,21 @@ impl WorkspaceRepository {
         turn_index: i64,
         forked_from: Option<(&str, i64)>,
     ) -> Result<(), StoreError> {
-        let result = with_conn!(self, conn => {
-            sqlx::query(
+        let result = self
+            .execute(
                 "INSERT INTO threads (id, title, turn_index, created_at, updated_at, \
                  forked_from_thread, forked_from_rev) VALUES ($1, $2, $3, $4, $4, $5, $6)",
+                &params![
+                    id,
+                    title,
+                    turn_index,
+                    created_at,
+                    forked_from.map(|f| f.0),
+                    forked_from.map(|f| f.1)
+                ],
             )
-            .bind(id)
-            .bind(title)
-            .bind(turn_index)
-            .bind(created_at)
-            .bind(forked_from.map(|f| f.0))
-            .bind(forked_from.map(|f| f.1))
-            .execute(conn)
             .await
-            .map(|r| r.rows_affected())
-        })
-        .context("creating the imported thread");
+            .context("creating the imported thread");
         match result {
             Ok(_) => Ok(()),
             Err(err) if err.is_unique_violation() => {
@@ -132,21 +143,19 @@ impl WorkspaceRepository {
         started_at: DateTime<Utc>,
         finished_at: Option<DateTime<Utc>>,
     ) -> Result<(), StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query(
-                "INSERT INTO turns (thread_id, turn_index, status, error, started_at, finished_at) \
+        self.execute(
+            "INSERT INTO turns (thread_id, turn_index, status, error, started_at, finished_at) \
                  VALUES ($1, $2, $3, $4, $5, $6)",
-            )
-            .bind(thread_id)
-            .bind(turn_index)
-            .bind(status)
-            .bind(error)
-            .bind(started_at)
-            .bind(finished_at)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-        })
+            &params![
+                thread_id,
+                turn_index,
+                status,
+                error,
+                started_at,
+                finished_at
+            ],
+        )
+        .await
         .context("writing a turn")?;
         Ok(())
     }
@@ -157,21 +166,19 @@ impl WorkspaceRepository {
         thread_id: &str,
         message: OldMessage<'_>,
     ) -> Result<(), StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query(
-                "INSERT INTO messages (thread_id, turn_index, role, content, created_at, by_name) \
+        self.execute(
+            "INSERT INTO messages (thread_id, turn_index, role, content, created_at, by_name) \
                  VALUES ($1, $2, $3, $4, $5, $6)",
-            )
-            .bind(thread_id)
-            .bind(message.turn_index)
-            .bind(message.role)
-            .bind(message.content)
-            .bind(message.at)
-            .bind(message.by)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-        })
+            &params![
+                thread_id,
+                message.turn_index,
+                message.role,
+                message.content,
+                message.at,
+                message.by
+            ],
+        )
+        .await
         .context("writing a message")?;
         Ok(())
     }
@@ -186,26 +193,24 @@ impl WorkspaceRepository {
     ) -> Result<(), StoreError> {
         let arguments = serde_json::to_string(call.arguments)?;
         let result = serde_json::to_string(call.result)?;
-        with_conn!(self, conn => {
-            sqlx::query(
-                "INSERT INTO tool_calls (thread_id, turn_index, call_index, tool, arguments, \
+        self.execute(
+            "INSERT INTO tool_calls (thread_id, turn_index, call_index, tool, arguments, \
                  action_and_reasoning, result, success, duration_ms, created_at) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-            )
-            .bind(thread_id)
-            .bind(call.turn_index)
-            .bind(call.call_index)
-            .bind(call.tool)
-            .bind(&arguments)
-            .bind(call.action_and_reasoning)
-            .bind(&result)
-            .bind(call.success)
-            .bind(call.duration_ms)
-            .bind(at)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-        })
+            &params![
+                thread_id,
+                call.turn_index,
+                call.call_index,
+                call.tool,
+                &arguments,
+                call.action_and_reasoning,
+                &result,
+                call.success,
+                call.duration_ms,
+                at
+            ],
+        )
+        .await
         .context("writing a tool call")?;
         Ok(())
     }
@@ -223,38 +228,33 @@ impl WorkspaceRepository {
         at: DateTime<Utc>,
     ) -> Result<i64, StoreError> {
         let payload = serde_json::to_string(payload)?;
-        let (id,): (i64,) = with_conn!(self, conn => {
-            sqlx::query_as(
+        let (id,): (i64,) = self
+            .fetch_one(
                 "INSERT INTO artifacts (thread_id, artifact_type, title, payload, turn_index, \
                  created_at, rev) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+                &params![
+                    thread_id,
+                    artifact_type,
+                    title,
+                    &payload,
+                    turn_index,
+                    at,
+                    rev
+                ],
             )
-            .bind(thread_id)
-            .bind(artifact_type)
-            .bind(title)
-            .bind(payload)
-            .bind(turn_index)
-            .bind(at)
-            .bind(rev)
-            .fetch_one(conn)
             .await
-        })
-        .context("writing an artifact")?;
+            .context("writing an artifact")?;
         Ok(id)
     }
 
     /// Sets the thread's revision counter.
     pub async fn set_last_revision(&mut self, thread_id: &str, rev: i64) -> Result<(), StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query(
-                "INSERT INTO event_seqs (thread_id, last_seq, last_rev) VALUES ($1, 0, $2) \
+        self.execute(
+            "INSERT INTO event_seqs (thread_id, last_seq, last_rev) VALUES ($1, 0, $2) \
                  ON CONFLICT (thread_id) DO UPDATE SET last_rev = $2",
-            )
-            .bind(thread_id)
-            .bind(rev)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected())
-        })
+            &params![thread_id, rev],
+        )
+        .await
         .context("setting the revision counter")?;
         Ok(())
     }
@@ -286,14 +286,14 @@ impl WorkspaceRepository {
                      COALESCE((SELECT MAX(id) FROM {name}), 0))"
                 );
                 let (top,): (i64,) = sqlx::query_as(&sql)
-                    .fetch_one(&mut **tx)
+                    .fetch_one(tx.conn())
                     .await
                     .context("reserving ids")?;
                 let last = top + count;
                 sqlx::query("UPDATE sqlite_sequence SET seq = $2 WHERE name = $1")
                     .bind(name)
                     .bind(last)
-                    .execute(&mut **tx)
+                    .execute(tx.conn())
                     .await
                     .context("reserving ids")?;
                 sqlx::query(
@@ -302,7 +302,7 @@ impl WorkspaceRepository {
                 )
                 .bind(name)
                 .bind(last)
-                .execute(&mut **tx)
+                .execute(tx.conn())
                 .await
                 .context("reserving ids")?;
                 Ok((top + 1..=last).collect())

@@ -32,27 +32,15 @@ pub(crate) enum SqliteConn {
     Writer(Held),
 }
 
-impl Deref for SqliteConn {
-    type Target = sqlx::SqliteConnection;
-
-    fn deref(&self) -> &sqlx::SqliteConnection {
-        match self {
-            SqliteConn::Pool(conn) => conn,
-            SqliteConn::Writer(held) => held,
-        }
-    }
-}
-
-impl DerefMut for SqliteConn {
-    fn deref_mut(&mut self) -> &mut sqlx::SqliteConnection {
-        match self {
-            SqliteConn::Pool(conn) => conn,
-            SqliteConn::Writer(held) => held,
-        }
-    }
-}
-
 impl SqliteConn {
+    /// The connection for a statement sent through sqlx.
+    pub(crate) fn conn(&mut self) -> &mut sqlx::SqliteConnection {
+        match self {
+            SqliteConn::Pool(conn) => conn,
+            SqliteConn::Writer(held) => held.conn(),
+        }
+    }
+
     async fn commit(self) -> Result<(), sqlx::Error> {
         match self {
             SqliteConn::Pool(conn) => conn.commit().await,
@@ -128,7 +116,7 @@ macro_rules! with_conn {
     ($repo:expr, $conn:ident => $body:expr) => {
         match &mut $repo.tx {
             $crate::store::repository::Tx::Sqlite(tx) => {
-                let $conn = &mut **tx;
+                let $conn = tx.conn();
                 $body
             }
             $crate::store::repository::Tx::Postgres(tx) => {

@@ -3,6 +3,7 @@
 use super::{
     Context, StoreError, Thread, Workspace,
     models::ThreadRow,
+    query::params,
     repository::{Tx, WorkspaceRepository, now, with_conn},
 };
 
@@ -21,15 +22,10 @@ impl WorkspaceRepository {
             "INSERT INTO threads (id, title, turn_index, created_at, updated_at) \
              VALUES ($1, $2, 0, $3, $3) ON CONFLICT (id) DO NOTHING RETURNING {THREAD_COLUMNS}"
         );
-        let row: Option<ThreadRow> = with_conn!(self, conn => {
-            sqlx::query_as(&sql)
-            .bind(id)
-            .bind(title)
-            .bind(at)
-            .fetch_optional(conn)
+        let row: Option<ThreadRow> = self
+            .fetch_optional(&sql, &params![id, title, at])
             .await
-        })
-        .context("creating a thread")?;
+            .context("creating a thread")?;
         row.map(Thread::from)
             .ok_or_else(|| StoreError::AlreadyExists(format!("thread {id:?}")))
     }
@@ -60,16 +56,13 @@ impl WorkspaceRepository {
         title: &str,
     ) -> Result<Option<Thread>, StoreError> {
         let at = now();
-        let renamed = with_conn!(self, conn => {
-            sqlx::query("UPDATE threads SET title = $2, updated_at = $3 WHERE id = $1")
-                .bind(id)
-                .bind(title)
-                .bind(at)
-                .execute(conn)
-                .await
-                .map(|r| r.rows_affected())
-        })
-        .context("renaming a thread")?;
+        let renamed = self
+            .execute(
+                "UPDATE threads SET title = $2, updated_at = $3 WHERE id = $1",
+                &params![id, title, at],
+            )
+            .await
+            .context("renaming a thread")?;
         if renamed == 0 {
             return Ok(None);
         }
@@ -78,10 +71,10 @@ impl WorkspaceRepository {
 
     /// Deletes a thread and, through the foreign keys, its whole workspace.
     pub async fn delete_thread(&mut self, id: &str) -> Result<bool, StoreError> {
-        let result = with_conn!(self, conn => {
-            sqlx::query("DELETE FROM threads WHERE id = $1").bind(id).execute(conn).await.map(|r| r.rows_affected())
-        })
-        .context("deleting a thread")?;
+        let result = self
+            .execute("DELETE FROM threads WHERE id = $1", &params![id])
+            .await
+            .context("deleting a thread")?;
         Ok(result > 0)
     }
 
@@ -95,7 +88,7 @@ impl WorkspaceRepository {
             Tx::Sqlite(tx) => {
                 sqlx::query_as("SELECT turn_index FROM threads WHERE id = $1")
                     .bind(id)
-                    .fetch_optional(&mut **tx)
+                    .fetch_optional(tx.conn())
                     .await
             }
             Tx::Postgres(tx) => {
@@ -113,17 +106,14 @@ impl WorkspaceRepository {
     /// when the thread does not exist. Artifacts made from now on are tagged with it.
     pub async fn begin_turn(&mut self, id: &str) -> Result<Option<i64>, StoreError> {
         let at = now();
-        let row: Option<(i64,)> = with_conn!(self, conn => {
-            sqlx::query_as(
+        let row: Option<(i64,)> = self
+            .fetch_optional(
                 "UPDATE threads SET turn_index = turn_index + 1, updated_at = $2 WHERE id = $1 \
                  RETURNING turn_index",
+                &params![id, at],
             )
-            .bind(id)
-            .bind(at)
-            .fetch_optional(conn)
             .await
-        })
-        .context("starting a turn")?;
+            .context("starting a turn")?;
         Ok(row.map(|(turn,)| turn))
     }
 

@@ -1,0 +1,476 @@
+//! Queries written once for every connection a repository can hold: PostgreSQL and SQLite's
+//! readers through sqlx, SQLite's writer inline through rusqlite (`writer.rs`).
+//!
+//! A query is its SQL (the same `$N` placeholders on both engines), its parameters as
+//! [`Value`]s and the Rust shape of its rows (a tuple of [`Column`] types). The write path's
+//! statements go through here, so that on SQLite they run on the caller's thread without a
+//! hop to sqlx's worker; the rest of the store still uses sqlx directly, and moves here as it
+//! is touched.
+//!
+//! Parameters are typed even when NULL, because PostgreSQL infers a parameter's type from what
+//! the driver declares for it: an untyped NULL where the column is `bigint` is an error.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use sqlx::{Row as _, postgres::PgRow, sqlite::SqliteRow};
+
+use super::{
+    repository::{SqliteConn, Tx, WorkspaceRepository},
+    writer::inline_error,
+};
+
+/// One parameter of a query.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Value<'a> {
+    Int(Option<i64>),
+    Real(Option<f64>),
+    Bool(Option<bool>),
+    Text(Option<&'a str>),
+    Time(Option<DateTime<Utc>>),
+}
+
+macro_rules! value_from {
+    ($($ty:ty => $variant:ident),* $(,)?) => {$(
+        impl<'a> From<$ty> for Value<'a> {
+            fn from(value: $ty) -> Self {
+                Value::$variant(Some(value.into()))
+            }
+        }
+        impl<'a> From<Option<$ty>> for Value<'a> {
+            fn from(value: Option<$ty>) -> Self {
+                Value::$variant(value.map(Into::into))
+            }
+        }
+    )*};
+}
+
+value_from!(i64 => Int, i32 => Int, f64 => Real, bool => Bool, &'a str => Text,
+    DateTime<Utc> => Time);
+
+impl<'a> From<&'a String> for Value<'a> {
+    fn from(value: &'a String) -> Self {
+        Value::Text(Some(value))
+    }
+}
+
+impl<'a> From<Option<&'a String>> for Value<'a> {
+    fn from(value: Option<&'a String>) -> Self {
+        Value::Text(value.map(String::as_str))
+    }
+}
+
+/// A query's parameters, in `$1`, `$2`, … order.
+macro_rules! params {
+    ($($value:expr),* $(,)?) => {
+        [$($crate::store::query::Value::from($value)),*]
+    };
+}
+pub(crate) use params;
+
+/// How sqlx writes a time into SQLite, so rows written inline read back the same through
+/// sqlx, and sort as text the same way.
+fn sqlite_time(time: &DateTime<Utc>) -> String {
+    time.to_rfc3339_opts(SecondsFormat::AutoSi, false)
+}
+
+/// Reads a time SQLite holds as text, in the forms sqlx writes and reads.
+fn parse_sqlite_time(text: &str) -> Option<DateTime<Utc>> {
+    if let Ok(time) = DateTime::parse_from_rfc3339(text) {
+        return Some(time.with_timezone(&Utc));
+    }
+    for format in ["%F %T%.f%:z", "%F %T%.f%#z", "%FT%T%.f%#z"] {
+        if let Ok(time) = DateTime::parse_from_str(text, format) {
+            return Some(time.with_timezone(&Utc));
+        }
+    }
+    for format in ["%F %T%.f", "%FT%T%.f"] {
+        if let Ok(time) = chrono::NaiveDateTime::parse_from_str(text, format) {
+            return Some(time.and_utc());
+        }
+    }
+    None
+}
+
+impl rusqlite::ToSql for Value<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(match *self {
+            Value::Int(Some(v)) => ToSqlOutput::from(v),
+            Value::Real(Some(v)) => ToSqlOutput::from(v),
+            Value::Bool(Some(v)) => ToSqlOutput::from(v),
+            Value::Text(Some(v)) => ToSqlOutput::Borrowed(ValueRef::Text(v.as_bytes())),
+            Value::Time(Some(v)) => ToSqlOutput::from(sqlite_time(&v)),
+            Value::Int(None)
+            | Value::Real(None)
+            | Value::Bool(None)
+            | Value::Text(None)
+            | Value::Time(None) => ToSqlOutput::from(rusqlite::types::Null),
+        })
+    }
+}
+
+/// A column type a query can return, read the same from either driver, by position (in a
+/// tuple) or by name (in a [`record!`] struct).
+pub(crate) trait Column: Sized {
+    fn from_sqlite<I: sqlx::ColumnIndex<SqliteRow>>(
+        row: &SqliteRow,
+        at: I,
+    ) -> Result<Self, sqlx::Error>;
+    fn from_postgres<I: sqlx::ColumnIndex<PgRow>>(row: &PgRow, at: I) -> Result<Self, sqlx::Error>;
+    fn from_inline<I: rusqlite::RowIndex>(row: &rusqlite::Row<'_>, at: I)
+    -> rusqlite::Result<Self>;
+}
+
+macro_rules! column_via_drivers {
+    ($($ty:ty),* $(,)?) => {$(
+        impl Column for $ty {
+            fn from_sqlite<I: sqlx::ColumnIndex<SqliteRow>>(
+                row: &SqliteRow,
+                at: I,
+            ) -> Result<Self, sqlx::Error> {
+                row.try_get(at)
+            }
+            fn from_postgres<I: sqlx::ColumnIndex<PgRow>>(
+                row: &PgRow,
+                at: I,
+            ) -> Result<Self, sqlx::Error> {
+                row.try_get(at)
+            }
+            fn from_inline<I: rusqlite::RowIndex>(
+                row: &rusqlite::Row<'_>,
+                at: I,
+            ) -> rusqlite::Result<Self> {
+                row.get(at)
+            }
+        }
+    )*};
+}
+
+column_via_drivers!(
+    i64,
+    Option<i64>,
+    f64,
+    Option<f64>,
+    bool,
+    Option<bool>,
+    String,
+    Option<String>
+);
+
+/// A time from SQLite's text, as [`parse_sqlite_time`] reads it.
+fn inline_time(text: &str) -> rusqlite::Result<DateTime<Utc>> {
+    parse_sqlite_time(text).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(
+            0,
+            rusqlite::types::Type::Text,
+            format!("not a time: {text:?}").into(),
+        )
+    })
+}
+
+impl Column for DateTime<Utc> {
+    fn from_sqlite<I: sqlx::ColumnIndex<SqliteRow>>(
+        row: &SqliteRow,
+        at: I,
+    ) -> Result<Self, sqlx::Error> {
+        row.try_get(at)
+    }
+
+    fn from_postgres<I: sqlx::ColumnIndex<PgRow>>(row: &PgRow, at: I) -> Result<Self, sqlx::Error> {
+        row.try_get(at)
+    }
+
+    fn from_inline<I: rusqlite::RowIndex>(
+        row: &rusqlite::Row<'_>,
+        at: I,
+    ) -> rusqlite::Result<Self> {
+        inline_time(&row.get::<_, String>(at)?)
+    }
+}
+
+impl Column for Option<DateTime<Utc>> {
+    fn from_sqlite<I: sqlx::ColumnIndex<SqliteRow>>(
+        row: &SqliteRow,
+        at: I,
+    ) -> Result<Self, sqlx::Error> {
+        row.try_get(at)
+    }
+
+    fn from_postgres<I: sqlx::ColumnIndex<PgRow>>(row: &PgRow, at: I) -> Result<Self, sqlx::Error> {
+        row.try_get(at)
+    }
+
+    fn from_inline<I: rusqlite::RowIndex>(
+        row: &rusqlite::Row<'_>,
+        at: I,
+    ) -> rusqlite::Result<Self> {
+        row.get::<_, Option<String>>(at)?
+            .map(|text| inline_time(&text))
+            .transpose()
+    }
+}
+
+/// A column some queries of a record leave out: read as `T::default()` when it is missing.
+pub(crate) struct OrDefault<T>(pub T);
+
+impl<T: Column + Default> Column for OrDefault<T> {
+    fn from_sqlite<I: sqlx::ColumnIndex<SqliteRow>>(
+        row: &SqliteRow,
+        at: I,
+    ) -> Result<Self, sqlx::Error> {
+        match T::from_sqlite(row, at) {
+            Err(sqlx::Error::ColumnNotFound(_)) => Ok(OrDefault(T::default())),
+            other => other.map(OrDefault),
+        }
+    }
+
+    fn from_postgres<I: sqlx::ColumnIndex<PgRow>>(row: &PgRow, at: I) -> Result<Self, sqlx::Error> {
+        match T::from_postgres(row, at) {
+            Err(sqlx::Error::ColumnNotFound(_)) => Ok(OrDefault(T::default())),
+            other => other.map(OrDefault),
+        }
+    }
+
+    fn from_inline<I: rusqlite::RowIndex>(
+        row: &rusqlite::Row<'_>,
+        at: I,
+    ) -> rusqlite::Result<Self> {
+        match T::from_inline(row, at) {
+            Err(rusqlite::Error::InvalidColumnName(_)) => Ok(OrDefault(T::default())),
+            other => other.map(OrDefault),
+        }
+    }
+}
+
+/// A row's Rust shape: a tuple of [`Column`]s, in the query's column order.
+pub(crate) trait Record: Sized {
+    fn from_sqlite(row: &SqliteRow) -> Result<Self, sqlx::Error>;
+    fn from_postgres(row: &PgRow) -> Result<Self, sqlx::Error>;
+    fn from_inline(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self>;
+}
+
+macro_rules! record_tuple {
+    ($($name:ident : $index:tt),+) => {
+        impl<$($name: Column),+> Record for ($($name,)+) {
+            fn from_sqlite(row: &SqliteRow) -> Result<Self, sqlx::Error> {
+                Ok(($($name::from_sqlite(row, $index)?,)+))
+            }
+            fn from_postgres(row: &PgRow) -> Result<Self, sqlx::Error> {
+                Ok(($($name::from_postgres(row, $index)?,)+))
+            }
+            fn from_inline(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+                Ok(($($name::from_inline(row, $index)?,)+))
+            }
+        }
+    };
+}
+
+record_tuple!(A: 0);
+record_tuple!(A: 0, B: 1);
+record_tuple!(A: 0, B: 1, C: 2);
+record_tuple!(A: 0, B: 1, C: 2, D: 3);
+record_tuple!(A: 0, B: 1, C: 2, D: 3, E: 4);
+record_tuple!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5);
+record_tuple!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6);
+record_tuple!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6, H: 7);
+record_tuple!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6, H: 7, I: 8);
+record_tuple!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6, H: 7, I: 8, J: 9);
+record_tuple!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6, H: 7, I: 8, J: 9, K: 10);
+record_tuple!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6, H: 7, I: 8, J: 9, K: 10, L: 11);
+
+/// Makes a struct a [`Record`], read by column name as sqlx's `FromRow` reads it:
+/// `record!(Type { column: ColumnType, … } => value)` reads each named column, then builds
+/// `value` from those names. Order does not matter; names must be the query's column names.
+macro_rules! record {
+    ($ty:ty { $($name:ident : $col:ty),+ $(,)? } => $build:expr) => {
+        impl $crate::store::query::Record for $ty {
+            fn from_sqlite(row: &sqlx::sqlite::SqliteRow) -> Result<Self, sqlx::Error> {
+                $(let $name = <$col as $crate::store::query::Column>::from_sqlite(
+                    row, stringify!($name))?;)+
+                Ok($build)
+            }
+            fn from_postgres(row: &sqlx::postgres::PgRow) -> Result<Self, sqlx::Error> {
+                $(let $name = <$col as $crate::store::query::Column>::from_postgres(
+                    row, stringify!($name))?;)+
+                Ok($build)
+            }
+            fn from_inline(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+                $(let $name = <$col as $crate::store::query::Column>::from_inline(
+                    row, stringify!($name))?;)+
+                Ok($build)
+            }
+        }
+    };
+}
+pub(crate) use record;
+
+macro_rules! bind_all {
+    ($query:expr, $params:expr) => {{
+        let mut query = $query;
+        for value in $params {
+            query = match *value {
+                Value::Int(v) => query.bind(v),
+                Value::Real(v) => query.bind(v),
+                Value::Bool(v) => query.bind(v),
+                Value::Text(v) => query.bind(v),
+                Value::Time(v) => query.bind(v),
+            };
+        }
+        query
+    }};
+}
+
+/// Runs one statement inline, feeding each row to `row`; returns the number of rows changed.
+/// `$N` placeholders are matched by number, as sqlx does, so a statement may use them in any
+/// order and more than once.
+fn run_inline(
+    conn: &rusqlite::Connection,
+    sql: &str,
+    params: &[Value<'_>],
+    mut row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<()>,
+) -> rusqlite::Result<u64> {
+    let mut statement = conn.prepare_cached(sql)?;
+    for index in 1..=statement.parameter_count() {
+        let number = statement
+            .parameter_name(index)
+            .and_then(|name| name.strip_prefix('$').or_else(|| name.strip_prefix('?')))
+            .and_then(|digits| digits.parse::<usize>().ok())
+            .unwrap_or(index);
+        let value = params.get(number.wrapping_sub(1)).ok_or_else(|| {
+            rusqlite::Error::InvalidParameterName(format!("${number} has no value"))
+        })?;
+        statement.raw_bind_parameter(index, value)?;
+    }
+    let mut rows = statement.raw_query();
+    while let Some(next) = rows.next()? {
+        row(next)?;
+    }
+    drop(rows);
+    Ok(conn.changes())
+}
+
+impl WorkspaceRepository {
+    /// Every row `sql` returns.
+    pub(crate) async fn fetch_all<T: Record>(
+        &mut self,
+        sql: &str,
+        params: &[Value<'_>],
+    ) -> Result<Vec<T>, sqlx::Error> {
+        match &mut self.tx {
+            Tx::Sqlite(SqliteConn::Writer(held)) => {
+                let conn = held.inline().await?;
+                let mut out = Vec::new();
+                run_inline(conn, sql, params, |row| {
+                    out.push(T::from_inline(row)?);
+                    Ok(())
+                })
+                .map_err(inline_error)?;
+                Ok(out)
+            }
+            Tx::Sqlite(tx) => {
+                let rows = bind_all!(sqlx::query(sql), params)
+                    .fetch_all(tx.conn())
+                    .await?;
+                rows.iter().map(T::from_sqlite).collect()
+            }
+            Tx::Postgres(tx) => {
+                let result = bind_all!(sqlx::query(sql), params)
+                    .fetch_all(&mut **tx)
+                    .await;
+                tx.saw(&result);
+                result?.iter().map(T::from_postgres).collect()
+            }
+        }
+    }
+
+    /// The first row `sql` returns, if any.
+    pub(crate) async fn fetch_optional<T: Record>(
+        &mut self,
+        sql: &str,
+        params: &[Value<'_>],
+    ) -> Result<Option<T>, sqlx::Error> {
+        match &mut self.tx {
+            Tx::Sqlite(SqliteConn::Writer(held)) => {
+                let conn = held.inline().await?;
+                let mut out = None;
+                run_inline(conn, sql, params, |row| {
+                    if out.is_none() {
+                        out = Some(T::from_inline(row)?);
+                    }
+                    Ok(())
+                })
+                .map_err(inline_error)?;
+                Ok(out)
+            }
+            Tx::Sqlite(tx) => {
+                let row = bind_all!(sqlx::query(sql), params)
+                    .fetch_optional(tx.conn())
+                    .await?;
+                row.as_ref().map(T::from_sqlite).transpose()
+            }
+            Tx::Postgres(tx) => {
+                let result = bind_all!(sqlx::query(sql), params)
+                    .fetch_optional(&mut **tx)
+                    .await;
+                tx.saw(&result);
+                result?.as_ref().map(T::from_postgres).transpose()
+            }
+        }
+    }
+
+    /// The one row `sql` returns; no row is [`sqlx::Error::RowNotFound`].
+    pub(crate) async fn fetch_one<T: Record>(
+        &mut self,
+        sql: &str,
+        params: &[Value<'_>],
+    ) -> Result<T, sqlx::Error> {
+        self.fetch_optional(sql, params)
+            .await?
+            .ok_or(sqlx::Error::RowNotFound)
+    }
+
+    /// Runs `sql` for its effect; returns how many rows it changed.
+    pub(crate) async fn execute(
+        &mut self,
+        sql: &str,
+        params: &[Value<'_>],
+    ) -> Result<u64, sqlx::Error> {
+        match &mut self.tx {
+            Tx::Sqlite(SqliteConn::Writer(held)) => {
+                let conn = held.inline().await?;
+                run_inline(conn, sql, params, |_| Ok(())).map_err(inline_error)
+            }
+            Tx::Sqlite(tx) => Ok(bind_all!(sqlx::query(sql), params)
+                .execute(tx.conn())
+                .await?
+                .rows_affected()),
+            Tx::Postgres(tx) => {
+                let result = bind_all!(sqlx::query(sql), params).execute(&mut **tx).await;
+                tx.saw(&result);
+                Ok(result?.rows_affected())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_read_back_in_every_form_sqlite_holds() {
+        let time = DateTime::parse_from_rfc3339("2026-12-01T20:03:04.123456+00:00")
+            .unwrap()
+            .with_timezone(&Utc);
+        assert_eq!(sqlite_time(&time), "2026-12-01T20:03:04.123456+00:00");
+        for text in [
+            "2026-12-01T20:03:04.123456+00:00",
+            "2026-12-01 20:03:04.123456+00:00",
+            "2026-12-01 20:03:04.123456",
+            "2026-12-01T20:03:04.123456",
+        ] {
+            assert_eq!(parse_sqlite_time(text), Some(time), "{text}");
+        }
+        assert_eq!(parse_sqlite_time("yesterday"), None);
+    }
+}
