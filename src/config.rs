@@ -23,6 +23,12 @@ pub struct DatabaseArgs {
     #[arg(long, env = "HAICO_DB_TIMEOUT_MS", default_value_t = 1000,
           value_parser = clap::value_parser!(u64).range(50..=600_000))]
     pub db_timeout_ms: u64,
+    /// SQLite: how many write calls may share one commit. A call waits for the shared commit
+    /// only while other writes are queued behind it; 1 commits every call on its own.
+    #[arg(long, env = "HAICO_SQLITE_GROUP_COMMIT",
+          default_value_t = crate::store::DEFAULT_SQLITE_GROUP_COMMIT as u64,
+          value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub sqlite_group_commit: u64,
 }
 
 impl DatabaseArgs {
@@ -31,6 +37,7 @@ impl DatabaseArgs {
         PoolConfig {
             max_connections: self.db_max_connections,
             postgres_timeout: std::time::Duration::from_millis(self.db_timeout_ms),
+            sqlite_group_commit: usize::try_from(self.sqlite_group_commit).unwrap_or(1),
             ..PoolConfig::default()
         }
     }

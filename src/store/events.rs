@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::{
     Context, StoreError,
     query::{params, record},
-    repository::{WorkspaceRepository, with_conn},
+    repository::WorkspaceRepository,
 };
 
 /// An event to append: its SSE name and its JSON data, already encoded.
@@ -56,17 +56,15 @@ impl WorkspaceRepository {
         thread_id: &str,
         after: i64,
     ) -> Result<Vec<String>, StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query_scalar(
+        let rows: Vec<(String,)> = self
+            .fetch_all(
                 "SELECT data FROM events WHERE thread_id = $1 AND seq > $2 \
                  AND event = 'workspace' ORDER BY seq",
+                &params![thread_id, after],
             )
-            .bind(thread_id)
-            .bind(after)
-            .fetch_all(conn)
             .await
-        })
-        .context("reading workspace events")
+            .context("reading workspace events")?;
+        Ok(rows.into_iter().map(|(data,)| data).collect())
     }
 
     /// The thread's latest sequence number (0 before its first event).

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use super::{
     Context, StoreError,
     query::{params, record},
-    repository::{WorkspaceRepository, with_conn},
+    repository::WorkspaceRepository,
 };
 
 /// A stored MCP session.
@@ -43,22 +43,16 @@ impl WorkspaceRepository {
         state: &str,
         at: DateTime<Utc>,
     ) -> Result<(), StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query(
-                "INSERT INTO mcp_sessions (id, thread_id, state, created_at, last_used_at) \
-                 VALUES ($1, $2, $3, $4, $4) \
-                 ON CONFLICT (id) DO UPDATE SET thread_id = excluded.thread_id, \
-                 state = excluded.state, created_at = excluded.created_at, \
-                 last_used_at = excluded.last_used_at",
-            )
-            .bind(id)
-            .bind(thread_id)
-            .bind(state)
-            .bind(at)
-            .execute(conn)
-            .await
-            .map(|_| ())
-        })
+        self.execute(
+            "INSERT INTO mcp_sessions (id, thread_id, state, created_at, last_used_at) \
+             VALUES ($1, $2, $3, $4, $4) \
+             ON CONFLICT (id) DO UPDATE SET thread_id = excluded.thread_id, \
+             state = excluded.state, created_at = excluded.created_at, \
+             last_used_at = excluded.last_used_at",
+            &params![id, thread_id, state, at],
+        )
+        .await
+        .map(|_| ())
         .context("recording an MCP session")
     }
 
@@ -135,14 +129,12 @@ impl WorkspaceRepository {
 
     /// Unsubscribes the session `id` from `uri`.
     pub async fn remove_mcp_subscription(&mut self, id: &str, uri: &str) -> Result<(), StoreError> {
-        with_conn!(self, conn => {
-            sqlx::query("DELETE FROM mcp_subscriptions WHERE session_id = $1 AND uri = $2")
-                .bind(id)
-                .bind(uri)
-                .execute(conn)
-                .await
-                .map(|_| ())
-        })
+        self.execute(
+            "DELETE FROM mcp_subscriptions WHERE session_id = $1 AND uri = $2",
+            &params![id, uri],
+        )
+        .await
+        .map(|_| ())
         .context("unsubscribing an MCP session")
     }
 

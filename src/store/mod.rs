@@ -66,6 +66,10 @@ pub const DEFAULT_DATABASE_URL: &str = "sqlite:haico.db";
 /// How long a SQLite connection waits for another process's write lock before giving up.
 const SQLITE_BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Write calls that may share one SQLite commit by default (`writer.rs`: a call waits for the
+/// shared commit only while others are queued behind it, so a lone call is not delayed).
+pub const DEFAULT_SQLITE_GROUP_COMMIT: usize = 16;
+
 /// A pooled PostgreSQL connection idle at least this long is pinged before it is handed out.
 const PG_PING_AFTER_IDLE: Duration = Duration::from_secs(1);
 
@@ -85,6 +89,8 @@ pub struct PoolConfig {
     /// How long a PostgreSQL caller waits for a connection (opening a new one included) and
     /// the start of its transaction before giving up with an outage error.
     pub postgres_timeout: Duration,
+    /// SQLite: how many write calls may share one commit (1: each commits on its own).
+    pub sqlite_group_commit: usize,
 }
 
 impl Default for PoolConfig {
@@ -93,6 +99,7 @@ impl Default for PoolConfig {
             max_connections: 16,
             acquire_timeout: Duration::from_secs(30),
             postgres_timeout: DEFAULT_POSTGRES_TIMEOUT,
+            sqlite_group_commit: DEFAULT_SQLITE_GROUP_COMMIT,
         }
     }
 }
@@ -154,9 +161,14 @@ impl Database {
         // ping before every acquire (one thread round trip less per call).
         // Writes go through one connection of haico's own (`writer.rs`): every write queues
         // for it, so what a pool would add to taking and returning it is paid in series.
-        let writer = writer::Writer::open(&options, config.acquire_timeout, SQLITE_BUSY_TIMEOUT)
-            .await
-            .map_err(|err| connect::sqlite_error(&path, &err))?;
+        let writer = writer::Writer::open(
+            &options,
+            config.acquire_timeout,
+            SQLITE_BUSY_TIMEOUT,
+            config.sqlite_group_commit,
+        )
+        .await
+        .map_err(|err| connect::sqlite_error(&path, &err))?;
         writer
             .with_connection(async |conn| sqlx::migrate!("./migrations/sqlite").run(conn).await)
             .await?;

@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::{
     Context, StoreError,
     query::{params, record},
-    repository::{WorkspaceRepository, now, with_conn},
+    repository::{WorkspaceRepository, now},
 };
 
 /// An account.
@@ -77,21 +77,22 @@ impl WorkspaceRepository {
     /// Every account, by name.
     pub async fn users(&mut self) -> Result<Vec<User>, StoreError> {
         let sql = format!("SELECT {USER_COLUMNS} FROM users ORDER BY name");
-        with_conn!(self, conn => sqlx::query_as(&sql).fetch_all(conn).await)
-            .context("listing accounts")
+        self.fetch_all(&sql, &[]).await.context("listing accounts")
     }
 
     /// The account with this name.
     pub async fn user_named(&mut self, name: &str) -> Result<Option<User>, StoreError> {
         let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE name = $1");
-        with_conn!(self, conn => sqlx::query_as(&sql).bind(name).fetch_optional(conn).await)
+        self.fetch_optional(&sql, &params![name])
+            .await
             .context("reading an account")
     }
 
     /// The account a personal token's digest belongs to.
     pub async fn user_by_token(&mut self, digest: &str) -> Result<Option<User>, StoreError> {
         let sql = format!("SELECT {USER_COLUMNS} FROM users WHERE token_digest = $1");
-        with_conn!(self, conn => sqlx::query_as(&sql).bind(digest).fetch_optional(conn).await)
+        self.fetch_optional(&sql, &params![digest])
+            .await
             .context("checking a token")
     }
 

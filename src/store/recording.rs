@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::{
     Context, StoreError,
     query::{params, record},
-    repository::{Tx, WorkspaceRepository},
+    repository::{Backend, WorkspaceRepository},
 };
 
 /// A stored panel record, with its panel, for export.
@@ -267,42 +267,36 @@ impl WorkspaceRepository {
         }
         let name = table.name();
         let count = i64::try_from(n).unwrap_or(i64::MAX);
-        match &mut self.tx {
-            Tx::Postgres(tx) => {
+        match self.backend() {
+            Backend::Postgres => {
                 let sql = format!(
                     "SELECT nextval(pg_get_serial_sequence('{name}', 'id')) FROM generate_series(1, $1)"
                 );
-                let rows: Vec<(i64,)> = sqlx::query_as(&sql)
-                    .bind(count)
-                    .fetch_all(&mut **tx)
+                let rows: Vec<(i64,)> = self
+                    .fetch_all(&sql, &params![count])
                     .await
                     .context("reserving ids")?;
                 Ok(rows.into_iter().map(|(id,)| id).collect())
             }
-            Tx::Sqlite(tx) => {
+            Backend::Sqlite => {
                 // The transaction holds SQLite's write lock: nobody else takes an id meanwhile.
                 let sql = format!(
                     "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = '{name}'), 0), \
                      COALESCE((SELECT MAX(id) FROM {name}), 0))"
                 );
-                let (top,): (i64,) = sqlx::query_as(&sql)
-                    .fetch_one(tx.conn())
-                    .await
-                    .context("reserving ids")?;
+                let (top,): (i64,) = self.fetch_one(&sql, &[]).await.context("reserving ids")?;
                 let last = top + count;
-                sqlx::query("UPDATE sqlite_sequence SET seq = $2 WHERE name = $1")
-                    .bind(name)
-                    .bind(last)
-                    .execute(tx.conn())
-                    .await
-                    .context("reserving ids")?;
-                sqlx::query(
+                self.execute(
+                    "UPDATE sqlite_sequence SET seq = $2 WHERE name = $1",
+                    &params![name, last],
+                )
+                .await
+                .context("reserving ids")?;
+                self.execute(
                     "INSERT INTO sqlite_sequence (name, seq) SELECT $1, $2 \
                      WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = $1)",
+                    &params![name, last],
                 )
-                .bind(name)
-                .bind(last)
-                .execute(tx.conn())
                 .await
                 .context("reserving ids")?;
                 Ok((top + 1..=last).collect())

@@ -1,8 +1,9 @@
 //! [`WorkspaceRepository`]: the workspace's queries, bound to one open transaction.
 //!
 //! Each domain adds its queries in its own file (`plan.rs`, `preferences.rs`, …) as an
-//! `impl WorkspaceRepository` block. Queries written once run on both engines (both accept
-//! `$N` placeholders); where the SQL must differ, the method matches on the engine.
+//! `impl WorkspaceRepository` block, through `query.rs`: a query is written once and runs on
+//! both engines (both accept `$N` placeholders), inline on SQLite's writer and through sqlx
+//! elsewhere; where the SQL must differ, the method picks it by [`Backend`].
 
 use std::ops::{Deref, DerefMut};
 
@@ -109,28 +110,6 @@ pub struct WorkspaceRepository {
     changed: PanelSet,
     journal: Journal,
 }
-
-/// Runs `$body` with `$conn` bound to the transaction's connection, whichever engine it is.
-/// The body is compiled once per engine, so generic sqlx calls work unchanged.
-macro_rules! with_conn {
-    ($repo:expr, $conn:ident => $body:expr) => {
-        match &mut $repo.tx {
-            $crate::store::repository::Tx::Sqlite(tx) => {
-                let $conn = tx.conn();
-                $body
-            }
-            $crate::store::repository::Tx::Postgres(tx) => {
-                let result = {
-                    let $conn = &mut **tx;
-                    $body
-                };
-                tx.saw(&result);
-                result
-            }
-        }
-    };
-}
-pub(crate) use with_conn;
 
 impl WorkspaceRepository {
     pub(crate) fn sqlite(tx: Transaction<'static, Sqlite>) -> Self {

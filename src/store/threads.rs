@@ -4,7 +4,7 @@ use super::{
     Context, StoreError, Thread, Workspace,
     models::ThreadRow,
     query::params,
-    repository::{Tx, WorkspaceRepository, now, with_conn},
+    repository::{Backend, WorkspaceRepository, now},
 };
 
 const THREAD_COLUMNS: &str =
@@ -33,9 +33,10 @@ impl WorkspaceRepository {
     /// Reads one thread.
     pub async fn get_thread(&mut self, id: &str) -> Result<Option<Thread>, StoreError> {
         let sql = format!("SELECT {THREAD_COLUMNS_WITH_OWNER} FROM threads WHERE id = $1");
-        let row: Option<ThreadRow> =
-            with_conn!(self, conn => sqlx::query_as(&sql).bind(id).fetch_optional(conn).await)
-                .context("reading a thread")?;
+        let row: Option<ThreadRow> = self
+            .fetch_optional(&sql, &params![id])
+            .await
+            .context("reading a thread")?;
         Ok(row.map(Thread::from))
     }
 
@@ -43,9 +44,7 @@ impl WorkspaceRepository {
     pub async fn list_threads(&mut self) -> Result<Vec<Thread>, StoreError> {
         let sql =
             format!("SELECT {THREAD_COLUMNS_WITH_OWNER} FROM threads ORDER BY updated_at DESC, id");
-        let rows: Vec<ThreadRow> =
-            with_conn!(self, conn => sqlx::query_as(&sql).fetch_all(conn).await)
-                .context("listing threads")?;
+        let rows: Vec<ThreadRow> = self.fetch_all(&sql, &[]).await.context("listing threads")?;
         Ok(rows.into_iter().map(Thread::from).collect())
     }
 
@@ -84,21 +83,14 @@ impl WorkspaceRepository {
     /// the thread's tables (whose foreign-key checks take a key-share lock) do not wait behind
     /// an agent call. On SQLite the transaction already holds the database's write lock.
     pub async fn lock_thread(&mut self, id: &str) -> Result<Option<i64>, StoreError> {
-        let row: Option<(i64,)> = match &mut self.tx {
-            Tx::Sqlite(tx) => {
-                sqlx::query_as("SELECT turn_index FROM threads WHERE id = $1")
-                    .bind(id)
-                    .fetch_optional(tx.conn())
-                    .await
-            }
-            Tx::Postgres(tx) => {
-                sqlx::query_as("SELECT turn_index FROM threads WHERE id = $1 FOR NO KEY UPDATE")
-                    .bind(id)
-                    .fetch_optional(&mut **tx)
-                    .await
-            }
-        }
-        .context("locking a thread")?;
+        let sql = match self.backend() {
+            Backend::Sqlite => "SELECT turn_index FROM threads WHERE id = $1",
+            Backend::Postgres => "SELECT turn_index FROM threads WHERE id = $1 FOR NO KEY UPDATE",
+        };
+        let row: Option<(i64,)> = self
+            .fetch_optional(sql, &params![id])
+            .await
+            .context("locking a thread")?;
         Ok(row.map(|(turn,)| turn))
     }
 

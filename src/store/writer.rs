@@ -1,5 +1,5 @@
-//! SQLite's one write connection, held by haico itself instead of by a sqlx pool, and run on
-//! the caller's own thread.
+//! SQLite's one write connection: held by haico itself, run on the caller's own thread, and
+//! committed for several calls at once.
 //!
 //! Every write transaction on SQLite goes through this one connection, one after another, so
 //! whatever a statement costs besides SQLite's own work is paid in series by every write. sqlx
@@ -8,32 +8,86 @@
 //! connection *parked*: it holds sqlx's own handle lock ([`LockedSqliteHandle`]), which stops
 //! the worker thread, and runs statements on the same `sqlite3` handle through rusqlite, on
 //! whichever tokio thread the transaction's task is on. A write statement on a warm cache
-//! takes microseconds, far less than the hop it replaces. Queries not yet written for the
-//! inline path still run through sqlx: [`Held::conn`] un-parks the worker first, and the next
-//! inline statement parks it again (one hop each way).
+//! takes microseconds, far less than the hop it replaces. A statement still sent through sqlx
+//! ([`Held::conn`]) un-parks the worker first, and the next inline statement parks it again.
+//!
+//! **Group commit.** Each call runs inside its own savepoint of a transaction that may hold
+//! the work of earlier calls. When a call ends and others are queued for the connection, it
+//! releases its savepoint and waits: the next caller carries on in the same transaction, and
+//! whoever finds nobody queued behind it (or the group full) commits for all of them and tells
+//! each the outcome. A call is answered only once the commit holding its work has returned,
+//! so durability is what it was; a call that fails rolls back to its own savepoint, and its
+//! neighbours commit. If the queue empties because waiters gave up, the last to leave spawns
+//! a task that commits the group.
 //!
 //! Waiting is never done on a runtime thread: `BEGIN IMMEDIATE` is tried with SQLite's busy
 //! wait switched off, and while another process holds the file's write lock the task sleeps
 //! asynchronously and tries again, for as long as the busy time-out allows. Inside the
 //! transaction the write lock is already held, so no statement waits.
 //!
-//! The connection sits behind a fair (first come, first served) mutex; the next caller gets it
-//! the moment the last one commits. A transaction that is dropped without commit or rollback
-//! (a cancelled request, say) is rolled back by whoever takes the connection next, and a task
-//! is spawned to do it promptly when nobody is waiting, so another process's writes are not
-//! kept waiting for the lock.
+//! The connection sits behind a fair (first come, first served) mutex. A call that is dropped
+//! without commit or rollback (a cancelled request, say) is rolled back to its savepoint by
+//! whoever takes the connection next, or by a task spawned at drop when nobody is queued.
 
-use std::{ptr::NonNull, sync::Arc, time::Duration};
+use std::{
+    ptr::NonNull,
+    sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::Duration,
+};
 
 use sqlx::{
     Connection, SqliteConnection,
     sqlite::{LockedSqliteHandle, SqliteConnectOptions},
 };
-use tokio::sync::{Mutex, OwnedMutexGuard};
+use tokio::sync::{Mutex, OwnedMutexGuard, oneshot};
 
 /// How many statements the inline connection keeps prepared (every write-path statement,
 /// with room to spare: a statement evicted from the cache is parsed again on its next use).
 const PREPARED_STATEMENTS: usize = 128;
+
+/// The savepoint each call runs in.
+const SAVEPOINT: &str = "SAVEPOINT haico_call";
+const RELEASE: &str = "RELEASE haico_call";
+const ROLLBACK_TO: &str = "ROLLBACK TO haico_call";
+
+/// What the commit holding a waiting call's work came to.
+type Outcome = Result<(), Failure>;
+
+/// A failed commit, as each call that shared it is told.
+#[derive(Debug, Clone)]
+struct Failure {
+    message: String,
+    code: i32,
+}
+
+impl Failure {
+    fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            code: rusqlite::ffi::SQLITE_ABORT,
+        }
+    }
+
+    fn from_inline(err: &rusqlite::Error) -> Self {
+        match err {
+            rusqlite::Error::SqliteFailure(failure, message) => Self {
+                message: message.clone().unwrap_or_else(|| failure.to_string()),
+                code: failure.extended_code,
+            },
+            other => Self::new(other.to_string()),
+        }
+    }
+
+    fn into_error(self) -> sqlx::Error {
+        sqlx::Error::Database(Box::new(InlineDbError {
+            message: self.message,
+            code: self.code,
+        }))
+    }
+}
 
 /// The connection and what haico knows about it.
 struct State {
@@ -46,8 +100,10 @@ struct State {
     /// sqlx's connection, owned (from `Box::into_raw`) and only ever reached through
     /// [`State::sqlx`] and [`State::park`], which never let two borrows of it coexist.
     conn: NonNull<SqliteConnection>,
-    /// A transaction was begun and not yet ended.
-    open: bool,
+    /// The current call's savepoint is open: begun, and neither released nor rolled back.
+    call_open: bool,
+    /// Calls whose work is released into the open transaction, waiting for its commit.
+    members: Vec<oneshot::Sender<Outcome>>,
     /// [`Writer::close`] was called: no new transactions.
     closed: bool,
 }
@@ -80,16 +136,85 @@ impl State {
             let conn: &'static mut SqliteConnection = unsafe { &mut *self.conn.as_ptr() };
             self.parked = Some(conn.lock_handle().await?);
         }
-        self.inline
-            .as_ref()
-            .ok_or_else(|| sqlx::Error::Protocol("the SQLite writer is closing".into()))
+        self.inline.as_ref().ok_or_else(closing)
+    }
+
+    /// Tells every waiting call that its work is gone with the transaction.
+    fn fail_members(&mut self, why: &str) {
+        for member in self.members.drain(..) {
+            let _ = member.send(Err(Failure::new(why)));
+        }
+    }
+
+    /// Rolls the current call back to its savepoint, keeping the work of the calls before it.
+    async fn undo_call(&mut self) -> Result<(), sqlx::Error> {
+        self.park().await?;
+        self.call_open = false;
+        let conn = self.inline.as_ref().ok_or_else(closing)?;
+        if conn.is_autocommit() {
+            // SQLite ended the whole transaction itself (an I/O error, say), and the work of
+            // the calls waiting on it went too.
+            self.fail_members(VANISHED);
+            return Ok(());
+        }
+        run(conn, ROLLBACK_TO)
+            .and_then(|()| run(conn, RELEASE))
+            .map_err(inline_error)
+    }
+
+    /// Commits the open transaction for every call whose work it holds, and tells each one.
+    async fn finish(&mut self) -> Result<(), sqlx::Error> {
+        self.park().await?;
+        let conn = self.inline.as_ref().ok_or_else(closing)?;
+        if conn.is_autocommit() {
+            self.fail_members(VANISHED);
+            return Err(Failure::new(VANISHED).into_error());
+        }
+        let outcome = run(conn, "COMMIT").map_err(|err| Failure::from_inline(&err));
+        if outcome.is_err()
+            && !conn.is_autocommit()
+            && let Err(err) = run(conn, "ROLLBACK")
+        {
+            tracing::warn!(error = %err, "rolling back after a failed SQLite commit failed");
+        }
+        for member in self.members.drain(..) {
+            let _ = member.send(outcome.clone());
+        }
+        outcome.map_err(Failure::into_error)
+    }
+
+    /// With no call running: commits the waiting calls' work unless another caller is queued
+    /// to carry the transaction on, and ends a transaction that holds nobody's work.
+    async fn settle(&mut self, queued: bool) {
+        if self.call_open
+            && let Err(err) = self.undo_call().await
+        {
+            tracing::warn!(error = %err, "rolling back an abandoned SQLite write failed");
+        }
+        if !self.members.is_empty() {
+            if !queued {
+                // Each waiting call hears the outcome; nobody else is owed it.
+                let _ = self.finish().await;
+            }
+            return;
+        }
+        match self.park().await {
+            Ok(conn) if !conn.is_autocommit() => {
+                if let Err(err) = run(conn, "ROLLBACK") {
+                    tracing::warn!(error = %err, "ending an empty SQLite transaction failed");
+                }
+            }
+            Ok(_) => {}
+            Err(err) => tracing::warn!(error = %err, "parking the SQLite writer failed"),
+        }
     }
 }
 
 impl Drop for State {
     fn drop(&mut self) {
         // rusqlite finalizes its prepared statements while the handle is still ours; then the
-        // worker is un-parked and sqlx closes the connection.
+        // worker is un-parked and sqlx closes the connection (rolling back anything open, so
+        // calls still waiting hear that their commit never came).
         self.inline = None;
         self.parked = None;
         // SAFETY: `conn` came from `Box::into_raw` and no borrow of it is left.
@@ -97,12 +222,29 @@ impl Drop for State {
     }
 }
 
+/// Why a waiting call's work was lost without a failed commit of its own.
+const VANISHED: &str = "SQLite rolled back the transaction this write shared with other calls \
+    (after an error in one of them); nothing of it was saved, so it can be sent again";
+
+fn closing() -> sqlx::Error {
+    sqlx::Error::PoolClosed
+}
+
+/// Runs one statement without parameters, prepared once.
+fn run(conn: &rusqlite::Connection, sql: &str) -> rusqlite::Result<()> {
+    conn.prepare_cached(sql)?.execute([]).map(|_| ())
+}
+
 /// The write connection. Cheap to clone.
 #[derive(Clone)]
 pub struct Writer {
     state: Arc<Mutex<State>>,
+    /// Callers queued for the connection in [`begin`](Self::begin).
+    queued: Arc<AtomicUsize>,
     acquire_timeout: Duration,
     busy_timeout: Duration,
+    /// Calls committed together at most (1: every call commits on its own).
+    group: usize,
 }
 
 impl std::fmt::Debug for Writer {
@@ -110,17 +252,47 @@ impl std::fmt::Debug for Writer {
         f.debug_struct("Writer")
             .field("acquire_timeout", &self.acquire_timeout)
             .field("busy_timeout", &self.busy_timeout)
+            .field("group", &self.group)
             .finish()
+    }
+}
+
+/// A caller's place in the queue for the connection, counted in [`Writer::queued`] so that a
+/// call ending can tell whether somebody will carry its transaction on.
+struct InQueue {
+    writer: Writer,
+    arrived: bool,
+}
+
+impl InQueue {
+    fn join(writer: &Writer) -> Self {
+        writer.queued.fetch_add(1, Ordering::AcqRel);
+        Self {
+            writer: writer.clone(),
+            arrived: false,
+        }
+    }
+}
+
+impl Drop for InQueue {
+    fn drop(&mut self) {
+        let left = self.writer.queued.fetch_sub(1, Ordering::AcqRel) - 1;
+        if !self.arrived && left == 0 {
+            // The last waiter gave up: calls may be waiting for a commit nobody would make.
+            self.writer.spawn_settle();
+        }
     }
 }
 
 impl Writer {
     /// Opens the connection; callers wait at most `acquire_timeout` for their turn on it, and
-    /// at most `busy_timeout` for another process to let go of the file's write lock.
+    /// at most `busy_timeout` for another process to let go of the file's write lock; at most
+    /// `group` calls commit together (1: each on its own).
     pub async fn open(
         options: &SqliteConnectOptions,
         acquire_timeout: Duration,
         busy_timeout: Duration,
+        group: usize,
     ) -> Result<Self, sqlx::Error> {
         let mut conn = Box::new(SqliteConnection::connect_with(options).await?);
         let inline = {
@@ -136,13 +308,16 @@ impl Writer {
             inline: Some(inline),
             parked: None,
             conn: NonNull::from(Box::leak(conn)),
-            open: false,
+            call_open: false,
+            members: Vec::new(),
             closed: false,
         };
         Ok(Self {
             state: Arc::new(Mutex::new(state)),
+            queued: Arc::new(AtomicUsize::new(0)),
             acquire_timeout,
             busy_timeout,
+            group: group.max(1),
         })
     }
 
@@ -152,23 +327,26 @@ impl Writer {
         work: impl AsyncFnOnce(&mut SqliteConnection) -> T,
     ) -> T {
         let mut state = self.state.lock().await;
+        state.settle(false).await;
         work(state.sqlx()).await
     }
 
-    /// Waits for the connection and begins `BEGIN IMMEDIATE` on it: the write lock is taken
-    /// up front, so a transaction that reads and then writes never has to upgrade its lock.
+    /// Waits for the connection and starts a call on it: in the transaction earlier calls
+    /// left open for their group, or in a new one begun with `BEGIN IMMEDIATE` (the write
+    /// lock is taken up front, so a call that reads and then writes never has to upgrade it).
     pub async fn begin(&self) -> Result<Held, sqlx::Error> {
         let guard = self.take().await?;
         let mut held = Held {
             guard,
-            state: Arc::clone(&self.state),
+            writer: self.clone(),
+            settled: false,
         };
-        held.begin_immediate(self.busy_timeout).await?;
+        held.start().await?;
         Ok(held)
     }
 
     /// [`begin`](Self::begin), then reads the turn counter of thread `id` (`None`: no such
-    /// thread; the transaction is open anyway). Every write on a thread starts this way.
+    /// thread; the call is open anyway). Every write on a thread starts this way.
     pub async fn begin_on_thread(&self, id: &str) -> Result<(Held, Option<i64>), sqlx::Error> {
         let mut held = self.begin().await?;
         let turn = {
@@ -185,53 +363,56 @@ impl Writer {
         Ok((held, turn))
     }
 
-    /// Waits for the connection, rolls back a transaction its last holder abandoned, and marks
-    /// it open for the `BEGIN` the caller sends next.
+    /// Waits for the connection and rolls back a call its last holder abandoned.
     async fn take(&self) -> Result<OwnedMutexGuard<State>, sqlx::Error> {
-        let taken = tokio::time::timeout(self.acquire_timeout, self.state.clone().lock_owned());
-        let mut guard = taken.await.map_err(|_| sqlx::Error::PoolTimedOut)?;
+        let mut place = InQueue::join(self);
+        let taken = tokio::time::timeout(self.acquire_timeout, self.state.clone().lock_owned())
+            .await
+            .map_err(|_| sqlx::Error::PoolTimedOut);
+        place.arrived = taken.is_ok();
+        drop(place);
+        let mut guard = taken?;
         if guard.closed {
             return Err(sqlx::Error::PoolClosed);
         }
-        if guard.open {
-            roll_back(&mut guard).await;
+        if guard.call_open
+            && let Err(err) = guard.undo_call().await
+        {
+            tracing::warn!(error = %err, "rolling back an abandoned SQLite write failed");
         }
-        // Marked open before `BEGIN` is sent: if the caller is dropped while it waits for
-        // another process's lock, the next taker checks rather than begins inside it.
-        guard.open = true;
         Ok(guard)
     }
 
-    /// Lets the transaction in flight (if any) end, rolls back one that was abandoned, and
-    /// refuses new ones.
+    /// Settles what the last holder left (see [`State::settle`]) from a task of its own, when
+    /// there is a runtime to run one.
+    fn spawn_settle(&self) {
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let writer = self.clone();
+            runtime.spawn(async move {
+                let mut guard = writer.state.clone().lock_owned().await;
+                let queued = writer.queued.load(Ordering::Acquire) > 0;
+                guard.settle(queued).await;
+            });
+        }
+    }
+
+    /// Lets the call in flight (if any) end, rolls back one that was abandoned, commits the
+    /// calls waiting for a commit, and refuses new ones.
     pub async fn close(&self) {
         let mut guard = self.state.lock().await;
-        if guard.open {
-            roll_back(&mut guard).await;
-        }
+        guard.settle(false).await;
         guard.closed = true;
     }
 }
 
-/// Ends an abandoned transaction. SQLite may already have ended it itself (some errors roll
-/// back the whole transaction), and a `BEGIN` abandoned while it waited never began one.
-async fn roll_back(state: &mut State) {
-    let outcome = match state.park().await {
-        Ok(conn) if conn.is_autocommit() => Ok(()),
-        Ok(conn) => conn.execute_batch("ROLLBACK").map_err(inline_error),
-        Err(err) => Err(err),
-    };
-    if let Err(err) = outcome {
-        tracing::warn!(error = %err, "rolling back an abandoned SQLite write failed");
-    }
-    state.open = false;
-}
-
-/// The write connection inside a transaction, until [`commit`](Self::commit) or
+/// The write connection inside a call, until [`commit`](Self::commit) or
 /// [`rollback`](Self::rollback).
 pub struct Held {
     guard: OwnedMutexGuard<State>,
-    state: Arc<Mutex<State>>,
+    writer: Writer,
+    /// The call ended cleanly (committed, joined a group or rolled back); dropping it then
+    /// leaves nothing to clean up.
+    settled: bool,
 }
 
 impl Held {
@@ -245,15 +426,31 @@ impl Held {
         self.guard.sqlx()
     }
 
+    /// Opens the call's savepoint, beginning the transaction first when no group holds one.
+    async fn start(&mut self) -> Result<(), sqlx::Error> {
+        if self.guard.park().await?.is_autocommit() {
+            if !self.guard.members.is_empty() {
+                self.guard.fail_members(VANISHED);
+            }
+            self.begin_immediate().await?;
+        }
+        let conn = self.inline().await?;
+        run(conn, SAVEPOINT).map_err(inline_error)?;
+        self.guard.call_open = true;
+        Ok(())
+    }
+
     /// `BEGIN IMMEDIATE` without SQLite's busy wait, which would block this runtime thread:
-    /// while another process holds the write lock, sleep and try again until `busy_timeout`.
-    async fn begin_immediate(&mut self, busy_timeout: Duration) -> Result<(), sqlx::Error> {
+    /// while another process holds the write lock, sleep and try again until the busy
+    /// time-out.
+    async fn begin_immediate(&mut self) -> Result<(), sqlx::Error> {
+        let busy_timeout = self.writer.busy_timeout;
         let deadline = tokio::time::Instant::now() + busy_timeout;
         let mut pause = Duration::from_millis(1);
         loop {
             let conn = self.inline().await?;
             conn.busy_timeout(Duration::ZERO).map_err(inline_error)?;
-            let begun = conn.execute_batch("BEGIN IMMEDIATE");
+            let begun = run(conn, "BEGIN IMMEDIATE");
             conn.busy_timeout(busy_timeout).map_err(inline_error)?;
             match begun {
                 Ok(()) => return Ok(()),
@@ -261,52 +458,65 @@ impl Held {
                     tokio::time::sleep(pause).await;
                     pause = (pause * 2).min(Duration::from_millis(50));
                 }
-                Err(err) => {
-                    self.guard.open = false;
-                    return Err(inline_error(err));
-                }
+                Err(err) => return Err(inline_error(err)),
             }
         }
     }
 
-    /// Commits the transaction. Until the commit has answered, the transaction counts as open,
-    /// so a failed or abandoned commit is rolled back by whoever comes next.
+    /// Makes the call's writes durable. When other callers are queued, its work joins their
+    /// commit: the connection passes on at once and this returns when that commit has.
     pub async fn commit(mut self) -> Result<(), sqlx::Error> {
         let conn = self.inline().await?;
-        conn.prepare_cached("COMMIT")
-            .and_then(|mut statement| statement.execute([]))
-            .map_err(inline_error)?;
-        self.guard.open = false;
-        Ok(())
+        if conn.is_autocommit() {
+            // SQLite ended the transaction itself after an error inside the call.
+            self.guard.call_open = false;
+            self.guard.fail_members(VANISHED);
+            self.settled = true;
+            return Err(Failure::new(VANISHED).into_error());
+        }
+        run(conn, RELEASE).map_err(inline_error)?;
+        self.guard.call_open = false;
+        let queued = self.writer.queued.load(Ordering::Acquire) > 0;
+        if queued && self.guard.members.len() + 1 < self.writer.group {
+            let (tell, outcome) = oneshot::channel();
+            self.guard.members.push(tell);
+            self.settled = true;
+            // The next caller carries the transaction on; whoever ends the group commits it.
+            drop(self);
+            return match outcome.await {
+                Ok(outcome) => outcome.map_err(Failure::into_error),
+                Err(_) => Err(sqlx::Error::PoolClosed),
+            };
+        }
+        let outcome = self.guard.finish().await;
+        self.settled = true;
+        outcome
     }
 
-    /// Rolls the transaction back.
+    /// Discards the call's writes; the work of calls before it in the transaction stays.
     pub async fn rollback(mut self) -> Result<(), sqlx::Error> {
-        let outcome = match self.inline().await {
-            Ok(conn) if conn.is_autocommit() => Ok(()),
-            Ok(conn) => conn.execute_batch("ROLLBACK").map_err(inline_error),
-            Err(err) => Err(err),
+        let outcome = if self.guard.call_open {
+            self.guard.undo_call().await
+        } else {
+            Ok(())
         };
-        self.guard.open = false;
+        let queued = self.writer.queued.load(Ordering::Acquire) > 0;
+        self.guard.settle(queued).await;
+        self.settled = true;
         outcome
     }
 }
 
 impl Drop for Held {
     fn drop(&mut self) {
-        if !self.guard.open {
+        if self.settled {
             return;
         }
-        // The next `begin` would roll it back anyway; this makes it happen now when nobody
-        // is queued, so the file's write lock is not held while the connection sits idle.
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            let state = Arc::clone(&self.state);
-            runtime.spawn(async move {
-                let mut guard = state.lock().await;
-                if guard.open {
-                    roll_back(&mut guard).await;
-                }
-            });
+        // A queued caller rolls the call back when it takes the connection; with nobody
+        // queued this does it now, so the file's write lock is not held while the
+        // connection sits idle, and calls waiting for a commit get one.
+        if self.writer.queued.load(Ordering::Acquire) == 0 {
+            self.writer.spawn_settle();
         }
     }
 }
@@ -396,13 +606,22 @@ mod tests {
     use super::*;
 
     async fn writer(dir: &tempfile::TempDir) -> Writer {
+        grouped(dir, 1).await
+    }
+
+    async fn grouped(dir: &tempfile::TempDir, group: usize) -> Writer {
         let url = format!("sqlite:{}", dir.path().join("w.db").display());
         let options = SqliteConnectOptions::from_str(&url)
             .unwrap()
             .create_if_missing(true);
-        let writer = Writer::open(&options, Duration::from_secs(5), Duration::from_secs(5))
-            .await
-            .unwrap();
+        let writer = Writer::open(
+            &options,
+            Duration::from_secs(5),
+            Duration::from_secs(5),
+            group,
+        )
+        .await
+        .unwrap();
         let mut held = writer.begin().await.unwrap();
         held.conn()
             .execute("CREATE TABLE t (v INTEGER)")
@@ -555,5 +774,127 @@ mod tests {
         waiting.await.unwrap();
         ticker.abort();
         assert_eq!(count(&writer).await, 2);
+    }
+
+    /// Rows another connection sees: only what was committed.
+    async fn committed(dir: &tempfile::TempDir) -> Vec<i64> {
+        let url = format!("sqlite:{}", dir.path().join("w.db").display());
+        let mut other = SqliteConnection::connect(&url).await.unwrap();
+        sqlx::query_scalar("SELECT v FROM t ORDER BY v")
+            .fetch_all(&mut other)
+            .await
+            .unwrap()
+    }
+
+    async fn until_queued(writer: &Writer, n: usize) {
+        while writer.queued.load(Ordering::Acquire) < n {
+            tokio::task::yield_now().await;
+        }
+    }
+
+    async fn insert(held: &mut Held, v: i64) {
+        held.inline()
+            .await
+            .unwrap()
+            .execute("INSERT INTO t VALUES (?1)", [v])
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_call_with_others_queued_is_answered_only_when_their_shared_commit_is_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let writer = grouped(&dir, 8).await;
+        let mut first = writer.begin().await.unwrap();
+        insert(&mut first, 1).await;
+        let second = tokio::spawn({
+            let writer = writer.clone();
+            async move { writer.begin().await.unwrap() }
+        });
+        until_queued(&writer, 1).await;
+        let first_commit = tokio::spawn(first.commit());
+        let mut second = second.await.unwrap();
+        // The second call runs in the transaction the first left open: its row is there for
+        // it, and nobody else sees either row yet, so the first has not been answered.
+        let seen: i64 = second
+            .inline()
+            .await
+            .unwrap()
+            .query_row("SELECT COUNT(*) FROM t", [], |row| row.get(0))
+            .unwrap();
+        assert_eq!(seen, 1);
+        assert!(committed(&dir).await.is_empty());
+        assert!(!first_commit.is_finished());
+        insert(&mut second, 2).await;
+        second.commit().await.unwrap();
+        first_commit.await.unwrap().unwrap();
+        assert_eq!(committed(&dir).await, vec![1, 2]);
+    }
+
+    #[tokio::test]
+    async fn a_failed_call_rolls_back_alone_and_its_neighbours_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let writer = grouped(&dir, 16).await;
+        let mut tasks = Vec::new();
+        for v in 0..24_i64 {
+            let writer = writer.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut held = writer.begin().await.unwrap();
+                insert(&mut held, v).await;
+                if v % 3 == 0 {
+                    held.rollback().await.unwrap();
+                } else if v % 3 == 1 {
+                    // Abandoned mid-call: dropped, as a cancelled request is.
+                    drop(held);
+                } else {
+                    held.commit().await.unwrap();
+                }
+            }));
+        }
+        for task in tasks {
+            task.await.unwrap();
+        }
+        // Let the clean-up an abandoned last call spawns run.
+        let _ = writer.begin().await.unwrap().rollback().await;
+        let expected: Vec<i64> = (0..24).filter(|v| v % 3 == 2).collect();
+        assert_eq!(committed(&dir).await, expected);
+    }
+
+    #[tokio::test]
+    async fn calls_waiting_for_a_commit_get_it_when_the_queue_gives_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let writer = grouped(&dir, 8).await;
+        let mut first = writer.begin().await.unwrap();
+        insert(&mut first, 1).await;
+        let gives_up = tokio::spawn({
+            let writer = writer.clone();
+            async move { writer.begin().await.map(|_| ()) }
+        });
+        until_queued(&writer, 1).await;
+        let first_commit = tokio::spawn(first.commit());
+        // The call behind it never takes the connection: its request is cancelled.
+        tokio::task::yield_now().await;
+        gives_up.abort();
+        let answered = tokio::time::timeout(Duration::from_secs(5), first_commit).await;
+        answered.unwrap().unwrap().unwrap();
+        assert_eq!(committed(&dir).await, vec![1]);
+    }
+
+    #[tokio::test]
+    async fn closing_commits_the_calls_waiting_for_a_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let writer = grouped(&dir, 8).await;
+        let mut first = writer.begin().await.unwrap();
+        insert(&mut first, 1).await;
+        let second = tokio::spawn({
+            let writer = writer.clone();
+            async move { writer.begin().await.unwrap() }
+        });
+        until_queued(&writer, 1).await;
+        let first_commit = tokio::spawn(first.commit());
+        let second = second.await.unwrap();
+        drop(second);
+        writer.close().await;
+        first_commit.await.unwrap().unwrap();
+        assert_eq!(committed(&dir).await, vec![1]);
     }
 }
