@@ -30,7 +30,7 @@ use tokio::{sync::broadcast, task::JoinHandle};
 use super::{EventBus, LiveEvent};
 use crate::{
     replicas::Doorbell,
-    store::{Context, Database, StoreError},
+    store::{Database, StoreError},
 };
 
 /// How often the poller looks for other processes' events: well inside the one second within
@@ -150,7 +150,7 @@ impl PollingBus {
             return Ok(0);
         }
         let ids: Vec<String> = watched.iter().map(|(id, _)| id.clone()).collect();
-        let counters = last_seqs(&self.db, &ids).await?;
+        let counters = self.db.last_event_seqs(&ids).await?;
         let moved: Vec<(String, i64)> = counters
             .into_iter()
             .filter(|(id, last)| {
@@ -299,29 +299,6 @@ impl EventBus for PollingBus {
             Err(_) => broadcast::channel(1).1,
         }
     }
-}
-
-/// The event counters of `ids` (threads without events are left out), in one query.
-async fn last_seqs(db: &Database, ids: &[String]) -> Result<Vec<(String, i64)>, StoreError> {
-    match db {
-        Database::Sqlite { reader, .. } => {
-            let list = serde_json::to_string(ids)?;
-            sqlx::query_as(
-                "SELECT thread_id, last_seq FROM event_seqs \
-                 WHERE thread_id IN (SELECT value FROM json_each($1))",
-            )
-            .bind(list)
-            .fetch_all(reader)
-            .await
-        }
-        Database::Postgres { pool, .. } => {
-            sqlx::query_as("SELECT thread_id, last_seq FROM event_seqs WHERE thread_id = ANY($1)")
-                .bind(ids)
-                .fetch_all(pool)
-                .await
-        }
-    }
-    .context("polling the event counters")
 }
 
 #[cfg(test)]

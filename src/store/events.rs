@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::{
-    Context, StoreError,
+    Context, Database, StoreError,
     query::{params, record},
     repository::WorkspaceRepository,
 };
@@ -77,5 +77,36 @@ impl WorkspaceRepository {
             .await
             .context("reading the event counter")?;
         Ok(row.map_or(0, |(seq,)| seq))
+    }
+}
+
+impl Database {
+    /// The event counters of the threads `ids` (threads without events are left out), in
+    /// one statement outside any transaction: what a poller compares with what it has seen.
+    pub async fn last_event_seqs(&self, ids: &[String]) -> Result<Vec<(String, i64)>, StoreError> {
+        match self {
+            Database::Sqlite { .. } => {
+                let list = serde_json::to_string(ids)?;
+                let mut repo = self.autocommit_read().await?;
+                let rows = repo
+                    .fetch_all(
+                        "SELECT thread_id, last_seq FROM event_seqs \
+                         WHERE thread_id IN (SELECT value FROM json_each($1))",
+                        &params![&list],
+                    )
+                    .await;
+                repo.rollback().await?;
+                rows
+            }
+            Database::Postgres { pool, .. } => {
+                sqlx::query_as(
+                    "SELECT thread_id, last_seq FROM event_seqs WHERE thread_id = ANY($1)",
+                )
+                .bind(ids)
+                .fetch_all(pool)
+                .await
+            }
+        }
+        .context("polling the event counters")
     }
 }

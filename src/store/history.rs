@@ -15,7 +15,7 @@ use serde::Serialize;
 use super::{
     ArtifactSummary, Context, StoreError,
     query::{params, record},
-    repository::{Tx, WorkspaceRepository, now},
+    repository::{Backend, WorkspaceRepository, now},
 };
 use crate::panels::PanelSet;
 
@@ -405,30 +405,23 @@ impl WorkspaceRepository {
     /// Bytes the thread's history takes in its own tables (revision rows and panel records),
     /// for the storage benchmark.
     pub async fn history_bytes(&mut self, thread_id: &str) -> Result<i64, StoreError> {
-        let (bytes,): (Option<i64>,) = match &mut self.tx {
-            Tx::Sqlite(tx) => {
-                sqlx::query_as(
-                    "SELECT CAST(COALESCE((SELECT SUM(length(CAST(data AS BLOB))) FROM panel_changes \
-                     WHERE thread_id = $1), 0) + COALESCE((SELECT SUM(length(CAST(summary AS BLOB)) \
-                     + length(CAST(panels AS BLOB)) + 64) FROM revisions WHERE thread_id = $1), 0) \
-                     AS BIGINT)",
-                )
-                .bind(thread_id)
-                .fetch_one(tx.conn())
-                .await
+        let sql = match self.backend() {
+            Backend::Sqlite => {
+                "SELECT CAST(COALESCE((SELECT SUM(length(CAST(data AS BLOB))) FROM panel_changes \
+                 WHERE thread_id = $1), 0) + COALESCE((SELECT SUM(length(CAST(summary AS BLOB)) \
+                 + length(CAST(panels AS BLOB)) + 64) FROM revisions WHERE thread_id = $1), 0) \
+                 AS BIGINT)"
             }
-            Tx::Postgres(tx) => {
-                sqlx::query_as(
-                    "SELECT (COALESCE((SELECT SUM(pg_column_size(p.*)) FROM panel_changes p \
-                     WHERE thread_id = $1), 0) + COALESCE((SELECT SUM(pg_column_size(r.*)) \
-                     FROM revisions r WHERE thread_id = $1), 0))::bigint",
-                )
-                .bind(thread_id)
-                .fetch_one(&mut **tx)
-                .await
+            Backend::Postgres => {
+                "SELECT (COALESCE((SELECT SUM(pg_column_size(p.*)) FROM panel_changes p \
+                 WHERE thread_id = $1), 0) + COALESCE((SELECT SUM(pg_column_size(r.*)) \
+                 FROM revisions r WHERE thread_id = $1), 0))::bigint"
             }
-        }
-        .context("measuring the history")?;
+        };
+        let (bytes,): (Option<i64>,) = self
+            .fetch_one(sql, &params![thread_id])
+            .await
+            .context("measuring the history")?;
         Ok(bytes.unwrap_or(0))
     }
 }

@@ -31,14 +31,16 @@ mod threads;
 // The one module allowed `unsafe`: it lends sqlx's SQLite handle to rusqlite, which needs a
 // raw pointer and a borrow that outlives the call that made it (safety argued there).
 #[allow(unsafe_code)]
+mod parked;
+pub mod readers;
 pub mod writer;
 
 use std::{str::FromStr, time::Duration};
 
 use sqlx::{
-    PgPool, SqlitePool,
+    PgPool,
     postgres::{PgConnectOptions, PgPoolOptions},
-    sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous},
+    sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous},
 };
 
 pub use change_log::{ChangeLog, LoggedChange};
@@ -112,7 +114,7 @@ pub enum Database {
         /// The one connection every write transaction goes through.
         writer: writer::Writer,
         /// Read-only connections for snapshots and lists.
-        reader: SqlitePool,
+        reader: readers::Readers,
     },
     /// A PostgreSQL server.
     Postgres {
@@ -172,13 +174,13 @@ impl Database {
         writer
             .with_connection(async |conn| sqlx::migrate!("./migrations/sqlite").run(conn).await)
             .await?;
-        let reader = SqlitePoolOptions::new()
-            .test_before_acquire(false)
-            .max_connections(config.max_connections.clamp(1, 8))
-            .acquire_timeout(config.acquire_timeout)
-            .connect_with(options.read_only(true))
-            .await
-            .context("opening SQLite reader connections")?;
+        let reader = readers::Readers::open(
+            options.read_only(true),
+            config.max_connections.clamp(1, 8) as usize,
+            config.acquire_timeout,
+        )
+        .await
+        .context("opening SQLite reader connections")?;
         Ok(Self::Sqlite { writer, reader })
     }
 
@@ -295,7 +297,7 @@ impl Database {
                     .begin()
                     .await
                     .context("starting a read transaction")?;
-                Ok(WorkspaceRepository::sqlite(tx))
+                Ok(WorkspaceRepository::sqlite_reader(tx))
             }
             Database::Postgres { pool, lender } => {
                 let begin = lender.begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
@@ -317,7 +319,7 @@ impl Database {
         match self {
             Database::Sqlite { reader, .. } => {
                 let conn = reader.acquire().await.context("taking a read connection")?;
-                Ok(WorkspaceRepository::sqlite_autocommit(conn))
+                Ok(WorkspaceRepository::sqlite_reader(conn))
             }
             Database::Postgres { pool, lender } => {
                 let lent = within_postgres_timeout(pool, lender.lend())
@@ -333,11 +335,12 @@ impl Database {
     /// names the server and the cause.
     pub async fn ping(&self) -> Result<(), StoreError> {
         match self {
-            Database::Sqlite { reader, .. } => sqlx::query("SELECT 1")
-                .execute(reader)
-                .await
-                .map(|_| ())
-                .context("pinging the database"),
+            Database::Sqlite { .. } => {
+                let mut repo = self.autocommit_read().await?;
+                let ok = repo.fetch_one::<(i64,)>("SELECT 1", &[]).await;
+                repo.rollback().await?;
+                ok.map(|_| ()).context("pinging the database")
+            }
             Database::Postgres { pool, .. } => {
                 // Its own probe below explains a slow answer, so the ping gets only the
                 // outage limit (not `within_postgres_timeout`, which would probe twice).
@@ -363,7 +366,7 @@ impl Database {
     pub async fn close(&self) {
         match self {
             Database::Sqlite { writer, reader } => {
-                reader.close().await;
+                reader.close();
                 writer.close().await;
             }
             Database::Postgres { pool, lender } => {

@@ -46,21 +46,23 @@ impl WorkspaceRepository {
         tail: i64,
     ) -> Result<Option<DocumentExcerpt>, StoreError> {
         let keep = head + tail;
-        let row: Option<(String, i64, String, String)> = match &mut self.tx {
-            Tx::Sqlite(tx) => {
-                let row: Option<(String, i64, String, Option<Vec<u8>>)> = sqlx::query_as(
-                    "SELECT title, chars, \
-                     CASE WHEN chars <= $2 THEN content ELSE substr(content, 1, $3) END, \
-                     CASE WHEN chars <= $2 THEN NULL ELSE substr(CAST(content AS BLOB), -$4) END \
-                     FROM documents WHERE thread_id = $1",
-                )
-                .bind(thread_id)
-                .bind(keep)
-                .bind(head)
-                .bind(tail.saturating_mul(4).saturating_add(3))
-                .fetch_optional(tx.conn())
-                .await
-                .context("reading the document excerpt")?;
+        let row: Option<(String, i64, String, String)> = match self.tx {
+            Tx::Sqlite(_) => {
+                let row: Option<(String, i64, String, Option<Vec<u8>>)> = self
+                    .fetch_optional(
+                        "SELECT title, chars, \
+                         CASE WHEN chars <= $2 THEN content ELSE substr(content, 1, $3) END, \
+                         CASE WHEN chars <= $2 THEN NULL ELSE substr(CAST(content AS BLOB), -$4) END \
+                         FROM documents WHERE thread_id = $1",
+                        &params![
+                            thread_id,
+                            keep,
+                            head,
+                            tail.saturating_mul(4).saturating_add(3)
+                        ],
+                    )
+                    .await
+                    .context("reading the document excerpt")?;
                 row.map(|(title, chars, head, tail_bytes)| {
                     let tail_text = tail_bytes
                         .map(|bytes| last_chars(&bytes, tail))
@@ -68,7 +70,7 @@ impl WorkspaceRepository {
                     (title, chars, head, tail_text)
                 })
             }
-            Tx::Postgres(tx) => {
+            Tx::Postgres(ref mut tx) => {
                 let row: Option<(String, i64, String, Option<String>)> = sqlx::query_as(
                     "SELECT title, chars, \
                      CASE WHEN chars <= $2 THEN content ELSE substr(content, 1, $3::int) END, \

@@ -1,21 +1,22 @@
-//! Queries written once for every connection a repository can hold: PostgreSQL and SQLite's
-//! readers through sqlx, SQLite's writer inline through rusqlite (`writer.rs`).
+//! Queries written once for every connection a repository can hold: PostgreSQL through sqlx,
+//! SQLite's writer and readers inline through rusqlite (`parked.rs`).
 //!
 //! A query is its SQL (the same `$N` placeholders on both engines), its parameters as
-//! [`Value`]s and the Rust shape of its rows (a tuple of [`Column`] types). The write path's
-//! statements go through here, so that on SQLite they run on the caller's thread without a
-//! hop to sqlx's worker; the rest of the store still uses sqlx directly, and moves here as it
-//! is touched.
+//! [`Value`]s and the Rust shape of its rows (a tuple of [`Column`] types). Every store query
+//! goes through here, so that on SQLite it runs on the caller's thread without a hop to
+//! sqlx's worker.
 //!
 //! Parameters are typed even when NULL, because PostgreSQL infers a parameter's type from what
 //! the driver declares for it: an untyped NULL where the column is `bigint` is an error.
 
+use std::ops::ControlFlow;
+
 use chrono::{DateTime, SecondsFormat, Utc};
 use rusqlite::types::{ToSqlOutput, ValueRef};
-use sqlx::{Row as _, postgres::PgRow, sqlite::SqliteRow};
+use sqlx::{Row as _, postgres::PgRow};
 
 use super::{
-    repository::{SqliteConn, Tx, WorkspaceRepository},
+    repository::{Tx, WorkspaceRepository},
     writer::inline_error,
 };
 
@@ -111,10 +112,6 @@ impl rusqlite::ToSql for Value<'_> {
 /// A column type a query can return, read the same from either driver, by position (in a
 /// tuple) or by name (in a [`record!`] struct).
 pub(crate) trait Column: Sized {
-    fn from_sqlite<I: sqlx::ColumnIndex<SqliteRow>>(
-        row: &SqliteRow,
-        at: I,
-    ) -> Result<Self, sqlx::Error>;
     fn from_postgres<I: sqlx::ColumnIndex<PgRow>>(row: &PgRow, at: I) -> Result<Self, sqlx::Error>;
     fn from_inline<I: rusqlite::RowIndex>(row: &rusqlite::Row<'_>, at: I)
     -> rusqlite::Result<Self>;
@@ -123,12 +120,6 @@ pub(crate) trait Column: Sized {
 macro_rules! column_via_drivers {
     ($($ty:ty),* $(,)?) => {$(
         impl Column for $ty {
-            fn from_sqlite<I: sqlx::ColumnIndex<SqliteRow>>(
-                row: &SqliteRow,
-                at: I,
-            ) -> Result<Self, sqlx::Error> {
-                row.try_get(at)
-            }
             fn from_postgres<I: sqlx::ColumnIndex<PgRow>>(
                 row: &PgRow,
                 at: I,
@@ -153,7 +144,9 @@ column_via_drivers!(
     bool,
     Option<bool>,
     String,
-    Option<String>
+    Option<String>,
+    Vec<u8>,
+    Option<Vec<u8>>
 );
 
 /// A time from SQLite's text, as [`parse_sqlite_time`] reads it.
@@ -168,13 +161,6 @@ fn inline_time(text: &str) -> rusqlite::Result<DateTime<Utc>> {
 }
 
 impl Column for DateTime<Utc> {
-    fn from_sqlite<I: sqlx::ColumnIndex<SqliteRow>>(
-        row: &SqliteRow,
-        at: I,
-    ) -> Result<Self, sqlx::Error> {
-        row.try_get(at)
-    }
-
     fn from_postgres<I: sqlx::ColumnIndex<PgRow>>(row: &PgRow, at: I) -> Result<Self, sqlx::Error> {
         row.try_get(at)
     }
@@ -188,13 +174,6 @@ impl Column for DateTime<Utc> {
 }
 
 impl Column for Option<DateTime<Utc>> {
-    fn from_sqlite<I: sqlx::ColumnIndex<SqliteRow>>(
-        row: &SqliteRow,
-        at: I,
-    ) -> Result<Self, sqlx::Error> {
-        row.try_get(at)
-    }
-
     fn from_postgres<I: sqlx::ColumnIndex<PgRow>>(row: &PgRow, at: I) -> Result<Self, sqlx::Error> {
         row.try_get(at)
     }
@@ -213,16 +192,6 @@ impl Column for Option<DateTime<Utc>> {
 pub(crate) struct OrDefault<T>(pub T);
 
 impl<T: Column + Default> Column for OrDefault<T> {
-    fn from_sqlite<I: sqlx::ColumnIndex<SqliteRow>>(
-        row: &SqliteRow,
-        at: I,
-    ) -> Result<Self, sqlx::Error> {
-        match T::from_sqlite(row, at) {
-            Err(sqlx::Error::ColumnNotFound(_)) => Ok(OrDefault(T::default())),
-            other => other.map(OrDefault),
-        }
-    }
-
     fn from_postgres<I: sqlx::ColumnIndex<PgRow>>(row: &PgRow, at: I) -> Result<Self, sqlx::Error> {
         match T::from_postgres(row, at) {
             Err(sqlx::Error::ColumnNotFound(_)) => Ok(OrDefault(T::default())),
@@ -243,7 +212,6 @@ impl<T: Column + Default> Column for OrDefault<T> {
 
 /// A row's Rust shape: a tuple of [`Column`]s, in the query's column order.
 pub(crate) trait Record: Sized {
-    fn from_sqlite(row: &SqliteRow) -> Result<Self, sqlx::Error>;
     fn from_postgres(row: &PgRow) -> Result<Self, sqlx::Error>;
     fn from_inline(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self>;
 }
@@ -251,9 +219,6 @@ pub(crate) trait Record: Sized {
 macro_rules! record_tuple {
     ($($name:ident : $index:tt),+) => {
         impl<$($name: Column),+> Record for ($($name,)+) {
-            fn from_sqlite(row: &SqliteRow) -> Result<Self, sqlx::Error> {
-                Ok(($($name::from_sqlite(row, $index)?,)+))
-            }
             fn from_postgres(row: &PgRow) -> Result<Self, sqlx::Error> {
                 Ok(($($name::from_postgres(row, $index)?,)+))
             }
@@ -283,11 +248,6 @@ record_tuple!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6, H: 7, I: 8, J: 9, K: 10,
 macro_rules! record {
     ($ty:ty { $($name:ident : $col:ty),+ $(,)? } => $build:expr) => {
         impl $crate::store::query::Record for $ty {
-            fn from_sqlite(row: &sqlx::sqlite::SqliteRow) -> Result<Self, sqlx::Error> {
-                $(let $name = <$col as $crate::store::query::Column>::from_sqlite(
-                    row, stringify!($name))?;)+
-                Ok($build)
-            }
             fn from_postgres(row: &sqlx::postgres::PgRow) -> Result<Self, sqlx::Error> {
                 $(let $name = <$col as $crate::store::query::Column>::from_postgres(
                     row, stringify!($name))?;)+
@@ -319,14 +279,14 @@ macro_rules! bind_all {
     }};
 }
 
-/// Runs one statement inline, feeding each row to `row`; returns the number of rows changed.
-/// `$N` placeholders are matched by number, as sqlx does, so a statement may use them in any
-/// order and more than once.
+/// Runs one statement inline, feeding each row to `row` until it says it has had enough;
+/// returns the number of rows changed. `$N` placeholders are matched by number, as sqlx does,
+/// so a statement may use them in any order and more than once.
 fn run_inline(
     conn: &rusqlite::Connection,
     sql: &str,
     params: &[Value<'_>],
-    mut row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<()>,
+    mut row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<ControlFlow<()>>,
 ) -> rusqlite::Result<u64> {
     let mut statement = conn.prepare_cached(sql)?;
     for index in 1..=statement.parameter_count() {
@@ -342,7 +302,9 @@ fn run_inline(
     }
     let mut rows = statement.raw_query();
     while let Some(next) = rows.next()? {
-        row(next)?;
+        if row(next)?.is_break() {
+            break;
+        }
     }
     drop(rows);
     Ok(conn.changes())
@@ -356,21 +318,14 @@ impl WorkspaceRepository {
         params: &[Value<'_>],
     ) -> Result<Vec<T>, sqlx::Error> {
         match &mut self.tx {
-            Tx::Sqlite(SqliteConn::Writer(held)) => {
-                let conn = held.inline().await?;
+            Tx::Sqlite(conn) => {
                 let mut out = Vec::new();
-                run_inline(conn, sql, params, |row| {
+                run_inline(conn.inline().await?, sql, params, |row| {
                     out.push(T::from_inline(row)?);
-                    Ok(())
+                    Ok(ControlFlow::Continue(()))
                 })
                 .map_err(inline_error)?;
                 Ok(out)
-            }
-            Tx::Sqlite(tx) => {
-                let rows = bind_all!(sqlx::query(sql), params)
-                    .fetch_all(tx.conn())
-                    .await?;
-                rows.iter().map(T::from_sqlite).collect()
             }
             Tx::Postgres(tx) => {
                 let result = bind_all!(sqlx::query(sql), params)
@@ -389,23 +344,14 @@ impl WorkspaceRepository {
         params: &[Value<'_>],
     ) -> Result<Option<T>, sqlx::Error> {
         match &mut self.tx {
-            Tx::Sqlite(SqliteConn::Writer(held)) => {
-                let conn = held.inline().await?;
+            Tx::Sqlite(conn) => {
                 let mut out = None;
-                run_inline(conn, sql, params, |row| {
-                    if out.is_none() {
-                        out = Some(T::from_inline(row)?);
-                    }
-                    Ok(())
+                run_inline(conn.inline().await?, sql, params, |row| {
+                    out = Some(T::from_inline(row)?);
+                    Ok(ControlFlow::Break(()))
                 })
                 .map_err(inline_error)?;
                 Ok(out)
-            }
-            Tx::Sqlite(tx) => {
-                let row = bind_all!(sqlx::query(sql), params)
-                    .fetch_optional(tx.conn())
-                    .await?;
-                row.as_ref().map(T::from_sqlite).transpose()
             }
             Tx::Postgres(tx) => {
                 let result = bind_all!(sqlx::query(sql), params)
@@ -435,14 +381,10 @@ impl WorkspaceRepository {
         params: &[Value<'_>],
     ) -> Result<u64, sqlx::Error> {
         match &mut self.tx {
-            Tx::Sqlite(SqliteConn::Writer(held)) => {
-                let conn = held.inline().await?;
-                run_inline(conn, sql, params, |_| Ok(())).map_err(inline_error)
-            }
-            Tx::Sqlite(tx) => Ok(bind_all!(sqlx::query(sql), params)
-                .execute(tx.conn())
-                .await?
-                .rows_affected()),
+            Tx::Sqlite(conn) => run_inline(conn.inline().await?, sql, params, |_| {
+                Ok(ControlFlow::Continue(()))
+            })
+            .map_err(inline_error),
             Tx::Postgres(tx) => {
                 let result = bind_all!(sqlx::query(sql), params).execute(&mut **tx).await;
                 tx.saw(&result);

@@ -2,14 +2,10 @@
 //!
 //! Each domain adds its queries in its own file (`plan.rs`, `preferences.rs`, …) as an
 //! `impl WorkspaceRepository` block, through `query.rs`: a query is written once and runs on
-//! both engines (both accept `$N` placeholders), inline on SQLite's writer and through sqlx
-//! elsewhere; where the SQL must differ, the method picks it by [`Backend`].
+//! both engines (both accept `$N` placeholders), inline on SQLite's connections and through
+//! sqlx on PostgreSQL; where the SQL must differ, the method picks it by [`Backend`].
 
-use std::ops::{Deref, DerefMut};
-
-use sqlx::{Sqlite, Transaction, pool::PoolConnection};
-
-use super::{Context, StoreError, journal::Journal, lender::Lent, writer::Held};
+use super::{Context, StoreError, journal::Journal, lender::Lent, readers::Reader, writer::Held};
 use crate::panels::{Panel, PanelSet};
 
 /// Which database engine a repository talks to.
@@ -27,77 +23,33 @@ pub(crate) enum Tx {
     Postgres(Lent),
 }
 
-/// A SQLite repository's connection: a reader from the pool, or the one write connection.
+/// A SQLite repository's connection: one of the readers, or the one write connection. Both
+/// run their statements inline (`parked.rs`).
 pub(crate) enum SqliteConn {
-    Pool(Conn<Sqlite>),
+    Reader(Reader),
     Writer(Held),
 }
 
 impl SqliteConn {
-    /// The connection for a statement sent through sqlx.
-    pub(crate) fn conn(&mut self) -> &mut sqlx::SqliteConnection {
+    /// The connection, for statements run inline on this thread.
+    pub(crate) async fn inline(&mut self) -> Result<&rusqlite::Connection, sqlx::Error> {
         match self {
-            SqliteConn::Pool(conn) => conn,
-            SqliteConn::Writer(held) => held.conn(),
+            SqliteConn::Reader(reader) => reader.inline().await,
+            SqliteConn::Writer(held) => held.inline().await,
         }
     }
 
     async fn commit(self) -> Result<(), sqlx::Error> {
         match self {
-            SqliteConn::Pool(conn) => conn.commit().await,
+            SqliteConn::Reader(reader) => reader.finish().await,
             SqliteConn::Writer(held) => held.commit().await,
         }
     }
 
     async fn rollback(self) -> Result<(), sqlx::Error> {
         match self {
-            SqliteConn::Pool(conn) => conn.rollback().await,
+            SqliteConn::Reader(reader) => reader.finish().await,
             SqliteConn::Writer(held) => held.rollback().await,
-        }
-    }
-}
-
-/// The connection a repository's statements go to: inside a transaction, or (for reads that
-/// are one statement per answer) a pooled connection in autocommit mode, where every statement
-/// is its own snapshot and no `BEGIN`/`COMMIT` round trips are paid. Both deref to the
-/// engine's connection, so queries are written once for either.
-pub(crate) enum Conn<DB: sqlx::Database> {
-    Tx(Transaction<'static, DB>),
-    Auto(PoolConnection<DB>),
-}
-
-impl<DB: sqlx::Database> Deref for Conn<DB> {
-    type Target = DB::Connection;
-
-    fn deref(&self) -> &DB::Connection {
-        match self {
-            Conn::Tx(tx) => tx,
-            Conn::Auto(conn) => conn,
-        }
-    }
-}
-
-impl<DB: sqlx::Database> DerefMut for Conn<DB> {
-    fn deref_mut(&mut self) -> &mut DB::Connection {
-        match self {
-            Conn::Tx(tx) => tx,
-            Conn::Auto(conn) => conn,
-        }
-    }
-}
-
-impl<DB: sqlx::Database> Conn<DB> {
-    async fn commit(self) -> Result<(), sqlx::Error> {
-        match self {
-            Conn::Tx(tx) => tx.commit().await,
-            Conn::Auto(_) => Ok(()),
-        }
-    }
-
-    async fn rollback(self) -> Result<(), sqlx::Error> {
-        match self {
-            Conn::Tx(tx) => tx.rollback().await,
-            Conn::Auto(_) => Ok(()),
         }
     }
 }
@@ -112,8 +64,9 @@ pub struct WorkspaceRepository {
 }
 
 impl WorkspaceRepository {
-    pub(crate) fn sqlite(tx: Transaction<'static, Sqlite>) -> Self {
-        Self::over(Tx::Sqlite(SqliteConn::Pool(Conn::Tx(tx))))
+    /// Reads on one of SQLite's read connections: inside a snapshot, or in autocommit mode.
+    pub(crate) fn sqlite_reader(reader: Reader) -> Self {
+        Self::over(Tx::Sqlite(SqliteConn::Reader(reader)))
     }
 
     /// A write transaction on SQLite's write connection.
@@ -124,11 +77,6 @@ impl WorkspaceRepository {
     /// A transaction on a lent PostgreSQL connection (begun by the caller).
     pub(crate) fn postgres(lent: Lent) -> Self {
         Self::over(Tx::Postgres(lent))
-    }
-
-    /// Reads on a SQLite connection outside any transaction.
-    pub(crate) fn sqlite_autocommit(conn: PoolConnection<Sqlite>) -> Self {
-        Self::over(Tx::Sqlite(SqliteConn::Pool(Conn::Auto(conn))))
     }
 
     fn over(tx: Tx) -> Self {

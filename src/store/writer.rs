@@ -2,14 +2,12 @@
 //! committed for several calls at once.
 //!
 //! Every write transaction on SQLite goes through this one connection, one after another, so
-//! whatever a statement costs besides SQLite's own work is paid in series by every write. sqlx
-//! runs each statement on the connection's worker thread: two context switches per statement,
-//! which measured as most of a write's cost (PERFORMANCE §14). So the writer keeps sqlx's
-//! connection *parked*: it holds sqlx's own handle lock ([`LockedSqliteHandle`]), which stops
-//! the worker thread, and runs statements on the same `sqlite3` handle through rusqlite, on
-//! whichever tokio thread the transaction's task is on. A write statement on a warm cache
-//! takes microseconds, far less than the hop it replaces. A statement still sent through sqlx
-//! ([`Held::conn`]) un-parks the worker first, and the next inline statement parks it again.
+//! whatever a statement costs besides SQLite's own work is paid in series by every write. The
+//! connection is [`Parked`]: its statements run through rusqlite on whichever tokio thread
+//! the transaction's task is on, with no hop to sqlx's worker thread. A write statement on a
+//! warm cache takes microseconds, far less than the hop it replaces. A statement still sent
+//! through sqlx ([`Held::conn`]) un-parks the worker first, and the next inline statement
+//! parks it again.
 //!
 //! **Group commit.** Each call runs inside its own savepoint of a transaction that may hold
 //! the work of earlier calls. When a call ends and others are queued for the connection, it
@@ -30,7 +28,6 @@
 //! whoever takes the connection next, or by a task spawned at drop when nobody is queued.
 
 use std::{
-    ptr::NonNull,
     sync::{
         Arc,
         atomic::{AtomicUsize, Ordering},
@@ -38,15 +35,10 @@ use std::{
     time::Duration,
 };
 
-use sqlx::{
-    Connection, SqliteConnection,
-    sqlite::{LockedSqliteHandle, SqliteConnectOptions},
-};
+use sqlx::{SqliteConnection, sqlite::SqliteConnectOptions};
 use tokio::sync::{Mutex, OwnedMutexGuard, oneshot};
 
-/// How many statements the inline connection keeps prepared (every write-path statement,
-/// with room to spare: a statement evicted from the cache is parsed again on its next use).
-const PREPARED_STATEMENTS: usize = 128;
+use super::parked::Parked;
 
 /// The savepoint each call runs in.
 const SAVEPOINT: &str = "SAVEPOINT haico_call";
@@ -91,15 +83,7 @@ impl Failure {
 
 /// The connection and what haico knows about it.
 struct State {
-    /// rusqlite over sqlx's `sqlite3` handle, used only while `parked` is held. `None` only
-    /// while the state is being dropped.
-    inline: Option<rusqlite::Connection>,
-    /// sqlx's handle lock: while held, sqlx's worker thread is stopped and the handle is ours.
-    /// It borrows `*conn` (hence the made-up `'static`); see [`State::sqlx`].
-    parked: Option<LockedSqliteHandle<'static>>,
-    /// sqlx's connection, owned (from `Box::into_raw`) and only ever reached through
-    /// [`State::sqlx`] and [`State::park`], which never let two borrows of it coexist.
-    conn: NonNull<SqliteConnection>,
+    conn: Parked,
     /// The current call's savepoint is open: begun, and neither released nor rolled back.
     call_open: bool,
     /// Calls whose work is released into the open transaction, waiting for its commit.
@@ -108,35 +92,15 @@ struct State {
     closed: bool,
 }
 
-// SAFETY: `conn` is uniquely owned by the state (as a `Box` would be), `SqliteConnection` is
-// `Send`, and so are rusqlite's connection and sqlx's handle lock (a guard of an async mutex,
-// released from whichever thread drops it). The state is only ever reached through the
-// writer's mutex, so no two threads touch it at once.
-unsafe impl Send for State {}
-
 impl State {
-    /// sqlx's connection, for a statement sent through sqlx. Un-parks the worker thread first:
-    /// from here until the next [`park`](Self::park), the handle is sqlx's again.
+    /// sqlx's connection, for a statement sent through sqlx (un-parks the worker).
     fn sqlx(&mut self) -> &mut SqliteConnection {
-        self.parked = None;
-        // SAFETY: `conn` is valid until the state is dropped, and with `parked` dropped no
-        // other borrow of it exists; the one returned borrows `self`, so `park` cannot make a
-        // second while it lives.
-        unsafe { self.conn.as_mut() }
+        self.conn.sqlx()
     }
 
-    /// Parks sqlx's worker thread (a no-op when it is parked already) and returns the inline
-    /// connection. Parking is one hand-over to the worker thread; it is paid at start-up and
-    /// after each statement that went through sqlx, not per transaction.
+    /// The inline connection, parking sqlx's worker first if a statement un-parked it.
     async fn park(&mut self) -> Result<&rusqlite::Connection, sqlx::Error> {
-        if self.parked.is_none() {
-            // SAFETY: no borrow of `conn` is alive (see `sqlx`); this one is stored in
-            // `parked`, which is dropped before any other borrow is made and before `conn`
-            // itself is freed (`Drop for State`).
-            let conn: &'static mut SqliteConnection = unsafe { &mut *self.conn.as_ptr() };
-            self.parked = Some(conn.lock_handle().await?);
-        }
-        self.inline.as_ref().ok_or_else(closing)
+        self.conn.park().await
     }
 
     /// Tells every waiting call that its work is gone with the transaction.
@@ -148,15 +112,14 @@ impl State {
 
     /// Rolls the current call back to its savepoint, keeping the work of the calls before it.
     async fn undo_call(&mut self) -> Result<(), sqlx::Error> {
-        self.park().await?;
         self.call_open = false;
-        let conn = self.inline.as_ref().ok_or_else(closing)?;
-        if conn.is_autocommit() {
+        if self.park().await?.is_autocommit() {
             // SQLite ended the whole transaction itself (an I/O error, say), and the work of
             // the calls waiting on it went too.
             self.fail_members(VANISHED);
             return Ok(());
         }
+        let conn = self.park().await?;
         run(conn, ROLLBACK_TO)
             .and_then(|()| run(conn, RELEASE))
             .map_err(inline_error)
@@ -164,12 +127,11 @@ impl State {
 
     /// Commits the open transaction for every call whose work it holds, and tells each one.
     async fn finish(&mut self) -> Result<(), sqlx::Error> {
-        self.park().await?;
-        let conn = self.inline.as_ref().ok_or_else(closing)?;
-        if conn.is_autocommit() {
+        if self.park().await?.is_autocommit() {
             self.fail_members(VANISHED);
             return Err(Failure::new(VANISHED).into_error());
         }
+        let conn = self.park().await?;
         let outcome = run(conn, "COMMIT").map_err(|err| Failure::from_inline(&err));
         if outcome.is_err()
             && !conn.is_autocommit()
@@ -210,25 +172,9 @@ impl State {
     }
 }
 
-impl Drop for State {
-    fn drop(&mut self) {
-        // rusqlite finalizes its prepared statements while the handle is still ours; then the
-        // worker is un-parked and sqlx closes the connection (rolling back anything open, so
-        // calls still waiting hear that their commit never came).
-        self.inline = None;
-        self.parked = None;
-        // SAFETY: `conn` came from `Box::into_raw` and no borrow of it is left.
-        drop(unsafe { Box::from_raw(self.conn.as_ptr()) });
-    }
-}
-
 /// Why a waiting call's work was lost without a failed commit of its own.
 const VANISHED: &str = "SQLite rolled back the transaction this write shared with other calls \
     (after an error in one of them); nothing of it was saved, so it can be sent again";
-
-fn closing() -> sqlx::Error {
-    sqlx::Error::PoolClosed
-}
 
 /// Runs one statement without parameters, prepared once.
 fn run(conn: &rusqlite::Connection, sql: &str) -> rusqlite::Result<()> {
@@ -294,20 +240,8 @@ impl Writer {
         busy_timeout: Duration,
         group: usize,
     ) -> Result<Self, sqlx::Error> {
-        let mut conn = Box::new(SqliteConnection::connect_with(options).await?);
-        let inline = {
-            let mut locked = conn.lock_handle().await?;
-            // SAFETY: the handle stays open as long as sqlx's connection, which the state
-            // owns and drops only after this connection (`Drop for State`); rusqlite's
-            // `from_handle` never closes a handle it did not open.
-            unsafe { rusqlite::Connection::from_handle(locked.as_raw_handle().as_ptr()) }
-                .map_err(inline_error)?
-        };
-        inline.set_prepared_statement_cache_capacity(PREPARED_STATEMENTS);
         let state = State {
-            inline: Some(inline),
-            parked: None,
-            conn: NonNull::from(Box::leak(conn)),
+            conn: Parked::open(options).await?,
             call_open: false,
             members: Vec::new(),
             closed: false,
@@ -601,7 +535,7 @@ impl sqlx::error::DatabaseError for InlineDbError {
 mod tests {
     use std::str::FromStr;
 
-    use sqlx::{Executor, Row};
+    use sqlx::{Connection, Executor, Row};
 
     use super::*;
 

@@ -25,11 +25,14 @@ pub fn postgres_url() -> String {
 pub async fn step_ranks(db: &Database, thread: &str) -> Vec<i64> {
     let sql = "SELECT sort_key FROM todos WHERE thread_id = $1 ORDER BY sort_key";
     let keys: Vec<i64> = match db {
-        Database::Sqlite { reader, .. } => sqlx::query_scalar(sql)
-            .bind(thread)
-            .fetch_all(reader)
-            .await
-            .unwrap(),
+        Database::Sqlite { reader, .. } => {
+            let mut conn = reader.acquire().await.unwrap();
+            sqlx::query_scalar(sql)
+                .bind(thread)
+                .fetch_all(conn.sqlx().unwrap())
+                .await
+                .unwrap()
+        }
         Database::Postgres { pool, .. } => sqlx::query_scalar(sql)
             .bind(thread)
             .fetch_all(pool)
