@@ -7,6 +7,7 @@
 
 mod artifacts;
 mod change_log;
+mod checkpoint;
 pub mod connect;
 mod conversation;
 mod copy;
@@ -35,7 +36,11 @@ mod parked;
 pub mod readers;
 pub mod writer;
 
-use std::{str::FromStr, time::Duration};
+use std::{
+    str::FromStr,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
 
 use sqlx::{
     PgPool,
@@ -115,6 +120,9 @@ pub enum Database {
         writer: writer::Writer,
         /// Read-only connections for snapshots and lists.
         reader: readers::Readers,
+        /// Copies the WAL back into the database file off the write path (`None` for an
+        /// in-memory database, or when it could not start: the writer then checkpoints).
+        checkpointer: Option<Arc<Mutex<checkpoint::Checkpointer>>>,
     },
     /// A PostgreSQL server.
     Postgres {
@@ -174,6 +182,30 @@ impl Database {
         writer
             .with_connection(async |conn| sqlx::migrate!("./migrations/sqlite").run(conn).await)
             .await?;
+        // Checkpoints run on a thread of their own (`checkpoint.rs`), so the writer's commits
+        // never stop to copy the WAL back; if that thread cannot start, SQLite's automatic
+        // checkpoints stay on.
+        let checkpointer = if in_memory {
+            None
+        } else {
+            match checkpoint::Checkpointer::start(&path) {
+                Ok(checkpointer) => Some(Arc::new(Mutex::new(checkpointer))),
+                Err(err) => {
+                    tracing::warn!(error = %err, "SQLite checkpoints stay on the write path");
+                    None
+                }
+            }
+        };
+        if checkpointer.is_some() {
+            writer
+                .with_connection(async |conn| {
+                    sqlx::query("PRAGMA wal_autocheckpoint = 0")
+                        .execute(conn)
+                        .await
+                })
+                .await
+                .context("handing SQLite's checkpoints to their own thread")?;
+        }
         let reader = readers::Readers::open(
             options.read_only(true),
             config.max_connections.clamp(1, 8) as usize,
@@ -181,7 +213,11 @@ impl Database {
         )
         .await
         .context("opening SQLite reader connections")?;
-        Ok(Self::Sqlite { writer, reader })
+        Ok(Self::Sqlite {
+            writer,
+            reader,
+            checkpointer,
+        })
     }
 
     async fn connect_postgres(url: &str, config: &PoolConfig) -> Result<Self, StoreError> {
@@ -365,9 +401,24 @@ impl Database {
     /// Closes every connection, letting in-flight transactions finish first.
     pub async fn close(&self) {
         match self {
-            Database::Sqlite { writer, reader } => {
+            Database::Sqlite {
+                writer,
+                reader,
+                checkpointer,
+            } => {
                 reader.close();
                 writer.close().await;
+                if let Some(checkpointer) = checkpointer {
+                    let checkpointer = Arc::clone(checkpointer);
+                    // A last checkpoint syncs the file: not on a runtime thread.
+                    let _ = tokio::task::spawn_blocking(move || {
+                        checkpointer
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner)
+                            .stop();
+                    })
+                    .await;
+                }
             }
             Database::Postgres { pool, lender } => {
                 lender.close();
