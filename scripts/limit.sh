@@ -8,7 +8,9 @@
 #                                     server sets it up (one writer, eight readers)
 #   load.sh sqlite                    the product over HTTP (32 clients, 50 threads)
 #   haico-limit --engine sqlite-sync  the same statements through rusqlite, one hand-over per
-#                                     call (and again with --group 16: group commit)
+#                                     call (and again with --group 16: group commit, and
+#                                     with --checkpoint-thread: checkpoints off the writer,
+#                                     as the server runs them)
 #   haico-limit --engine postgres     the product's PostgreSQL statements through sqlx
 #   load.sh postgres                  the product over HTTP
 # and prints, per configuration, the median calls/s over the rounds, p99, and the product's
@@ -50,6 +52,7 @@ for round in $(seq 1 "$rounds"); do
   product sqlite
   limit limit-sqlite-sync --engine sqlite-sync
   limit limit-sqlite-sync-group --engine sqlite-sync --group 16
+  limit limit-sqlite-sync-group-ckpt --engine sqlite-sync --group 16 --checkpoint-thread
   limit limit-postgres --engine postgres
   product postgres
 done
@@ -68,6 +71,7 @@ rows = [
     ("limit-sqlite", "SQLite limit, sqlx (the server's driver and pools)"),
     ("limit-sqlite-sync", "SQLite limit, rusqlite, one hand-over per call"),
     ("limit-sqlite-sync-group", "SQLite limit, rusqlite, group commit of up to 16"),
+    ("limit-sqlite-sync-group-ckpt", "SQLite limit, rusqlite, group commit + checkpoint thread"),
     ("product-sqlite", "haico over HTTP, SQLite"),
     ("limit-postgres", "PostgreSQL limit, sqlx (the server's driver and pool)"),
     ("product-postgres", "haico over HTTP, PostgreSQL"),
@@ -83,5 +87,6 @@ print(f"product / limit (median of per-round ratios):")
 print(f"  SQLite, over the sqlx limit          {ratio('product-sqlite', 'limit-sqlite'):.0%}")
 print(f"  SQLite, over the rusqlite limit      {ratio('product-sqlite', 'limit-sqlite-sync'):.0%}")
 print(f"  SQLite, over rusqlite + group commit {ratio('product-sqlite', 'limit-sqlite-sync-group'):.0%}")
+print(f"  SQLite, over the same + checkpoints   {ratio('product-sqlite', 'limit-sqlite-sync-group-ckpt'):.0%}")
 print(f"  PostgreSQL, over the sqlx limit      {ratio('product-postgres', 'limit-postgres'):.0%}")
 PY

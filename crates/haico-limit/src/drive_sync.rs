@@ -57,10 +57,34 @@ fn open(path: &PathBuf, read_only: bool) -> Result<Connection> {
 
 impl SyncDb {
     /// Opens the SQLite file at `path` (already migrated) with `readers` reader threads and
-    /// a writer that commits up to `group` queued calls together.
-    pub fn open(path: PathBuf, readers: usize, group: usize) -> Result<Self> {
+    /// a writer that commits up to `group` queued calls together; with `checkpoint_thread`
+    /// the writer never checkpoints and a thread of its own does, every 100 ms.
+    pub fn open(
+        path: PathBuf,
+        readers: usize,
+        group: usize,
+        checkpoint_thread: bool,
+    ) -> Result<Self> {
         let (writer, writer_queue) = mpsc::channel::<Queued>();
         let conn = open(&path, false)?;
+        if checkpoint_thread {
+            conn.execute_batch("PRAGMA wal_autocheckpoint = 0")?;
+            let checkpointer = open(&path, false)?;
+            checkpointer.busy_timeout(std::time::Duration::ZERO)?;
+            thread::Builder::new()
+                .name("sqlite-checkpoint".into())
+                .spawn(move || {
+                    loop {
+                        thread::sleep(std::time::Duration::from_millis(100));
+                        // Busy (another checkpoint running) is tried again next time.
+                        let _ = checkpointer.query_row(
+                            "PRAGMA wal_checkpoint(PASSIVE)",
+                            [],
+                            |_| Ok(()),
+                        );
+                    }
+                })?;
+        }
         thread::Builder::new()
             .name("sqlite-writer".into())
             .spawn(move || write_loop(&conn, &writer_queue, group.max(1)))?;

@@ -83,6 +83,10 @@ struct Args {
     /// `sqlite-sync`: calls committed together at most (1: each call its own transaction).
     #[arg(long, default_value_t = 1)]
     group: usize,
+    /// `sqlite-sync`: the writer's automatic WAL checkpoints off, and a thread of their own
+    /// running a passive checkpoint every 100 ms instead, as the server does.
+    #[arg(long)]
+    checkpoint_thread: bool,
     /// Also write the results as JSON to this file.
     #[arg(long, value_name = "FILE")]
     json_out: Option<std::path::PathBuf>,
@@ -242,7 +246,12 @@ async fn run(args: &Args, scratch: &Scratch) -> Result<serde_json::Value> {
         Engine::SqliteSync => {
             sqlx_db.close().await;
             let path = scratch.url.trim_start_matches("sqlite:").into();
-            Target::Sync(drive_sync::SyncDb::open(path, args.readers, args.group)?)
+            Target::Sync(drive_sync::SyncDb::open(
+                path,
+                args.readers,
+                args.group,
+                args.checkpoint_thread,
+            )?)
         }
         _ => Target::Sqlx(sqlx_db),
     };
@@ -332,6 +341,7 @@ async fn run(args: &Args, scratch: &Scratch) -> Result<serde_json::Value> {
         "workers": args.workers,
         "readers": args.readers,
         "group": args.group,
+        "checkpoint_thread": args.checkpoint_thread,
         "setup_s": setup.as_secs_f64(),
         "wall_s": secs,
         "total_calls": calls,

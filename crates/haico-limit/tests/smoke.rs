@@ -65,6 +65,16 @@ fn sqlite_through_the_synchronous_driver_with_and_without_group_commit() {
         &run(&["--engine", "sqlite-sync", "--group", "8"]),
         "sqlite-sync",
     );
+    check(
+        &run(&[
+            "--engine",
+            "sqlite-sync",
+            "--group",
+            "8",
+            "--checkpoint-thread",
+        ]),
+        "sqlite-sync",
+    );
 }
 
 #[test]
