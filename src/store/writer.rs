@@ -734,19 +734,30 @@ mod tests {
             .unwrap();
     }
 
-    #[tokio::test]
-    async fn a_call_with_others_queued_is_answered_only_when_their_shared_commit_is_made() {
-        let dir = tempfile::tempdir().unwrap();
-        let writer = grouped(&dir, 8).await;
+    /// A first call that wrote 1 and is committing while a second call is queued behind it:
+    /// the first's commit and the second's begin, each running as a task of its own.
+    async fn committing_with_one_queued(
+        writer: &Writer,
+    ) -> (
+        tokio::task::JoinHandle<Result<(), sqlx::Error>>,
+        tokio::task::JoinHandle<Result<Held, sqlx::Error>>,
+    ) {
         let mut first = writer.begin().await.unwrap();
         insert(&mut first, 1).await;
         let second = tokio::spawn({
             let writer = writer.clone();
-            async move { writer.begin().await.unwrap() }
+            async move { writer.begin().await }
         });
-        until_queued(&writer, 1).await;
-        let first_commit = tokio::spawn(first.commit());
-        let mut second = second.await.unwrap();
+        until_queued(writer, 1).await;
+        (tokio::spawn(first.commit()), second)
+    }
+
+    #[tokio::test]
+    async fn a_call_with_others_queued_is_answered_only_when_their_shared_commit_is_made() {
+        let dir = tempfile::tempdir().unwrap();
+        let writer = grouped(&dir, 8).await;
+        let (first_commit, second) = committing_with_one_queued(&writer).await;
+        let mut second = second.await.unwrap().unwrap();
         // The second call runs in the transaction the first left open: its row is there for
         // it, and nobody else sees either row yet, so the first has not been answered.
         let seen: i64 = second
@@ -797,17 +808,12 @@ mod tests {
     async fn calls_waiting_for_a_commit_get_it_when_the_queue_gives_up() {
         let dir = tempfile::tempdir().unwrap();
         let writer = grouped(&dir, 8).await;
-        let mut first = writer.begin().await.unwrap();
-        insert(&mut first, 1).await;
-        let gives_up = tokio::spawn({
-            let writer = writer.clone();
-            async move { writer.begin().await.map(|_| ()) }
-        });
-        until_queued(&writer, 1).await;
-        let first_commit = tokio::spawn(first.commit());
+        let (first_commit, gives_up) = committing_with_one_queued(&writer).await;
         // The call behind it never takes the connection: its request is cancelled.
         tokio::task::yield_now().await;
         gives_up.abort();
+        // (Had it taken the connection before the abort, dropping it gives the call up.)
+        drop(gives_up);
         let answered = tokio::time::timeout(Duration::from_secs(5), first_commit).await;
         answered.unwrap().unwrap().unwrap();
         assert_eq!(committed(&dir).await, vec![1]);
@@ -817,16 +823,8 @@ mod tests {
     async fn closing_commits_the_calls_waiting_for_a_commit() {
         let dir = tempfile::tempdir().unwrap();
         let writer = grouped(&dir, 8).await;
-        let mut first = writer.begin().await.unwrap();
-        insert(&mut first, 1).await;
-        let second = tokio::spawn({
-            let writer = writer.clone();
-            async move { writer.begin().await.unwrap() }
-        });
-        until_queued(&writer, 1).await;
-        let first_commit = tokio::spawn(first.commit());
-        let second = second.await.unwrap();
-        drop(second);
+        let (first_commit, second) = committing_with_one_queued(&writer).await;
+        drop(second.await.unwrap().unwrap());
         writer.close().await;
         first_commit.await.unwrap().unwrap();
         assert_eq!(committed(&dir).await, vec![1]);
