@@ -148,21 +148,36 @@ record!(ChangedRow { sort_key: i64, id: i64, text: String, depth: i64, done: boo
     plan_len: i64 } => ChangedRow { sort_key, id, text, depth, done, plan_len });
 
 impl WorkspaceRepository {
-    /// The whole plan, in order. One row comes back (the plan as a JSON array), because
-    /// fetching thousands of rows one by one through sqlx costs more than parsing them.
+    /// The whole plan, in order. On SQLite the rows are read one by one, inline; on
+    /// PostgreSQL one row comes back (the plan as a JSON array), because fetching thousands of
+    /// rows one by one through sqlx costs more than parsing them.
     pub async fn plan_steps(&mut self, thread_id: &str) -> Result<Vec<PlanStep>, StoreError> {
-        let sql = match self.backend() {
-            Backend::Sqlite => {
-                "SELECT json_group_array(json_array(id, text, depth, done) ORDER BY sort_key) \
-                 FROM todos WHERE thread_id = $1"
-            }
-            Backend::Postgres => {
-                "SELECT COALESCE(json_agg(json_build_array(id, text, depth, CASE WHEN done THEN 1 \
-                 ELSE 0 END) ORDER BY sort_key)::text, '[]') FROM todos WHERE thread_id = $1"
-            }
-        };
+        if self.backend() == Backend::Sqlite {
+            let rows: Vec<(i64, String, i64, bool)> = self
+                .fetch_all(
+                    "SELECT id, text, depth, done FROM todos WHERE thread_id = $1 \
+                     ORDER BY sort_key",
+                    &params![thread_id],
+                )
+                .await
+                .context("listing the plan")?;
+            return Ok(rows
+                .into_iter()
+                .map(|(id, text, depth, done)| PlanStep {
+                    id,
+                    text,
+                    depth,
+                    done,
+                })
+                .collect());
+        }
         let (json,): (String,) = self
-            .fetch_one(sql, &params![thread_id])
+            .fetch_one(
+                "SELECT COALESCE(json_agg(json_build_array(id, text, depth, CASE WHEN done \
+                 THEN 1 ELSE 0 END) ORDER BY sort_key)::text, '[]') FROM todos \
+                 WHERE thread_id = $1",
+                &params![thread_id],
+            )
             .await
             .context("listing the plan")?;
         decode_steps(&json)
