@@ -112,8 +112,10 @@ impl State {
 
     /// Rolls the current call back to its savepoint, keeping the work of the calls before it.
     async fn undo_call(&mut self) -> Result<(), sqlx::Error> {
+        // Parked first: if that fails, the call stays open for the next taker to undo.
+        let ended = self.park().await?.is_autocommit();
         self.call_open = false;
-        if self.park().await?.is_autocommit() {
+        if ended {
             // SQLite ended the whole transaction itself (an I/O error, say), and the work of
             // the calls waiting on it went too.
             self.fail_members(VANISHED);
