@@ -177,7 +177,7 @@ async fn age_sessions(db: &Database) {
             let mut held = writer.begin().await.unwrap();
             sqlx::query(sql)
                 .bind(long_ago)
-                .execute(held.conn())
+                .execute(held.conn().unwrap())
                 .await
                 .unwrap();
             held.commit().await.unwrap();
@@ -406,7 +406,7 @@ backend_tests! {
         match &db.db {
             Database::Sqlite { writer, .. } => {
                 let mut held = writer.begin().await.unwrap();
-                sqlx::query("DELETE FROM threads WHERE id = 'store-other'").execute(held.conn()).await.unwrap();
+                sqlx::query("DELETE FROM threads WHERE id = 'store-other'").execute(held.conn().unwrap()).await.unwrap();
                 held.commit().await.unwrap();
             }
             Database::Postgres { pool, .. } => {

@@ -112,7 +112,10 @@ async fn expire_sessions(db: &haico::store::Database) {
     match db {
         haico::store::Database::Sqlite { writer, .. } => {
             let mut held = writer.begin().await.unwrap();
-            sqlx::query(sql).execute(held.conn()).await.unwrap();
+            sqlx::query(sql)
+                .execute(held.conn().unwrap())
+                .await
+                .unwrap();
             held.commit().await.unwrap();
         }
         haico::store::Database::Postgres { pool, .. } => {

@@ -3,7 +3,7 @@
 //! without a check round trip when they come back clean (`src/store/lender.rs`). What must
 //! hold: a transaction abandoned half-way (a cancelled request) leaves no lock and no write
 //! behind; a failed statement does not spoil the next caller; closing the database finishes
-//! while connections are kept.
+//! while connections are kept, and on SQLite leaves the database file complete and alone.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -11,7 +11,7 @@ mod common;
 use std::time::Duration;
 
 use common::TestDb;
-use haico::store::{InsertAt, NewPlanStep};
+use haico::store::{Database, InsertAt, NewPlanStep, PoolConfig};
 
 const PATIENCE: Duration = Duration::from_secs(5);
 
@@ -103,4 +103,41 @@ backend_tests! {
             .expect("closing the database waited on connections kept for reuse");
         t.cleanup().await;
     }
+}
+
+/// A clean shutdown closes every SQLite connection before the process ends, so SQLite folds the
+/// write-ahead log into the file and removes it and the shared-memory file: what is left on
+/// disk is one file that holds everything.
+#[tokio::test]
+async fn closing_sqlite_leaves_the_database_file_alone_and_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("haico.db");
+    let url = format!("sqlite:{}", path.display());
+    let db = Database::connect(&url, &PoolConfig::default()).await.unwrap();
+    let calls = (0..8).map(|i| {
+        let db = db.clone();
+        async move {
+            let mut repo = db.begin_write().await.unwrap();
+            repo.create_thread(&format!("t-{i}"), "x").await.unwrap();
+            repo.commit().await.unwrap();
+            let mut glance = db.autocommit_read().await.unwrap();
+            assert!(glance.get_thread(&format!("t-{i}")).await.unwrap().is_some());
+            glance.commit().await.unwrap();
+        }
+    });
+    futures::future::join_all(calls).await;
+    let side_file = |suffix: &str| dir.path().join(format!("haico.db{suffix}"));
+    assert!(side_file("-wal").exists(), "the writes went through the WAL");
+    tokio::time::timeout(PATIENCE, db.close()).await.unwrap();
+    for suffix in ["-wal", "-shm"] {
+        assert!(!side_file(suffix).exists(), "haico.db{suffix} is left after closing");
+    }
+    // The file alone, opened by SQLite itself, holds every write.
+    let count: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row("SELECT COUNT(*) FROM threads WHERE id LIKE 't-%'", [], |row| {
+            row.get(0)
+        })
+        .unwrap();
+    assert_eq!(count, 8);
 }

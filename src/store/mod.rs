@@ -181,7 +181,8 @@ impl Database {
         .map_err(|err| connect::sqlite_error(&path, &err))?;
         writer
             .with_connection(async |conn| sqlx::migrate!("./migrations/sqlite").run(conn).await)
-            .await?;
+            .await
+            .context("migrating the SQLite database")??;
         // Checkpoints run on a thread of their own (`checkpoint.rs`), so the writer's commits
         // never stop to copy the WAL back; if that thread cannot start, SQLite's automatic
         // checkpoints stay on.
@@ -204,6 +205,7 @@ impl Database {
                         .await
                 })
                 .await
+                .and_then(std::convert::identity)
                 .context("handing SQLite's checkpoints to their own thread")?;
         }
         let reader = readers::Readers::open(
@@ -406,7 +408,9 @@ impl Database {
                 reader,
                 checkpointer,
             } => {
-                reader.close();
+                // Every connection closed before the checkpointer's: the last one to close
+                // (read-write) copies the WAL into the file and removes it.
+                reader.close().await;
                 writer.close().await;
                 if let Some(checkpointer) = checkpointer {
                     let checkpointer = Arc::clone(checkpointer);

@@ -16,8 +16,8 @@ use rusqlite::types::{ToSqlOutput, ValueRef};
 use sqlx::{Row as _, postgres::PgRow};
 
 use super::{
+    parked::inline_error,
     repository::{Tx, WorkspaceRepository},
-    writer::inline_error,
 };
 
 /// One parameter of a query.

@@ -17,7 +17,7 @@ use std::{
 use sqlx::sqlite::SqliteConnectOptions;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::{parked::Parked, writer::inline_error};
+use super::parked::{Parked, inline_error, run};
 
 /// The read connections. Cheap to clone.
 #[derive(Clone)]
@@ -91,7 +91,7 @@ impl Readers {
         // A connection given back un-parked could not be checked on its way in.
         let conn = reader.inline().await?;
         if !conn.is_autocommit() {
-            conn.execute_batch("ROLLBACK").map_err(inline_error)?;
+            run(conn, "ROLLBACK").map_err(inline_error)?;
         }
         Ok(reader)
     }
@@ -100,19 +100,26 @@ impl Readers {
     /// at the first of them.
     pub async fn begin(&self) -> Result<Reader, sqlx::Error> {
         let mut reader = self.acquire().await?;
-        run(reader.inline().await?, "BEGIN")?;
+        run(reader.inline().await?, "BEGIN").map_err(inline_error)?;
         Ok(reader)
     }
 
-    /// Refuses new takers and closes the idle connections; those in use close as they come
-    /// back.
-    pub fn close(&self) {
+    /// Refuses new takers and closes the idle connections, waiting for each; those still in
+    /// use close as they come back.
+    pub async fn close(&self) {
         self.shared.permits.close();
-        self.shared
-            .idle
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+        let idle = std::mem::take(
+            &mut *self
+                .shared
+                .idle
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        for mut conn in idle {
+            if let Err(err) = conn.close().await {
+                tracing::warn!(error = %err, "closing a SQLite reader failed");
+            }
+        }
     }
 }
 
@@ -137,14 +144,14 @@ impl Reader {
     /// the worker, so each statement hops to it and back; the next inline statement, or the
     /// next taker, parks it again.
     pub fn sqlx(&mut self) -> Option<&mut sqlx::SqliteConnection> {
-        self.conn.as_mut().map(Parked::sqlx)
+        self.conn.as_mut().and_then(Parked::sqlx)
     }
 
     /// Ends the read transaction, if one is open.
     pub async fn finish(mut self) -> Result<(), sqlx::Error> {
         let conn = self.inline().await?;
         if !conn.is_autocommit() {
-            run(conn, "COMMIT")?;
+            run(conn, "COMMIT").map_err(inline_error)?;
         }
         Ok(())
     }
@@ -160,7 +167,7 @@ impl Drop for Reader {
         }
         if let Some(inline) = conn.parked_now()
             && !inline.is_autocommit()
-            && inline.execute_batch("ROLLBACK").is_err()
+            && run(inline, "ROLLBACK").is_err()
         {
             // A connection that cannot end its transaction is not given to anyone else.
             return;
@@ -171,13 +178,6 @@ impl Drop for Reader {
             .unwrap_or_else(PoisonError::into_inner)
             .push(conn);
     }
-}
-
-fn run(conn: &rusqlite::Connection, sql: &str) -> Result<(), sqlx::Error> {
-    conn.prepare_cached(sql)
-        .and_then(|mut statement| statement.execute([]))
-        .map(|_| ())
-        .map_err(inline_error)
 }
 
 #[cfg(test)]
@@ -275,7 +275,7 @@ mod tests {
         tokio::time::sleep(Duration::from_millis(20)).await;
         drop(first);
         waiting.await.unwrap().unwrap();
-        readers.close();
+        readers.close().await;
         assert!(matches!(
             readers.acquire().await,
             Err(sqlx::Error::PoolClosed)

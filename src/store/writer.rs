@@ -38,7 +38,7 @@ use std::{
 use sqlx::{SqliteConnection, sqlite::SqliteConnectOptions};
 use tokio::sync::{Mutex, OwnedMutexGuard, oneshot};
 
-use super::parked::Parked;
+use super::parked::{Parked, database_error, inline_error, run};
 
 /// The savepoint each call runs in.
 const SAVEPOINT: &str = "SAVEPOINT haico_call";
@@ -74,10 +74,7 @@ impl Failure {
     }
 
     fn into_error(self) -> sqlx::Error {
-        sqlx::Error::Database(Box::new(InlineDbError {
-            message: self.message,
-            code: self.code,
-        }))
+        database_error(self.message, self.code)
     }
 }
 
@@ -93,8 +90,9 @@ struct State {
 }
 
 impl State {
-    /// sqlx's connection, for a statement sent through sqlx (un-parks the worker).
-    fn sqlx(&mut self) -> &mut SqliteConnection {
+    /// sqlx's connection, for a statement sent through sqlx (un-parks the worker); `None`
+    /// once the writer is closed.
+    fn sqlx(&mut self) -> Option<&mut SqliteConnection> {
         self.conn.sqlx()
     }
 
@@ -178,11 +176,6 @@ impl State {
 const VANISHED: &str = "SQLite rolled back the transaction this write shared with other calls \
     (after an error in one of them); nothing of it was saved, so it can be sent again";
 
-/// Runs one statement without parameters, prepared once.
-fn run(conn: &rusqlite::Connection, sql: &str) -> rusqlite::Result<()> {
-    conn.prepare_cached(sql)?.execute([]).map(|_| ())
-}
-
 /// The write connection. Cheap to clone.
 #[derive(Clone)]
 pub struct Writer {
@@ -261,10 +254,13 @@ impl Writer {
     pub async fn with_connection<T>(
         &self,
         work: impl AsyncFnOnce(&mut SqliteConnection) -> T,
-    ) -> T {
+    ) -> Result<T, sqlx::Error> {
         let mut state = self.state.lock().await;
         state.settle(false).await;
-        work(state.sqlx()).await
+        match state.sqlx() {
+            Some(conn) => Ok(work(conn).await),
+            None => Err(sqlx::Error::PoolClosed),
+        }
     }
 
     /// Waits for the connection and starts a call on it: in the transaction earlier calls
@@ -333,11 +329,14 @@ impl Writer {
     }
 
     /// Lets the call in flight (if any) end, rolls back one that was abandoned, commits the
-    /// calls waiting for a commit, and refuses new ones.
+    /// calls waiting for a commit, refuses new ones and closes the connection.
     pub async fn close(&self) {
         let mut guard = self.state.lock().await;
         guard.settle(false).await;
         guard.closed = true;
+        if let Err(err) = guard.conn.close().await {
+            tracing::warn!(error = %err, "closing the SQLite writer failed");
+        }
     }
 }
 
@@ -357,8 +356,9 @@ impl Held {
         self.guard.park().await
     }
 
-    /// The connection for a statement sent through sqlx (to its worker thread).
-    pub fn conn(&mut self) -> &mut SqliteConnection {
+    /// The connection for a statement sent through sqlx (to its worker thread); `None` only
+    /// if the writer was closed under it, which [`Writer::close`] waits to prevent.
+    pub fn conn(&mut self) -> Option<&mut SqliteConnection> {
         self.guard.sqlx()
     }
 
@@ -466,72 +466,6 @@ fn is_busy(err: &rusqlite::Error) -> bool {
     )
 }
 
-/// A rusqlite error as the sqlx error the rest of the store handles: SQLite's own errors keep
-/// their code and message (so a unique violation is still recognised as one), anything else
-/// is a decoding error.
-pub(crate) fn inline_error(err: rusqlite::Error) -> sqlx::Error {
-    match err {
-        rusqlite::Error::SqliteFailure(failure, message) => {
-            sqlx::Error::Database(Box::new(InlineDbError {
-                message: message.unwrap_or_else(|| failure.to_string()),
-                code: failure.extended_code,
-            }))
-        }
-        other => sqlx::Error::Decode(Box::new(other)),
-    }
-}
-
-/// An error SQLite returned on the inline path, in the shape of sqlx's database errors.
-#[derive(Debug)]
-struct InlineDbError {
-    message: String,
-    /// SQLite's extended result code.
-    code: i32,
-}
-
-impl std::fmt::Display for InlineDbError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for InlineDbError {}
-
-impl sqlx::error::DatabaseError for InlineDbError {
-    fn message(&self) -> &str {
-        &self.message
-    }
-
-    fn code(&self) -> Option<std::borrow::Cow<'_, str>> {
-        Some(self.code.to_string().into())
-    }
-
-    fn as_error(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
-        self
-    }
-
-    fn as_error_mut(&mut self) -> &mut (dyn std::error::Error + Send + Sync + 'static) {
-        self
-    }
-
-    fn into_error(self: Box<Self>) -> Box<dyn std::error::Error + Send + Sync + 'static> {
-        self
-    }
-
-    fn kind(&self) -> sqlx::error::ErrorKind {
-        use rusqlite::ffi;
-        match self.code {
-            ffi::SQLITE_CONSTRAINT_UNIQUE | ffi::SQLITE_CONSTRAINT_PRIMARYKEY => {
-                sqlx::error::ErrorKind::UniqueViolation
-            }
-            ffi::SQLITE_CONSTRAINT_FOREIGNKEY => sqlx::error::ErrorKind::ForeignKeyViolation,
-            ffi::SQLITE_CONSTRAINT_NOTNULL => sqlx::error::ErrorKind::NotNullViolation,
-            ffi::SQLITE_CONSTRAINT_CHECK => sqlx::error::ErrorKind::CheckViolation,
-            _ => sqlx::error::ErrorKind::Other,
-        }
-    }
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::panic)]
 mod tests {
@@ -560,6 +494,7 @@ mod tests {
         .unwrap();
         let mut held = writer.begin().await.unwrap();
         held.conn()
+            .unwrap()
             .execute("CREATE TABLE t (v INTEGER)")
             .await
             .unwrap();
@@ -570,7 +505,7 @@ mod tests {
     async fn count(writer: &Writer) -> i64 {
         let mut held = writer.begin().await.unwrap();
         let row = sqlx::query("SELECT COUNT(*) FROM t")
-            .fetch_one(held.conn())
+            .fetch_one(held.conn().unwrap())
             .await
             .unwrap();
         held.rollback().await.unwrap();
@@ -583,6 +518,7 @@ mod tests {
         let writer = writer(&dir).await;
         let mut held = writer.begin().await.unwrap();
         held.conn()
+            .unwrap()
             .execute("INSERT INTO t VALUES (1)")
             .await
             .unwrap();
@@ -590,6 +526,7 @@ mod tests {
         assert_eq!(count(&writer).await, 0);
         let mut held = writer.begin().await.unwrap();
         held.conn()
+            .unwrap()
             .execute("INSERT INTO t VALUES (2)")
             .await
             .unwrap();
@@ -611,7 +548,7 @@ mod tests {
             let mut held = writer.begin().await.unwrap();
             sqlx::query("INSERT INTO t VALUES ($1)")
                 .bind(round)
-                .execute(held.conn())
+                .execute(held.conn().unwrap())
                 .await
                 .unwrap();
             held.commit().await.unwrap();
@@ -630,7 +567,7 @@ mod tests {
                 let mut held = writer.begin().await.unwrap();
                 sqlx::query("INSERT INTO t VALUES ($1)")
                     .bind(i)
-                    .execute(held.conn())
+                    .execute(held.conn().unwrap())
                     .await
                     .unwrap();
                 held.commit().await.unwrap();
@@ -657,7 +594,7 @@ mod tests {
                 .execute("INSERT INTO t VALUES (?1)", [round])
                 .unwrap();
             let row = sqlx::query("SELECT COUNT(*) FROM t")
-                .fetch_one(held.conn())
+                .fetch_one(held.conn().unwrap())
                 .await
                 .unwrap();
             assert_eq!(row.get::<i64, _>(0), round + 1);
@@ -696,6 +633,7 @@ mod tests {
             async move {
                 let mut held = writer.begin().await.unwrap();
                 held.conn()
+                    .unwrap()
                     .execute("INSERT INTO t VALUES (8)")
                     .await
                     .unwrap();
