@@ -86,18 +86,7 @@ backend_tests! {
     async fn closing_finishes_while_connections_are_kept(engine) {
         let t = TestDb::new(engine).await;
         // Several callers at once, so more than one connection is kept afterwards.
-        let calls = (0..8).map(|i| {
-            let db = t.db.clone();
-            async move {
-                let mut repo = db.begin_write().await.unwrap();
-                repo.create_thread(&format!("t-{i}"), "x").await.unwrap();
-                repo.commit().await.unwrap();
-                let mut glance = db.autocommit_read().await.unwrap();
-                assert!(glance.get_thread(&format!("t-{i}")).await.unwrap().is_some());
-                glance.commit().await.unwrap();
-            }
-        });
-        futures::future::join_all(calls).await;
+        write_and_read_at_once(&t.db, 8).await;
         tokio::time::timeout(PATIENCE, t.db.close())
             .await
             .expect("closing the database waited on connections kept for reuse");
@@ -113,31 +102,53 @@ async fn closing_sqlite_leaves_the_database_file_alone_and_complete() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("haico.db");
     let url = format!("sqlite:{}", path.display());
-    let db = Database::connect(&url, &PoolConfig::default()).await.unwrap();
-    let calls = (0..8).map(|i| {
+    let db = Database::connect(&url, &PoolConfig::default())
+        .await
+        .unwrap();
+    write_and_read_at_once(&db, 8).await;
+    let side_file = |suffix: &str| dir.path().join(format!("haico.db{suffix}"));
+    assert!(
+        side_file("-wal").exists(),
+        "the writes went through the WAL"
+    );
+    tokio::time::timeout(PATIENCE, db.close()).await.unwrap();
+    for suffix in ["-wal", "-shm"] {
+        assert!(
+            !side_file(suffix).exists(),
+            "haico.db{suffix} is left after closing"
+        );
+    }
+    // The file alone, opened by SQLite itself, holds every write.
+    let count: i64 = rusqlite::Connection::open(&path)
+        .unwrap()
+        .query_row(
+            "SELECT COUNT(*) FROM threads WHERE id LIKE 't-%'",
+            [],
+            |row| row.get(0),
+        )
+        .unwrap();
+    assert_eq!(count, 8);
+}
+
+/// `callers` callers at once, each creating thread `t-{i}` and reading it back, so that more
+/// than one connection is in use and kept afterwards.
+async fn write_and_read_at_once(db: &Database, callers: usize) {
+    let calls = (0..callers).map(|i| {
         let db = db.clone();
         async move {
             let mut repo = db.begin_write().await.unwrap();
             repo.create_thread(&format!("t-{i}"), "x").await.unwrap();
             repo.commit().await.unwrap();
             let mut glance = db.autocommit_read().await.unwrap();
-            assert!(glance.get_thread(&format!("t-{i}")).await.unwrap().is_some());
+            assert!(
+                glance
+                    .get_thread(&format!("t-{i}"))
+                    .await
+                    .unwrap()
+                    .is_some()
+            );
             glance.commit().await.unwrap();
         }
     });
     futures::future::join_all(calls).await;
-    let side_file = |suffix: &str| dir.path().join(format!("haico.db{suffix}"));
-    assert!(side_file("-wal").exists(), "the writes went through the WAL");
-    tokio::time::timeout(PATIENCE, db.close()).await.unwrap();
-    for suffix in ["-wal", "-shm"] {
-        assert!(!side_file(suffix).exists(), "haico.db{suffix} is left after closing");
-    }
-    // The file alone, opened by SQLite itself, holds every write.
-    let count: i64 = rusqlite::Connection::open(&path)
-        .unwrap()
-        .query_row("SELECT COUNT(*) FROM threads WHERE id LIKE 't-%'", [], |row| {
-            row.get(0)
-        })
-        .unwrap();
-    assert_eq!(count, 8);
 }
