@@ -91,7 +91,7 @@ struct RevisionRow {
     reverted_turn: Option<i64>,
 }
 
-record!(RevisionRow {
+record!(RevisionRow as REVISION_COLUMNS {
     rev: i64,
     at: DateTime<Utc>,
     source: String,
@@ -139,9 +139,6 @@ impl TryFrom<RevisionRow> for Revision {
         })
     }
 }
-
-const REVISION_COLUMNS: &str = "rev, at, source, by_name, turn_index, thread_turn, tool, \
-                                action_and_reasoning, panels, summary, restored_from, reverted_turn";
 
 /// One stored state or step of a panel's history.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]

@@ -33,7 +33,7 @@ pub struct Member {
     pub role: String,
 }
 
-record!(User { id: i64, name: String, role: String, created_at: DateTime<Utc> } => User {
+record!(User as USER_COLUMNS { id: i64, name: String, role: String, created_at: DateTime<Utc> } => User {
     id,
     name,
     role,
@@ -41,8 +41,6 @@ record!(User { id: i64, name: String, role: String, created_at: DateTime<Utc> } 
 });
 
 record!(Member { name: String, role: String } => Member { name, role });
-
-const USER_COLUMNS: &str = "id, name, role, created_at";
 
 impl WorkspaceRepository {
     /// Whether any account exists.

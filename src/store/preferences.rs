@@ -58,7 +58,7 @@ struct PreferenceRow {
     locked: bool,
 }
 
-record!(PreferenceRow { id: i64, title: String, subtitle: Option<String>, kind: String,
+record!(PreferenceRow as COLUMNS { id: i64, title: String, subtitle: Option<String>, kind: String,
     locked: bool } => PreferenceRow { id, title, subtitle, kind, locked });
 
 impl From<PreferenceRow> for Preference {
@@ -72,8 +72,6 @@ impl From<PreferenceRow> for Preference {
         }
     }
 }
-
-const COLUMNS: &str = "id, title, subtitle, kind, locked, created_at";
 
 impl WorkspaceRepository {
     /// The preferences, in the order they were recorded (the order 1-based indices refer to).

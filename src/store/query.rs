@@ -245,7 +245,15 @@ record_tuple!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6, H: 7, I: 8, J: 9, K: 10,
 /// Makes a struct a [`Record`], read by column name as sqlx's `FromRow` reads it:
 /// `record!(Type { column: ColumnType, … } => value)` reads each named column, then builds
 /// `value` from those names. Order does not matter; names must be the query's column names.
+/// `record!(Type as COLUMNS { … } => value)` also defines `const COLUMNS: &str`, the columns
+/// joined with commas, for the queries' `SELECT` and `RETURNING` lists: one list to keep.
 macro_rules! record {
+    ($ty:ty as $columns:ident {
+        $first:ident : $first_col:ty $(, $name:ident : $col:ty)* $(,)?
+    } => $build:expr) => {
+        const $columns: &str = concat!(stringify!($first) $(, ", ", stringify!($name))*);
+        $crate::store::query::record!($ty { $first: $first_col $(, $name: $col)* } => $build);
+    };
     ($ty:ty { $($name:ident : $col:ty),+ $(,)? } => $build:expr) => {
         impl $crate::store::query::Record for $ty {
             fn from_postgres(row: &sqlx::postgres::PgRow) -> Result<Self, sqlx::Error> {
