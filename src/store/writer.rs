@@ -146,8 +146,12 @@ impl State {
     }
 
     /// With no call running: commits the waiting calls' work unless another caller is queued
-    /// to carry the transaction on, and ends a transaction that holds nobody's work.
+    /// to carry the transaction on, and ends a transaction that holds nobody's work. Once the
+    /// writer is closed there is nothing left to settle (closing settled it last).
     async fn settle(&mut self, queued: bool) {
+        if self.closed {
+            return;
+        }
         if self.call_open
             && let Err(err) = self.undo_call().await
         {
@@ -577,6 +581,13 @@ mod tests {
             task.await.unwrap();
         }
         assert_eq!(count(&writer).await, 8);
+        writer.close().await;
+        assert!(matches!(writer.begin().await, Err(sqlx::Error::PoolClosed)));
+        assert!(matches!(
+            writer.with_connection(async |_| ()).await,
+            Err(sqlx::Error::PoolClosed)
+        ));
+        // Closing again finds nothing to settle and nothing to close.
         writer.close().await;
         assert!(matches!(writer.begin().await, Err(sqlx::Error::PoolClosed)));
     }
