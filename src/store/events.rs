@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::{
     Context, Database, StoreError,
     query::{params, record},
-    repository::WorkspaceRepository,
+    repository::{Backend, WorkspaceRepository},
 };
 
 /// An event to append: its SSE name and its JSON data, already encoded.
@@ -84,29 +84,21 @@ impl Database {
     /// The event counters of the threads `ids` (threads without events are left out), in
     /// one statement outside any transaction: what a poller compares with what it has seen.
     pub async fn last_event_seqs(&self, ids: &[String]) -> Result<Vec<(String, i64)>, StoreError> {
-        match self {
-            Database::Sqlite { .. } => {
-                let list = serde_json::to_string(ids)?;
-                let mut repo = self.autocommit_read().await?;
-                let rows = repo
-                    .fetch_all(
-                        "SELECT thread_id, last_seq FROM event_seqs \
-                         WHERE thread_id IN (SELECT value FROM json_each($1))",
-                        &params![&list],
-                    )
-                    .await;
-                repo.rollback().await?;
-                rows
+        // The ids go as one JSON array, which both engines take apart in SQL.
+        let sql = match self.backend() {
+            Backend::Sqlite => {
+                "SELECT thread_id, last_seq FROM event_seqs \
+                 WHERE thread_id IN (SELECT value FROM json_each($1))"
             }
-            Database::Postgres { pool, .. } => {
-                sqlx::query_as(
-                    "SELECT thread_id, last_seq FROM event_seqs WHERE thread_id = ANY($1)",
-                )
-                .bind(ids)
-                .fetch_all(pool)
-                .await
+            Backend::Postgres => {
+                "SELECT thread_id, last_seq FROM event_seqs \
+                 WHERE thread_id IN (SELECT json_array_elements_text($1::json))"
             }
-        }
-        .context("polling the event counters")
+        };
+        let list = serde_json::to_string(ids)?;
+        let mut repo = self.autocommit_read().await?;
+        let rows = repo.fetch_all(sql, &params![&list]).await;
+        repo.rollback().await?;
+        rows.context("polling the event counters")
     }
 }
