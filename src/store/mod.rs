@@ -28,6 +28,7 @@ mod prompt_view;
 mod query;
 pub mod recording;
 mod repository;
+mod sqlite_build;
 mod threads;
 // The one module allowed `unsafe`: it lends sqlx's SQLite handle to rusqlite, which needs a
 // raw pointer and a borrow that outlives the call that made it (safety argued there).
@@ -154,6 +155,7 @@ impl Database {
         };
         let options = SqliteConnectOptions::from_str(&url)
             .map_err(|_| StoreError::UnsupportedUrl(url.clone()))?;
+        sqlite_build::warn_if_slow();
         let in_memory = url.contains(":memory:") || url.contains("mode=memory");
         let path = options.get_filename().to_path_buf();
         if !in_memory {
