@@ -14,7 +14,7 @@ use haico::{
     ThreadId,
     agent::{
         Agent, AgentConfig,
-        prompt::{PromptBudget, PromptWorkspace, system_prompt},
+        prompt::{PromptBudget, PromptWorkspace, snapshot},
         providers::replay::ReplayModel,
     },
     events::InProcessBus,
@@ -192,7 +192,7 @@ async fn run(engine: &str, large: bool) {
         let ws = PromptWorkspace::load(&workspaces, &thread, &PromptBudget::default())
             .await
             .unwrap();
-        std::hint::black_box(system_prompt(&ws));
+        std::hint::black_box(snapshot(&ws));
         rebuilds.push(started.elapsed().as_secs_f64() * 1000.0);
     }
     rebuilds.sort_by(f64::total_cmp);

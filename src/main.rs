@@ -36,10 +36,10 @@ async fn main() -> anyhow::Result<()> {
                 .context("opening the database (HAICO_DATABASE_URL)")?;
             let model =
                 build_model(&args.llm.config()).context("configuring the language model")?;
-            let config = AgentConfig {
+            let config = args.llm.agent_config(AgentConfig {
                 max_tool_calls: usize::try_from(args.max_steps).unwrap_or(25),
                 ..AgentConfig::default()
-            };
+            });
             let result =
                 haico::terminal::run_turn(db.clone(), model, config, &args.thread, &args.message)
                     .await;
@@ -136,12 +136,12 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let addr = listener.local_addr().context("reading the bound address")?;
     tracing::info!(%addr, backend = ?db.backend(), %replica, "haico is listening");
     let model = build_model(&args.llm.config()).context("configuring the language model")?;
-    let agent_config = AgentConfig {
+    let agent_config = args.llm.agent_config(AgentConfig {
         max_tool_calls: usize::try_from(args.max_steps).unwrap_or(25),
         replica: replica.clone(),
         lease: args.replica.turn_lease(),
         ..AgentConfig::default()
-    };
+    });
     // The poller carries changes other processes (`haico mcp`, replicas) make to this
     // server's event streams; on PostgreSQL the doorbell makes that immediate.
     let bus = PollingBus::new(db.clone());

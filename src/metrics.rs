@@ -23,6 +23,8 @@
 //! | `haico_model_calls_total` | counter | `outcome` (`success`, `error`, `cancelled`) |
 //! | `haico_model_call_duration_seconds` | histogram | `outcome` |
 //! | `haico_model_call_errors_total` | counter | `kind` (e.g. `timeout`, `rate_limited`) |
+//! | `haico_model_tokens_total` | counter | `kind` (`prompt`, `cached`, `completion`) |
+//! | `haico_model_first_token_seconds` | histogram | |
 
 use std::{sync::OnceLock, time::Duration};
 
@@ -50,6 +52,10 @@ pub const MODEL_CALLS: &str = "haico_model_calls_total";
 pub const MODEL_CALL_DURATION: &str = "haico_model_call_duration_seconds";
 /// Failed language model calls, by error kind.
 pub const MODEL_CALL_ERRORS: &str = "haico_model_call_errors_total";
+/// Tokens the models read and wrote, as the providers reported them.
+pub const MODEL_TOKENS: &str = "haico_model_tokens_total";
+/// Time from a model request to the first piece of its answer.
+pub const MODEL_FIRST_TOKEN: &str = "haico_model_first_token_seconds";
 /// Always 1, labelled with this process's replica id.
 pub const REPLICA_INFO: &str = "haico_replica_info";
 /// 1 while the LISTEN connection hears the other replicas, else 0.
@@ -125,7 +131,8 @@ fn builder() -> Result<PrometheusBuilder, BuildError> {
         .set_buckets_for_metric(
             Matcher::Full(MODEL_CALL_DURATION.to_string()),
             MODEL_BUCKETS,
-        )
+        )?
+        .set_buckets_for_metric(Matcher::Full(MODEL_FIRST_TOKEN.to_string()), MODEL_BUCKETS)
 }
 
 fn describe() {
@@ -165,6 +172,16 @@ fn describe() {
         MODEL_CALL_ERRORS,
         Unit::Count,
         "Failed language model calls, by error kind."
+    );
+    describe_counter!(
+        MODEL_TOKENS,
+        Unit::Count,
+        "Tokens of language model calls as the providers reported them: prompt (all of it), cached (the part of the prompt served from the provider's cache) and completion."
+    );
+    describe_histogram!(
+        MODEL_FIRST_TOKEN,
+        Unit::Seconds,
+        "Time from a language model request to the first piece of its answer (mostly reading the uncached prompt)."
     );
     describe_gauge!(
         REPLICA_INFO,
@@ -236,4 +253,26 @@ pub fn model_call(outcome: &'static str, elapsed: Duration) {
 pub fn model_error(kind: &'static str, elapsed: Duration) {
     model_call("error", elapsed);
     counter!(MODEL_CALL_ERRORS, "kind" => kind).increment(1);
+}
+
+/// Records one model call's token counts (those the provider reported) and its time to first
+/// token.
+pub fn model_usage(
+    prompt: Option<u64>,
+    cached: Option<u64>,
+    completion: Option<u64>,
+    first_token: Option<Duration>,
+) {
+    for (kind, count) in [
+        ("prompt", prompt),
+        ("cached", cached),
+        ("completion", completion),
+    ] {
+        if let Some(count) = count {
+            counter!(MODEL_TOKENS, "kind" => kind).increment(count);
+        }
+    }
+    if let Some(first_token) = first_token {
+        histogram!(MODEL_FIRST_TOKEN).record(first_token.as_secs_f64());
+    }
 }

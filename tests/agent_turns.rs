@@ -85,8 +85,8 @@ fn tool_results(flavor: Flavor, body: &Value) -> Vec<(String, Value)> {
     }
 }
 
-/// The system prompt of a recorded request, whatever the format.
-fn system_of(flavor: Flavor, body: &Value) -> String {
+/// The head of a recorded request (the instructions), whatever the format.
+fn head_of(flavor: Flavor, body: &Value) -> String {
     match flavor {
         Flavor::OpenAi => {
             let first = &body["messages"][0];
@@ -102,18 +102,71 @@ fn system_of(flavor: Flavor, body: &Value) -> String {
                     .all(|m| m["role"] != "system"),
                 "Anthropic takes the system prompt at the top level: {body}"
             );
-            body["system"]
-                .as_str()
-                .expect("top-level system")
-                .to_string()
+            let system = &body["system"][0];
+            assert_eq!(
+                system["cache_control"],
+                json!({"type": "ephemeral"}),
+                "the head is a cache breakpoint: {body}"
+            );
+            system["text"].as_str().expect("top-level system").to_string()
         }
     }
+}
+
+/// The workspace snapshot of a recorded request: its last message (OpenAI), or the last block
+/// of its last user message (Anthropic).
+fn snapshot_of(flavor: Flavor, body: &Value) -> String {
+    let last = body["messages"].as_array().unwrap().last().unwrap();
+    match flavor {
+        Flavor::OpenAi => {
+            assert_eq!(last["role"], "system", "{body}");
+            last["content"].as_str().expect("snapshot text").to_string()
+        }
+        Flavor::Anthropic => {
+            assert_eq!(last["role"], "user", "{body}");
+            let block = last["content"].as_array().unwrap().last().unwrap();
+            assert_eq!(block["type"], "text", "{body}");
+            assert!(block.get("cache_control").is_none(), "{body}");
+            block["text"].as_str().expect("snapshot text").to_string()
+        }
+    }
+}
+
+/// A request's conversation without its snapshot and cache marks: what the next request of
+/// the turn must begin with.
+fn conversation_of(flavor: Flavor, body: &Value) -> Vec<Value> {
+    let mut messages = body["messages"].as_array().unwrap().clone();
+    match flavor {
+        Flavor::OpenAi => {
+            messages.pop();
+        }
+        Flavor::Anthropic => {
+            if let Some(blocks) = messages
+                .last_mut()
+                .and_then(|m| m["content"].as_array_mut())
+            {
+                blocks.pop();
+            }
+            if messages
+                .last()
+                .is_some_and(|m| m["content"].as_array().is_some_and(Vec::is_empty))
+            {
+                messages.pop();
+            }
+            for message in &mut messages {
+                for block in message["content"].as_array_mut().unwrap() {
+                    block.as_object_mut().unwrap().remove("cache_control");
+                }
+            }
+        }
+    }
+    messages
 }
 
 async fn full_turn(engine: Engine, flavor: Flavor) {
     let scripts = vec![
         Script::text_and_tool_calls(INTRO, vec![objective_call(), plan_call(), chart_call()]),
-        Script::text(ANSWER),
+        Script::text(ANSWER).cached(30),
     ];
     let setup = match flavor {
         Flavor::OpenAi => Setup::openai(engine, scripts).await,
@@ -204,7 +257,18 @@ async fn full_turn(engine: Engine, flavor: Flavor) {
     let message = named(&frames, "message")[0];
     assert_eq!(message.data, json!({"content": ANSWER, "turn_index": 1}));
     let done = frames.last().unwrap();
-    assert_eq!(done.data, json!({"turn_index": 1, "status": "completed"}));
+    assert_eq!(done.data["turn_index"], json!(1));
+    assert_eq!(done.data["status"], json!("completed"));
+    // Both calls' tokens as the mock reported them (42 in, 7 out; the second found 30 cached).
+    let usage = &done.data["usage"];
+    assert_eq!(usage["model_calls"], json!(2), "{usage}");
+    assert_eq!(usage["prompt_tokens"], json!(84), "{usage}");
+    assert_eq!(usage["cached_tokens"], json!(30), "{usage}");
+    assert_eq!(usage["completion_tokens"], json!(14), "{usage}");
+    assert!(usage["first_token_ms"].is_u64(), "{usage}");
+    assert_eq!(usage["calls"].as_array().map(Vec::len), Some(2), "{usage}");
+    let turns = server.get("/api/threads/trip/messages").await.expect(200);
+    assert_eq!(&turns[0]["usage"], usage, "the messages carry the same usage");
 
     // The model requests.
     let requests = setup.mock.requests();
@@ -213,14 +277,33 @@ async fn full_turn(engine: Engine, flavor: Flavor) {
     assert_eq!(first["stream"], true);
     let tools = first["tools"].as_array().expect("tools");
     assert_eq!(tools.len(), 15, "every tool is offered");
-    let before = system_of(flavor, first);
+    let before = snapshot_of(flavor, first);
     assert!(
         before.contains("<objective>\n(not set yet)\n</objective>"),
         "{before}"
     );
 
     let second = &requests[1].body;
-    let system = system_of(flavor, second);
+    // The layout providers' prompt caches need: the same head and tools in both requests,
+    // the second's conversation beginning with the first's, and only the snapshot after it.
+    let head = head_of(flavor, first);
+    assert_eq!(head, head_of(flavor, second));
+    assert!(!head.contains("<objective>"), "the head holds no workspace: {head}");
+    assert_eq!(first["tools"], second["tools"]);
+    let earlier = conversation_of(flavor, first);
+    let later = conversation_of(flavor, second);
+    assert!(later.len() > earlier.len(), "{later:?}");
+    assert_eq!(later[..earlier.len()], earlier[..], "the conversation only grows");
+    if flavor == Flavor::Anthropic {
+        let last = second["messages"].as_array().unwrap().last().unwrap();
+        let blocks = last["content"].as_array().unwrap();
+        assert_eq!(
+            blocks[blocks.len() - 2]["cache_control"],
+            json!({"type": "ephemeral"}),
+            "the conversation ends in a cache breakpoint: {last}"
+        );
+    }
+    let system = snapshot_of(flavor, second);
     assert!(
         system.contains(&format!("<objective>\n{OBJECTIVE}\n</objective>")),
         "{system}"
@@ -705,13 +788,14 @@ backend_tests! {
         let messages = body["messages"].as_array().unwrap();
         assert_eq!(messages[0]["role"], "system");
         assert_eq!(
-            messages[1..],
+            messages[1..messages.len() - 1],
             [
                 json!({"role": "user", "content": "First question"}),
                 json!({"role": "assistant", "content": "First answer."}),
                 json!({"role": "user", "content": "Second question"}),
             ]
         );
+        assert!(snapshot_of(Flavor::OpenAi, body).contains("<objective>"));
         setup.cleanup().await;
     }
 }
@@ -756,10 +840,7 @@ backend_tests! {
         // Subscribers see the same, and the next model call saw the user's document.
         let seen = until_done(&mut watcher).await;
         assert_eq!(durable(&seen), durable(&frames));
-        let system = setup.mock.requests()[1].body["messages"][0]["content"]
-            .as_str()
-            .unwrap()
-            .to_string();
+        let system = snapshot_of(Flavor::OpenAi, &setup.mock.requests()[1].body);
         assert!(
             system.contains("<document title=\"Draft\">\nMy own first paragraph.\n</document>"),
             "{system}"
@@ -801,5 +882,125 @@ backend_tests! {
         server.shutdown().await;
         drop(mock);
         db.cleanup().await;
+    }
+}
+
+// ---- Small models' habits --------------------------------------------------------------------
+
+backend_tests! {
+    async fn a_call_written_as_text_is_taken_as_that_call(engine) {
+        let written = "```json\n{\"name\": \"set_objective\", \"arguments\": {\"objective\": \
+                       \"A calm week in Porto\", \"action_and_reasoning\": \"Noting the goal.\"}}\n```";
+        let setup = Setup::openai(
+            engine,
+            vec![Script::text(written), Script::text("The objective is set.")],
+        )
+        .await;
+        let server = &setup.server;
+        server.create_thread("porto").await;
+        let frames = whole_turn(setup.chat("porto", "Plan a week in Porto").await).await;
+        assert_step(named(&frames, "step")[0], "set_objective", 1, true);
+        assert_eq!(server.get("/api/threads/porto/objective").await.expect(200)["objective"],
+                   json!("A calm week in Porto"));
+        // The call's text never reached the chat; the answer after it did.
+        let shown = token_text(&frames);
+        assert!(!shown.contains("```"), "{shown}");
+        assert_eq!(shown, "The objective is set.");
+        // The model's history holds it as a real call, answered by its envelope.
+        let second = &setup.mock.requests()[1].body;
+        let messages = second["messages"].as_array().unwrap();
+        let call = messages.iter().find(|m| m["role"] == "assistant").unwrap();
+        assert_eq!(call["tool_calls"][0]["function"]["name"], "set_objective", "{call}");
+        assert_eq!(call["tool_calls"][0]["id"], "text_call_1");
+        assert!(call["content"].is_null(), "the written call is not replayed as text: {call}");
+        let result = messages.iter().find(|m| m["role"] == "tool").unwrap();
+        assert_eq!(result["tool_call_id"], "text_call_1");
+        setup.cleanup().await;
+    }
+
+    async fn text_that_only_mentions_json_stays_the_answer(engine) {
+        let answer = "```json\n{\"name\": \"format_disk\", \"arguments\": {}}\n```";
+        let setup = Setup::openai(engine, vec![Script::text(answer)]).await;
+        setup.server.create_thread("t").await;
+        let frames = whole_turn(setup.chat("t", "Show me a JSON example").await).await;
+        assert!(named(&frames, "step").is_empty(), "no tool is called `format_disk`");
+        assert_eq!(token_text(&frames), answer, "held-back text is shown once it is no call");
+        assert_eq!(named(&frames, "message")[0].data["content"], json!(answer));
+        setup.cleanup().await;
+    }
+
+    async fn text_calls_off_leaves_written_calls_as_text(engine) {
+        let written = "<tool_call>\n{\"name\": \"set_objective\", \"arguments\": \
+                       {\"objective\": \"X\", \"action_and_reasoning\": \"r\"}}\n</tool_call>";
+        let config = AgentConfig {
+            text_tool_calls: haico::agent::TextToolCalls::Off,
+            ..AgentConfig::default()
+        };
+        let setup = Setup::new(engine, MockLlm::openai(vec![Script::text(written)]).await, config, None).await;
+        setup.server.create_thread("t").await;
+        let frames = whole_turn(setup.chat("t", "Set it").await).await;
+        assert!(named(&frames, "step").is_empty());
+        assert_eq!(named(&frames, "message")[0].data["content"], json!(written));
+        setup.cleanup().await;
+    }
+
+    async fn a_repeated_call_is_answered_from_memory_not_run_again(engine) {
+        let again = call(
+            "add_todos",
+            json!({"action_and_reasoning": "Adding the steps (again).",
+                   "steps": [{"text": "Book flights"}, {"text": "Pick a hotel"},
+                             {"text": "Near the river", "depth": 1}]}),
+        );
+        let setup = Setup::openai(
+            engine,
+            vec![
+                Script::tool_calls(vec![plan_call()]),
+                Script::tool_calls(vec![again]),
+                Script::text("The plan is ready."),
+            ],
+        )
+        .await;
+        let server = &setup.server;
+        server.create_thread("t").await;
+        let frames = whole_turn(setup.chat("t", "Plan it").await).await;
+        let steps = named(&frames, "step");
+        assert_eq!(steps.len(), 2);
+        assert_step(steps[0], "add_todos", 1, true);
+        let repeat = assert_step(steps[1], "add_todos", 1, false);
+        let error = repeat["error"].as_str().unwrap();
+        assert!(error.contains("already made in this turn, as step 1"), "{error}");
+        assert!(error.contains("added"), "it says what the first call returned: {error}");
+        assert_eq!(steps[1].data["action_and_reasoning"], json!("Adding the steps (again)."));
+        let ws = server.get("/api/threads/t/workspace").await.expect(200);
+        assert_eq!(ws["todos"].as_array().unwrap().len(), 3, "the steps were added once");
+        setup.cleanup().await;
+    }
+
+    async fn a_turn_going_nowhere_ends_with_a_message_before_the_step_limit(engine) {
+        let failing = |n: i64| {
+            // A tool that does not exist: every call fails.
+            call(
+                "rename_step",
+                json!({"action_and_reasoning": "Renaming a step.", "text": format!("try {n}")}),
+            )
+        };
+        let setup = Setup::openai(
+            engine,
+            vec![
+                Script::tool_calls(vec![failing(1)]),
+                Script::tool_calls(vec![failing(2)]),
+                Script::tool_calls(vec![failing(3)]),
+                Script::text("never asked for"),
+            ],
+        )
+        .await;
+        setup.server.create_thread("t").await;
+        let frames = whole_turn(setup.chat("t", "Rename the first step").await).await;
+        assert_eq!(setup.mock.request_count(), 3, "no fourth model call");
+        let done = frames.last().unwrap();
+        assert_eq!(done.data["status"], json!("completed"));
+        let message = named(&frames, "message")[0].data["content"].as_str().unwrap().to_string();
+        assert!(message.contains("I stopped here: my last 3 attempts"), "{message}");
+        setup.cleanup().await;
     }
 }

@@ -48,11 +48,15 @@ async fn run_turn(setup: &Setup, thread: &str, message: &str) {
     assert_eq!(frames.last().unwrap().event, "done");
 }
 
-/// The system prompt of the last request the mock received (OpenAI format).
+/// The workspace snapshot of the last request the mock received: its last message (OpenAI
+/// format).
 fn last_system_prompt(setup: &Setup) -> String {
     let requests = setup.mock.requests();
     let body = &requests.last().unwrap().body;
-    body["messages"][0]["content"].as_str().unwrap().to_string()
+    let messages = body["messages"].as_array().unwrap();
+    let last = messages.last().unwrap();
+    assert_eq!(last["role"], "system", "the snapshot comes last: {last}");
+    last["content"].as_str().unwrap().to_string()
 }
 
 backend_tests! {

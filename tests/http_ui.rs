@@ -361,6 +361,7 @@ fn replay(texts: &[&str]) -> ReplayModel {
                 tool_calls: Vec::new(),
                 delay_ms: 0,
                 error: None,
+                usage: None,
             })
             .collect(),
     };

@@ -7,7 +7,7 @@ mod common;
 
 use common::Harness;
 use haico::{
-    agent::prompt::{PromptBudget, PromptCache, PromptWorkspace, system_prompt},
+    agent::prompt::{PromptBudget, PromptCache, PromptWorkspace, snapshot},
     workspace::StepPlacement,
 };
 use serde_json::{Value, json};
@@ -29,13 +29,13 @@ async fn from_scratch(h: &Harness, budget: &PromptBudget) -> String {
     assert_eq!(ws.plan, whole.plan);
     assert_eq!(ws.objective, whole.objective);
     assert_eq!(ws.preferences, whole.preferences);
-    system_prompt(&ws)
+    snapshot(&ws)
 }
 
 /// The cached prompt after a change; it must equal a fresh read's.
 async fn check(h: &Harness, cache: &mut PromptCache, budget: &PromptBudget, what: &str) -> String {
     let cached = cache
-        .system_prompt(h.runtime.workspaces(), &h.thread, budget)
+        .snapshot(h.runtime.workspaces(), &h.thread, budget)
         .await
         .unwrap();
     assert_eq!(cached, from_scratch(h, budget).await, "after {what}");

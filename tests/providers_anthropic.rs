@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use common::mock_llm::{MockLlm, Script, anthropic_event, call, drain, raw_call, text_of};
 use haico::agent::{
+    CallUsage,
     model::{
         ChatMessage, ChatModel, ModelEvent, ModelRequest, ModelResponse, ProviderError,
         ToolDefinition,
@@ -30,7 +31,7 @@ fn request() -> ModelRequest {
         system: "You are haico. Plan: 1. [ ] pack".into(),
         messages: vec![ChatMessage::user("I packed")],
         tools: tools(),
-        max_tokens: None,
+        ..ModelRequest::default()
     }
 }
 
@@ -49,10 +50,12 @@ async fn streams_text_then_usage_and_finish() {
     assert_eq!(
         &events[events.len() - 2..],
         [
-            ModelEvent::Usage {
-                input_tokens: 42,
-                output_tokens: 7
-            },
+            ModelEvent::Usage(CallUsage {
+                prompt_tokens: Some(42),
+                cached_tokens: Some(0),
+                completion_tokens: Some(7),
+                ..CallUsage::default()
+            }),
             ModelEvent::Finished {
                 stop_reason: Some("end_turn".into())
             }
@@ -135,7 +138,10 @@ async fn a_tool_use_without_input_fragments_has_empty_object_arguments() {
     let stream = model(&mock.config()).stream(&request()).await.unwrap();
     let response = ModelResponse::collect(stream).await.unwrap();
     assert_eq!(response.tool_calls[0].arguments, "{}");
-    assert_eq!(response.usage, Some((3, 5)));
+    assert_eq!(
+        response.usage.map(|u| (u.prompt_tokens, u.cached_tokens, u.completion_tokens)),
+        Some((Some(3), Some(0), Some(5)))
+    );
 }
 
 #[tokio::test]

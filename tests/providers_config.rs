@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use clap::Parser;
 use haico::agent::{
+    SnapshotRole, TextToolCalls,
     model::{ModelRequest, ProviderError},
     providers::{LlmArgs, ProviderConfig, ProviderKind, build_model},
 };
@@ -23,6 +24,8 @@ fn args() -> LlmArgs {
         llm_timeout_secs: 120,
         llm_max_retries: 3,
         llm_replay_file: None,
+        llm_snapshot_role: SnapshotRole::System,
+        llm_text_tool_calls: TextToolCalls::Auto,
     }
 }
 

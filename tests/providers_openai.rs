@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use common::mock_llm::{MockLlm, Script, call, drain, raw_call, text_of};
 use haico::agent::{
+    CallUsage,
     model::{
         ChatMessage, ChatModel, ModelEvent, ModelRequest, ModelResponse, ProviderError,
         ToolDefinition,
@@ -31,7 +32,7 @@ fn request() -> ModelRequest {
         system: "You are haico. Plan: (empty)".into(),
         messages: vec![ChatMessage::user("Plan my trip to Lisbon")],
         tools: tools(),
-        max_tokens: None,
+        ..ModelRequest::default()
     }
 }
 
@@ -55,14 +56,51 @@ async fn streams_text_in_chunks_then_usage_and_finish() {
     assert_eq!(
         tail,
         [
-            ModelEvent::Usage {
-                input_tokens: 42,
-                output_tokens: 7
-            },
+            ModelEvent::Usage(CallUsage {
+                prompt_tokens: Some(42),
+                cached_tokens: None,
+                completion_tokens: Some(7),
+                ..CallUsage::default()
+            }),
             ModelEvent::Finished {
                 stop_reason: Some("stop".into())
             }
         ]
+    );
+}
+
+#[tokio::test]
+async fn reads_cached_tokens_from_openai_usage_and_from_llama_cpp_timings() {
+    let mock = MockLlm::openai(vec![
+        Script::text("cached").cached(30),
+        Script {
+            llama_timings: true,
+            ..Script::text("timed").cached(40)
+        },
+    ])
+    .await;
+    let mut seen = Vec::new();
+    for _ in 0..2 {
+        let stream = model(&mock.config()).stream(&request()).await.unwrap();
+        seen.push(ModelResponse::collect(stream).await.unwrap().usage.unwrap());
+    }
+    assert_eq!(
+        (
+            seen[0].prompt_tokens,
+            seen[0].cached_tokens,
+            seen[0].completion_tokens
+        ),
+        (Some(42), Some(30), Some(7)),
+        "OpenAI: usage.prompt_tokens_details.cached_tokens"
+    );
+    assert_eq!(
+        (
+            seen[1].prompt_tokens,
+            seen[1].cached_tokens,
+            seen[1].completion_tokens
+        ),
+        (Some(42), Some(40), Some(7)),
+        "llama.cpp: timings.cache_n where usage has no cache details"
     );
 }
 
@@ -83,7 +121,10 @@ async fn assembles_several_tool_calls_from_many_chunks() {
     let response = ModelResponse::collect(stream).await.unwrap();
     assert_eq!(response.text, "Let me plan.");
     assert_eq!(response.stop_reason.as_deref(), Some("tool_calls"));
-    assert_eq!(response.usage, Some((42, 7)));
+    assert_eq!(
+        response.usage.map(|u| (u.prompt_tokens, u.completion_tokens)),
+        Some((Some(42), Some(7)))
+    );
     let names: Vec<&str> = response
         .tool_calls
         .iter()

@@ -1,14 +1,21 @@
 //! The agent: the ReAct loop ([`turn`]) that turns a user message into tool calls and an
 //! answer, the system prompt rebuilt from the workspace before every call ([`prompt`]), the
 //! history it sends ([`history`]), the provider-neutral model interface ([`model`]) and the
-//! LLM providers that implement it ([`providers`]).
+//! LLM providers that implement it ([`providers`]), and what copes with small models' habits:
+//! repeated calls and rounds going nowhere ([`progress`]), calls written as text
+//! ([`text_calls`]).
 
 pub mod history;
 pub mod leases;
 mod metered;
 pub mod model;
+pub mod progress;
 pub mod prompt;
 pub mod providers;
+pub mod text_calls;
 pub mod turn;
 
+pub use crate::store::{CallUsage, TurnUsage};
+pub use model::SnapshotRole;
+pub use text_calls::TextToolCalls;
 pub use turn::{Agent, AgentConfig, DEFAULT_TURN_LEASE, StartError, StartedTurn};

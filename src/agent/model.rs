@@ -12,6 +12,8 @@ use futures::{Stream, StreamExt};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::store::CallUsage;
+
 /// One message of the conversation, in the order the model should read them. The system prompt
 /// is not a message: it travels in [`ModelRequest::system`], because providers place it
 /// differently.
@@ -87,16 +89,48 @@ pub struct ToolDefinition {
     pub parameters: Value,
 }
 
-/// Everything one model call needs.
+/// Everything one model call needs, laid out so providers' prompt caches keep all but its end:
+/// `system` and `tools` (the head) are the same in every request of a configuration,
+/// `messages` only ever grow within a turn, and `snapshot`, the one part rebuilt before every
+/// call, goes last.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ModelRequest {
-    /// The system prompt, rebuilt by the agent before every call.
+    /// The instructions: byte-identical in every request (the workspace is in `snapshot`).
     pub system: String,
     pub messages: Vec<ChatMessage>,
+    /// The workspace as it stands now, sent after the conversation; empty sends nothing.
+    pub snapshot: String,
+    /// Which role carries `snapshot` on the OpenAI-compatible wire.
+    pub snapshot_role: SnapshotRole,
     pub tools: Vec<ToolDefinition>,
     /// Upper bound on the answer's length; `None` lets the provider choose (Anthropic, which
     /// requires one, then uses its own default).
     pub max_tokens: Option<u32>,
+}
+
+/// The role of the late message that carries the workspace snapshot on the OpenAI-compatible
+/// wire (`HAICO_LLM_SNAPSHOT_ROLE`). `system` says best that it is context, not something the
+/// person said; some chat templates refuse a system message after the first, and need `user`.
+/// Anthropic's API has no late system message: there it is always the last user block.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum SnapshotRole {
+    /// A `system` message.
+    #[default]
+    System,
+    /// A `user` message.
+    User,
+}
+
+impl std::str::FromStr for SnapshotRole {
+    type Err = String;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "system" => Ok(Self::System),
+            "user" => Ok(Self::User),
+            other => Err(format!("`{other}` is not a snapshot role: use system or user")),
+        }
+    }
 }
 
 /// One piece of a streamed answer.
@@ -107,11 +141,8 @@ pub enum ModelEvent {
     /// A complete tool call. Emitted once its arguments are complete, in the order the model
     /// produced the calls; one answer may hold several.
     ToolCall(ToolCallRequest),
-    /// Token counts of the call, when the provider reports them.
-    Usage {
-        input_tokens: u32,
-        output_tokens: u32,
-    },
+    /// Token counts of the call, when the provider reports them (the agent adds the timings).
+    Usage(CallUsage),
     /// The answer is complete; the provider's own stop reason (`stop`, `tool_calls`,
     /// `end_turn`, `tool_use`, `max_tokens`…) when it gave one. Always the last event.
     Finished { stop_reason: Option<String> },
@@ -149,8 +180,8 @@ pub trait ChatModel: Send + Sync {
 pub struct ModelResponse {
     pub text: String,
     pub tool_calls: Vec<ToolCallRequest>,
-    /// `(input_tokens, output_tokens)`, when reported.
-    pub usage: Option<(u32, u32)>,
+    /// The token counts, when reported.
+    pub usage: Option<CallUsage>,
     pub stop_reason: Option<String>,
 }
 
@@ -162,10 +193,7 @@ impl ModelResponse {
             match event? {
                 ModelEvent::TextDelta(text) => response.text.push_str(&text),
                 ModelEvent::ToolCall(call) => response.tool_calls.push(call),
-                ModelEvent::Usage {
-                    input_tokens,
-                    output_tokens,
-                } => response.usage = Some((input_tokens, output_tokens)),
+                ModelEvent::Usage(usage) => response.usage = Some(usage),
                 ModelEvent::Finished { stop_reason } => response.stop_reason = stop_reason,
             }
         }

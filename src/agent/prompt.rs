@@ -1,6 +1,10 @@
-//! The system prompt, brought up to date before every model call from the workspace as it
-//! stands, so the model always sees what its last tool call did — and what a person changed
-//! meanwhile. Large panels are cut to budgets, and a cut says what was left out.
+//! What the model is told: the [`instructions`], the same in every request so that a
+//! provider's prompt cache keeps them (with the tool list), and the workspace [`snapshot`],
+//! brought up to date before every model call from the workspace as it stands, so the model
+//! always sees what its last tool call did — and what a person changed meanwhile. The snapshot
+//! is sent last, after the conversation: everything before it is the same as in the previous
+//! request, and a cache keeps it. Large panels are cut to budgets, and a cut says what was
+//! left out.
 //!
 //! [`PromptCache`] keeps what the previous call read and rendered, panel by panel, within a
 //! turn and from one turn of the thread to its next; the thread's event log says which panels
@@ -42,15 +46,20 @@ impl Default for PromptBudget {
 const INSTRUCTIONS: &str = "\
 You are a co-construction partner. You and the user build a solution together in a shared \
 workspace that sits beside this chat: an objective, a working document, a plan, the user's \
-preferences and the charts you made. The user sees every panel and edits them too, so what is \
-below is the current state, including the user's own changes.
+preferences and the charts you made. The user sees every panel and edits them too. The last \
+message you receive always shows the workspace as it stands at that moment, including the \
+user's own changes and the effect of your tool calls so far: trust it over your memory of \
+earlier states.
 
 How to work:
 - Keep the objective current: when you understand the user's goal, or it changes, set it in one line.
 - Keep a plan for anything that takes more than one step. Add steps as an outline, tick them off \
 with toggle_todos as you finish them, and prune steps that no longer apply.
-- Put the substance of the solution into the document (update_document or append_to_document), \
-not only into chat replies. Keep chat replies short and say what you changed.
+- Put the substance of the solution into the document, not only into chat replies. Keep chat \
+replies short and say what you changed.
+- To change part of the document, use edit_document with the exact text to replace; it is far \
+shorter than rewriting everything. Use append_to_document to add at the end, and \
+update_document only to write or restructure the whole document.
 - Record preferences the user states (hard: must be met; soft: to weigh). Honour every hard \
 preference; weigh soft ones and say when you trade one off.
 - A preference marked (locked) can only be changed by the user. Never try to change or remove \
@@ -58,10 +67,25 @@ it; if it should change, tell the user and ask them to unlock it.
 - Use chart_generator when numbers are easier to see than to read.
 - Every tool call carries action_and_reasoning: one plain sentence, for the user, on what you \
 are doing and why. No jargon.
-- Batch: pass every item of one kind in one call instead of many calls.
-- Indices in tools are the 1-based numbers shown below, as they are when the call starts.";
+- Batch: pass every item of one kind in one call instead of many calls. Never repeat a call \
+that already succeeded.
+- Indices in tools are the 1-based numbers shown in the workspace, as they are when the call \
+starts.
+- When the user's request is done, stop calling tools and answer in a sentence or two.";
 
-/// What the system prompt shows of a workspace: every small panel whole, the document and the
+/// The head of every request: the same text for every thread and every call, so that with
+/// the tool list it forms a prefix a provider's prompt cache keeps.
+pub fn instructions() -> &'static str {
+    INSTRUCTIONS
+}
+
+/// How the snapshot message begins: it tells the model what the message is, since it comes
+/// after the conversation and may carry a role (`system` or `user`) the model reads as a turn.
+const SNAPSHOT_PREAMBLE: &str = "\
+[Workspace now — not a message from the user. This is the shared workspace as it stands at \
+this moment; the numbers are the indices tools take.]";
+
+/// What the snapshot shows of a workspace: every small panel whole, the document and the
 /// plan cut to the budget, with the totals a cut reports.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PromptWorkspace {
@@ -192,8 +216,8 @@ impl PromptWorkspace {
     }
 }
 
-/// The system prompt for the workspace view `ws`.
-pub fn system_prompt(ws: &PromptWorkspace) -> String {
+/// The workspace snapshot for the workspace view `ws`.
+pub fn snapshot(ws: &PromptWorkspace) -> String {
     Sections::render(ws).join()
 }
 
@@ -249,10 +273,10 @@ impl Sections {
         }
     }
 
-    /// The whole prompt: the instructions, then every section in order.
+    /// The whole snapshot: its preamble, then every section in order.
     fn join(&self) -> String {
         let mut out = String::with_capacity(
-            INSTRUCTIONS.len()
+            SNAPSHOT_PREAMBLE.len()
                 + self.rewrites.len()
                 + self.objective.len()
                 + self.preferences.len()
@@ -261,7 +285,7 @@ impl Sections {
                 + self.artifacts.len()
                 + 128,
         );
-        out.push_str(INSTRUCTIONS);
+        out.push_str(SNAPSHOT_PREAMBLE);
         out.push_str(&self.rewrites);
         out.push_str("\n\n<objective>\n");
         out.push_str(&self.objective);
@@ -331,10 +355,11 @@ struct Cached {
 }
 
 impl PromptCache {
-    /// The system prompt for the thread as it stands now. The first call reads everything;
-    /// later ones read, in one snapshot, the `workspace` events since the last read and only
-    /// the panels they name (and the restores and undos when a person changed something).
-    pub async fn system_prompt(
+    /// The workspace snapshot for the thread as it stands now. The first call reads
+    /// everything; later ones read, in one snapshot, the `workspace` events since the last read
+    /// and only the panels they name (and the restores and undos when a person changed
+    /// something).
+    pub async fn snapshot(
         &mut self,
         workspaces: &Workspaces,
         thread: &ThreadId,
@@ -474,8 +499,20 @@ mod tests {
     }
 
     #[test]
+    fn the_instructions_hold_nothing_of_the_workspace() {
+        // The head must be the same for every thread: no panel may leak into it.
+        assert!(!instructions().contains("<objective>"));
+        assert!(!instructions().contains("<document"));
+        assert!(snapshot(&PromptWorkspace::from_workspace(
+            &workspace(),
+            &PromptBudget::default()
+        ))
+        .starts_with(SNAPSHOT_PREAMBLE));
+    }
+
+    #[test]
     fn shows_every_panel() {
-        let prompt = system_prompt(&PromptWorkspace::from_workspace(
+        let prompt = snapshot(&PromptWorkspace::from_workspace(
             &workspace(),
             &PromptBudget::default(),
         ));
@@ -496,11 +533,11 @@ mod tests {
             document_chars: 99,
             ..PromptBudget::default()
         };
-        let prompt = system_prompt(&PromptWorkspace::from_workspace(&ws, &budget));
+        let prompt = snapshot(&PromptWorkspace::from_workspace(&ws, &budget));
         assert!(prompt.contains("901 characters of the document omitted here; it is 1000"));
         assert_eq!(prompt.chars().filter(|c| *c == 'é').count(), 66);
         assert_eq!(prompt.chars().filter(|c| *c == 'ü').count(), 33);
-        let whole = system_prompt(&PromptWorkspace::from_workspace(&workspace(), &budget));
+        let whole = snapshot(&PromptWorkspace::from_workspace(&workspace(), &budget));
         assert!(whole.contains("<document title=\"Trip\">\nDay 1\n</document>"));
     }
 
@@ -515,7 +552,7 @@ mod tests {
                 done: i % 2 == 0,
             })
             .collect();
-        let prompt = system_prompt(&PromptWorkspace::from_workspace(
+        let prompt = snapshot(&PromptWorkspace::from_workspace(
             &ws,
             &PromptBudget {
                 plan_steps: 4,

@@ -13,7 +13,7 @@ use std::{
         Arc, Mutex, OnceLock,
         atomic::{AtomicBool, AtomicU64, Ordering},
     },
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use futures::StreamExt;
@@ -24,15 +24,20 @@ use tracing::Instrument;
 
 use super::{
     history::load_history,
-    model::{ChatMessage, ChatModel, ModelEvent, ModelRequest, ToolDefinition},
-    prompt::{PromptBudget, PromptCache},
+    model::{
+        ChatMessage, ChatModel, ModelEvent, ModelRequest, SnapshotRole, ToolCallRequest,
+        ToolDefinition,
+    },
+    progress::{FAILED_ROUNDS_LIMIT, TurnCalls},
+    prompt::{PromptBudget, PromptCache, instructions},
+    text_calls::{self, TextToolCalls},
 };
 use crate::{
     ThreadId,
     events::LiveEvent,
     replicas::{Doorbell, ReplicaId},
-    store::{TurnLease, TurnStatus, now_ms},
-    tools::{InTurn, ToolRuntime, Toolset, build_tools},
+    store::{CallUsage, TurnLease, TurnStatus, TurnUsage, now_ms},
+    tools::{FailureKind, InTurn, ToolRuntime, Toolset, build_tools},
     workspace::{Actor, TurnEnd, WorkspaceError, announce::token_data},
 };
 
@@ -52,6 +57,11 @@ pub struct AgentConfig {
     /// How long a turn's lease lasts unless renewed (`HAICO_TURN_LEASE_SECS`); renewed every
     /// third of it, so another replica ends a dead replica's turn within about 1⅓ leases.
     pub lease: Duration,
+    /// Which role carries the workspace snapshot (`HAICO_LLM_SNAPSHOT_ROLE`).
+    pub snapshot_role: SnapshotRole,
+    /// Whether answers that are only tool calls written as text are taken as calls
+    /// (`HAICO_LLM_TEXT_TOOL_CALLS`).
+    pub text_tool_calls: TextToolCalls,
 }
 
 /// The default lease: short enough that a dead replica's thread is free again within 30 s,
@@ -67,6 +77,8 @@ impl Default for AgentConfig {
             max_tokens: None,
             replica: ReplicaId::generate(),
             lease: DEFAULT_TURN_LEASE,
+            snapshot_role: SnapshotRole::default(),
+            text_tool_calls: TextToolCalls::default(),
         }
     }
 }
@@ -155,8 +167,30 @@ pub(super) struct Claim {
 enum Outcome {
     Answered(String),
     CallLimit(String),
+    /// Round after round of failed calls; the last error.
+    NoProgress(String),
     Failed(String),
     Cancelled,
+}
+
+/// What a turn's loop keeps beyond its own end: the prompt read (for the thread's next turn)
+/// and what the model calls cost (for the turn's record).
+struct Kept {
+    prompt: PromptCache,
+    usage: TurnUsage,
+}
+
+/// A model's answer to one call.
+struct Answer {
+    text: String,
+    calls: Vec<ToolCallRequest>,
+    /// The start of `text` not yet shown, because it began like a tool call written as text.
+    held: String,
+}
+
+/// Whole milliseconds of `elapsed`.
+fn millis(elapsed: Duration) -> u64 {
+    u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
 }
 
 impl Agent {
@@ -332,19 +366,16 @@ impl Agent {
         cancel: CancellationToken,
         claim: u64,
     ) {
-        let mut prompt = self.take_prompt(thread_id);
+        let mut kept = Kept {
+            prompt: self.take_prompt(thread_id),
+            usage: TurnUsage::default(),
+        };
         let outcome = self
-            .think(
-                runtime,
-                thread_id,
-                turn_index,
-                message,
-                &cancel,
-                &mut prompt,
-            )
+            .think(runtime, thread_id, turn_index, message, &cancel, &mut kept)
             .await;
-        self.keep_prompt(thread_id, prompt);
-        self.close(thread_id, turn_index, outcome, claim).await;
+        self.keep_prompt(thread_id, kept.prompt);
+        self.close(thread_id, turn_index, outcome, &kept.usage, claim)
+            .await;
     }
 
     /// The thread's prompt as its last turn here left it (empty when there was none).
@@ -376,8 +407,9 @@ impl Agent {
         turn_index: i64,
         message: String,
         cancel: &CancellationToken,
-        prompt: &mut PromptCache,
+        kept: &mut Kept,
     ) -> Outcome {
+        let Kept { prompt, usage } = kept;
         let tools = build_tools(thread_id);
         let definitions: Vec<ToolDefinition> = tools
             .specs()
@@ -388,6 +420,7 @@ impl Agent {
                 parameters: spec.parameters.clone(),
             })
             .collect();
+        let offered: Vec<&str> = tools.iter().map(|tool| tool.name()).collect();
         let workspaces = runtime.workspaces();
         let mut messages = match load_history(
             workspaces,
@@ -410,58 +443,70 @@ impl Agent {
             _ => messages.push(ChatMessage::user(message)),
         }
         let mut calls_made: usize = 0;
+        let mut made = TurnCalls::default();
         loop {
             if cancel.is_cancelled() {
                 return Outcome::Cancelled;
             }
-            let system = match prompt
-                .system_prompt(workspaces, thread_id, &self.config.budget)
+            let snapshot = match prompt
+                .snapshot(workspaces, thread_id, &self.config.budget)
                 .await
             {
-                Ok(system) => system,
+                Ok(snapshot) => snapshot,
                 Err(err) => return Outcome::Failed(format!("could not read the workspace: {err}")),
             };
+            // Everything but the snapshot is what the previous request held, plus what this
+            // turn added since: a provider's prompt cache keeps all of it.
             let request = ModelRequest {
-                system,
+                system: instructions().to_string(),
                 messages: messages.clone(),
+                snapshot,
+                snapshot_role: self.config.snapshot_role,
                 tools: definitions.clone(),
                 max_tokens: self.config.max_tokens,
             };
-            let stream = tokio::select! {
-                result = self.model.stream(&request) => result,
-                () = cancel.cancelled() => return Outcome::Cancelled,
+            let answer = match self.ask(thread_id, &request, cancel, usage).await {
+                Ok(answer) => answer,
+                Err(outcome) => return outcome,
             };
-            let mut stream = match stream {
-                Ok(stream) => stream,
-                Err(err) => return Outcome::Failed(err.to_string()),
+            let Answer {
+                text,
+                mut calls,
+                held,
+            } = answer;
+            let written = if calls.is_empty() && self.config.text_tool_calls == TextToolCalls::Auto
+            {
+                text_calls::parse(&text, &offered, calls_made + 1)
+            } else {
+                None
             };
-            let mut text = String::new();
-            let mut calls = Vec::new();
-            loop {
-                let item = tokio::select! {
-                    item = stream.next() => item,
-                    () = cancel.cancelled() => return Outcome::Cancelled,
-                };
-                match item {
-                    None => break,
-                    Some(Ok(ModelEvent::TextDelta(delta))) => {
-                        if !delta.is_empty() {
-                            self.publish_token(thread_id, &delta);
-                            text.push_str(&delta);
-                        }
-                    }
-                    Some(Ok(ModelEvent::ToolCall(call))) => calls.push(call),
-                    Some(Ok(ModelEvent::Usage { .. } | ModelEvent::Finished { .. })) => {}
-                    Some(Err(err)) => return Outcome::Failed(err.to_string()),
+            match written {
+                Some(written) => {
+                    tracing::info!(
+                        calls = written.len(),
+                        "the model wrote its tool calls as text; taking them as calls"
+                    );
+                    calls = written;
                 }
+                // Held-back text that is no call after all is shown now.
+                None if !held.is_empty() => self.publish_token(thread_id, &held),
+                None => {}
             }
             if calls.is_empty() {
                 return Outcome::Answered(text);
             }
-            messages.push(ChatMessage::assistant(text.clone(), calls.clone()));
+            // A call written as text is replayed as a real call, so the model sees in its
+            // history the form the API expects.
+            let said = if calls[0].id.starts_with("text_call_") {
+                String::new()
+            } else {
+                text.clone()
+            };
+            messages.push(ChatMessage::assistant(said.clone(), calls.clone()));
+            let mut all_failed = true;
             for call in calls {
                 if calls_made >= self.config.max_tool_calls {
-                    return Outcome::CallLimit(text);
+                    return Outcome::CallLimit(said);
                 }
                 if cancel.is_cancelled() {
                     return Outcome::Cancelled;
@@ -471,7 +516,8 @@ impl Agent {
                     turn_index,
                     call_index: i64::try_from(calls_made).unwrap_or(i64::MAX),
                 };
-                let record = Self::run_call(runtime, &tools, &call.name, &call.arguments, at).await;
+                let record = Self::run_call(runtime, &tools, &call, at, &mut made).await;
+                all_failed &= !record.envelope.success;
                 messages.push(ChatMessage::tool(
                     call.id,
                     call.name,
@@ -480,52 +526,162 @@ impl Agent {
             }
             // At the limit the turn ends here, without asking the model once more.
             if calls_made >= self.config.max_tool_calls {
-                return Outcome::CallLimit(text);
+                return Outcome::CallLimit(said);
+            }
+            if made.round_ended(all_failed) {
+                return Outcome::NoProgress(made.last_error().unwrap_or_default().to_string());
             }
         }
     }
 
-    /// Runs one requested call; arguments that are not a JSON object become a failed step.
+    /// One model call: streams its text to the thread's subscribers (holding back what may be
+    /// a tool call written as text: [`Answer::held`]) and gathers its calls, timing it and
+    /// counting its tokens into `usage`.
+    async fn ask(
+        &self,
+        thread_id: &ThreadId,
+        request: &ModelRequest,
+        cancel: &CancellationToken,
+        usage: &mut TurnUsage,
+    ) -> Result<Answer, Outcome> {
+        let started = Instant::now();
+        let mut call = CallUsage::default();
+        let stream = tokio::select! {
+            result = self.model.stream(request) => result,
+            () = cancel.cancelled() => return Err(Outcome::Cancelled),
+        };
+        let mut stream = match stream {
+            Ok(stream) => stream,
+            Err(err) => return Err(Outcome::Failed(err.to_string())),
+        };
+        let mut text = String::new();
+        let mut calls = Vec::new();
+        // Text not yet shown: an answer that begins like a written tool call is held back
+        // until it is clear whether it is one.
+        let mut held = String::new();
+        let mut holding = self.config.text_tool_calls == TextToolCalls::Auto;
+        let finished = loop {
+            let item = tokio::select! {
+                item = stream.next() => item,
+                () = cancel.cancelled() => break Err(Outcome::Cancelled),
+            };
+            if call.first_token_ms.is_none()
+                && matches!(
+                    item,
+                    Some(Ok(ModelEvent::TextDelta(_) | ModelEvent::ToolCall(_)))
+                )
+            {
+                call.first_token_ms = Some(millis(started.elapsed()));
+            }
+            match item {
+                None => break Ok(()),
+                Some(Ok(ModelEvent::TextDelta(delta))) => {
+                    if delta.is_empty() {
+                        continue;
+                    }
+                    text.push_str(&delta);
+                    if holding {
+                        held.push_str(&delta);
+                        if !text_calls::may_be_call(&text) {
+                            holding = false;
+                            self.publish_token(thread_id, &std::mem::take(&mut held));
+                        }
+                    } else {
+                        self.publish_token(thread_id, &delta);
+                    }
+                }
+                Some(Ok(ModelEvent::ToolCall(request))) => calls.push(request),
+                Some(Ok(ModelEvent::Usage(reported))) => call.fill_from(&reported),
+                Some(Ok(ModelEvent::Finished { .. })) => {}
+                Some(Err(err)) => break Err(Outcome::Failed(err.to_string())),
+            }
+        };
+        let elapsed = started.elapsed();
+        call.first_token_ms = call.first_token_ms.or(Some(millis(elapsed)));
+        call.duration_ms = Some(millis(elapsed));
+        crate::metrics::model_usage(
+            call.prompt_tokens,
+            call.cached_tokens,
+            call.completion_tokens,
+            call.first_token_ms.map(Duration::from_millis),
+        );
+        usage.add(call);
+        finished?;
+        Ok(Answer { text, calls, held })
+    }
+
+    /// Runs one requested call; arguments that are not a JSON object, and a call identical to
+    /// one already made in the turn, become failed steps.
     async fn run_call(
         runtime: &ToolRuntime,
         tools: &Toolset,
-        name: &str,
-        raw: &str,
+        call: &ToolCallRequest,
         at: InTurn,
+        made: &mut TurnCalls,
     ) -> crate::tools::ToolCall {
         // A model's made-up name or text may hold anything; what is recorded holds no NUL.
-        let name = &*crate::workspace::rules::scrub_nul(name);
+        let name = &*crate::workspace::rules::scrub_nul(&call.name);
+        let raw = call.arguments.as_str();
         let parsed = if raw.trim().is_empty() {
             Ok(Value::Object(serde_json::Map::new()))
         } else {
             serde_json::from_str::<Value>(raw)
         };
-        match parsed {
-            Ok(args) => runtime.call_in_turn(tools, name, args, at).await,
+        let args = match parsed {
+            Ok(args) => args,
             Err(err) => {
                 let shown: String = crate::workspace::rules::scrub_nul(raw)
                     .chars()
                     .take(2_000)
                     .collect();
-                runtime
+                return runtime
                     .reject_in_turn(
                         tools,
                         name,
                         Value::String(shown),
-                        format!(
-                            "the arguments are not valid JSON ({err}); send one JSON object that \
-                             matches the tool's schema"
+                        (
+                            FailureKind::InvalidArguments,
+                            format!(
+                                "the arguments are not valid JSON ({err}); send one JSON object \
+                                 that matches the tool's schema"
+                            ),
                         ),
+                        at,
+                    )
+                    .await;
+            }
+        };
+        let read_only = tools.get(name).is_some_and(|tool| tool.read_only());
+        let record = match made.repeat_of(name, &args) {
+            Some(repeat) => {
+                runtime
+                    .reject_in_turn(
+                        tools,
+                        name,
+                        args.clone(),
+                        (FailureKind::Repeated, repeat),
                         at,
                     )
                     .await
             }
+            None => runtime.call_in_turn(tools, name, args.clone(), at).await,
+        };
+        if record.failure != Some(FailureKind::Repeated) {
+            made.record(name, &args, read_only, at.call_index, &record.envelope);
         }
+        record
     }
 
     /// Records how the turn ended and announces it; retried a few times, because a turn left
     /// `running` would block its thread.
-    async fn close(&self, thread_id: &ThreadId, turn_index: i64, outcome: Outcome, claim: u64) {
+    async fn close(
+        &self,
+        thread_id: &ThreadId,
+        turn_index: i64,
+        outcome: Outcome,
+        usage: &TurnUsage,
+        claim: u64,
+    ) {
         let (status, message, error) = match outcome {
             Outcome::Answered(text) => (TurnStatus::Completed, Some(text), None),
             Outcome::CallLimit(text) => {
@@ -541,6 +697,16 @@ impl Agent {
                 };
                 (TurnStatus::Completed, Some(text), None)
             }
+            Outcome::NoProgress(last_error) => (
+                TurnStatus::Completed,
+                Some(format!(
+                    "I stopped here: my last {FAILED_ROUNDS_LIMIT} attempts to change the \
+                     workspace all failed, the last one with: {last_error}. Tell me how you \
+                     would like to go on, or change what stands in the way (an unlocked \
+                     preference, a step that exists), and I will try again."
+                )),
+                None,
+            ),
             Outcome::Failed(reason) => (TurnStatus::Failed, None, Some(reason)),
             Outcome::Cancelled if self.stopping.load(Ordering::Acquire) => (
                 TurnStatus::Failed,
@@ -565,6 +731,7 @@ impl Agent {
             status,
             message: message.as_deref(),
             error: error.as_deref(),
+            usage: Some(usage),
         };
         for attempt in 0..3u32 {
             match self

@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{
-    Context, StoreError, TurnLease,
+    Context, StoreError, TurnLease, TurnUsage,
     query::{params, record},
     repository::{WorkspaceRepository, now},
 };
@@ -102,6 +102,9 @@ pub struct TurnRecord {
     /// The tool calls, in order (`steps` on the wire).
     #[serde(rename = "steps")]
     pub tool_calls: Vec<ToolCallRecord>,
+    /// What the turn cost in model tokens and time, once it has ended (`null` while it runs,
+    /// and for turns recorded before haico counted tokens).
+    pub usage: Option<TurnUsage>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -111,6 +114,7 @@ struct TurnRow {
     error: Option<String>,
     started_at: DateTime<Utc>,
     finished_at: Option<DateTime<Utc>>,
+    usage: Option<String>,
 }
 
 #[derive(sqlx::FromRow)]
@@ -147,7 +151,8 @@ record!(TurnRow {
     error: Option<String>,
     started_at: DateTime<Utc>,
     finished_at: Option<DateTime<Utc>>,
-} => TurnRow { turn_index, status, error, started_at, finished_at });
+    usage: Option<String>,
+} => TurnRow { turn_index, status, error, started_at, finished_at, usage });
 
 record!(MessageRow {
     turn_index: i64,
@@ -242,13 +247,15 @@ impl WorkspaceRepository {
         turn_index: i64,
         status: TurnStatus,
         error: Option<&str>,
+        usage: Option<&TurnUsage>,
     ) -> Result<bool, StoreError> {
         let at = now();
+        let usage = usage.map(serde_json::to_string).transpose()?;
         let closed = self
             .execute(
-                "UPDATE turns SET status = $3, error = $4, finished_at = $5 \
+                "UPDATE turns SET status = $3, error = $4, finished_at = $5, usage = $6 \
                  WHERE thread_id = $1 AND turn_index = $2 AND status = 'running'",
-                &params![thread_id, turn_index, status.as_str(), error, at],
+                &params![thread_id, turn_index, status.as_str(), error, at, usage.as_ref()],
             )
             .await
             .context("closing a turn")?;
@@ -311,7 +318,7 @@ impl WorkspaceRepository {
     pub async fn conversation(&mut self, thread_id: &str) -> Result<Vec<TurnRecord>, StoreError> {
         let turns: Vec<TurnRow> = self
             .fetch_all(
-                "SELECT turn_index, status, error, started_at, finished_at FROM turns \
+                "SELECT turn_index, status, error, started_at, finished_at, usage FROM turns \
                  WHERE thread_id = $1 ORDER BY turn_index",
                 &params![thread_id],
             )
@@ -344,6 +351,9 @@ impl WorkspaceRepository {
                 finished_at: t.finished_at,
                 messages: Vec::new(),
                 tool_calls: Vec::new(),
+                // A usage this build cannot read (a later one's) is left out, not an error
+                // that would hide the whole conversation.
+                usage: t.usage.and_then(|text| serde_json::from_str(&text).ok()),
             })
             .collect();
         for row in messages {

@@ -123,7 +123,8 @@ impl WorkspaceRepository {
         until: DateTime<Utc>,
     ) -> Result<i64, StoreError> {
         self.execute(
-            "INSERT INTO turns (thread_id, turn_index, status, error, started_at, finished_at) \
+            "INSERT INTO turns (thread_id, turn_index, status, error, started_at, finished_at, \
+                                usage) \
                  SELECT $2, turn_index, \
                         CASE WHEN finished_at IS NOT NULL AND finished_at < $3 THEN status \
                              ELSE 'cancelled' END, \
@@ -131,7 +132,8 @@ impl WorkspaceRepository {
                              ELSE 'the thread was forked while this turn ran' END, \
                         started_at, \
                         CASE WHEN finished_at IS NOT NULL AND finished_at < $3 THEN finished_at \
-                             ELSE $3 END \
+                             ELSE $3 END, \
+                        CASE WHEN finished_at IS NOT NULL AND finished_at < $3 THEN usage END \
                  FROM turns WHERE thread_id = $1 AND turn_index <= $4 AND started_at < $3",
             &params![from, to, until, up_to_turn],
         )

@@ -30,6 +30,7 @@ pub mod recording;
 mod repository;
 mod sqlite_build;
 mod threads;
+mod usage;
 // The one module allowed `unsafe`: it lends sqlx's SQLite handle to rusqlite, which needs a
 // raw pointer and a borrow that outlives the call that made it (safety argued there).
 #[allow(unsafe_code)]
@@ -51,6 +52,7 @@ use sqlx::{
 
 pub use change_log::{ChangeLog, LoggedChange};
 pub use conversation::{MessageRecord, NewToolCall, ToolCallRecord, TurnRecord, TurnStatus};
+pub use usage::{CallUsage, TurnUsage};
 pub use documents::DocumentWrite;
 pub(crate) use error::Context;
 pub use error::StoreError;

@@ -140,19 +140,22 @@ impl WorkspaceRepository {
         turn_index: i64,
         status: &str,
         error: Option<&str>,
-        started_at: DateTime<Utc>,
-        finished_at: Option<DateTime<Utc>>,
+        (started_at, finished_at): (DateTime<Utc>, Option<DateTime<Utc>>),
+        usage: Option<&super::TurnUsage>,
     ) -> Result<(), StoreError> {
+        let usage = usage.map(serde_json::to_string).transpose()?;
         self.execute(
-            "INSERT INTO turns (thread_id, turn_index, status, error, started_at, finished_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6)",
+            "INSERT INTO turns (thread_id, turn_index, status, error, started_at, finished_at, \
+                                usage) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
             &params![
                 thread_id,
                 turn_index,
                 status,
                 error,
                 started_at,
-                finished_at
+                finished_at,
+                usage.as_ref()
             ],
         )
         .await

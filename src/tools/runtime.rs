@@ -47,6 +47,8 @@ pub enum FailureKind {
     Storage,
     /// The body panicked.
     Panic,
+    /// The same call was already made in the turn; it was not run again.
+    Repeated,
 }
 
 impl FailureKind {
@@ -59,6 +61,7 @@ impl FailureKind {
             FailureKind::NotFound => "not_found",
             FailureKind::Storage => "storage",
             FailureKind::Panic => "panic",
+            FailureKind::Repeated => "repeated",
         }
     }
 }
@@ -158,24 +161,34 @@ impl ToolRuntime {
         self.call_with(tools, name, args, Some(at)).await
     }
 
-    /// Records a call that could not even be attempted (the model's arguments were not JSON,
-    /// say) as a failed call of a turn, so the model and the trace both see why.
+    /// Records a call that was not attempted (the model's arguments were not JSON, or it
+    /// repeats a call already made) as a failed call of a turn, so the model and the trace
+    /// both see why.
     pub async fn reject_in_turn(
         &self,
         tools: &Toolset,
         name: &str,
         arguments: Value,
-        error: String,
+        (kind, error): (FailureKind, String),
         at: InTurn,
     ) -> ToolCall {
+        let mut arguments = arguments;
+        // The trace shows the agent's reason even for a call that was not run.
+        let action_and_reasoning = match &mut arguments {
+            Value::Object(object) => match object.remove(crate::tools::ACTION_AND_REASONING) {
+                Some(Value::String(reason)) => Some(reason),
+                _ => None,
+            },
+            _ => None,
+        };
         let mut call = ToolCall {
             tool: name.to_string(),
             arguments,
-            action_and_reasoning: None,
+            action_and_reasoning,
             envelope: Envelope::failure(error),
             changed: PanelSet::default(),
             artifact: None,
-            failure: Some(FailureKind::InvalidArguments),
+            failure: Some(kind),
             turn_index: Some(at.turn_index),
             duration: Duration::ZERO,
         };

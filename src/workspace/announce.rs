@@ -7,7 +7,10 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::StoredArtifact;
-use crate::{panels::PanelSet, store::NewEvent};
+use crate::{
+    panels::PanelSet,
+    store::{NewEvent, TurnUsage},
+};
 
 /// Which path a change came in by. It decides the lock rule (the agent path respects
 /// preference locks, the user path overrides them) and is announced with the change.
@@ -116,11 +119,12 @@ pub fn error_event(message: &str, turn_index: i64) -> NewEvent {
     }
 }
 
-/// `done` — `{turn_index, status}`, last event of a turn.
-pub fn done_event(turn_index: i64, status: &str) -> NewEvent {
+/// `done` — `{turn_index, status, usage}`, last event of a turn (`usage` is `null` for a turn
+/// that another replica ended for it).
+pub fn done_event(turn_index: i64, status: &str, usage: Option<&TurnUsage>) -> NewEvent {
     NewEvent {
         event: "done",
-        data: json!({ "turn_index": turn_index, "status": status }).to_string(),
+        data: json!({ "turn_index": turn_index, "status": status, "usage": usage }).to_string(),
     }
 }
 

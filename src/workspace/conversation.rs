@@ -11,7 +11,10 @@ use super::{
 };
 use crate::{
     ThreadId,
-    store::{ExpiredTurn, HeldTurn, NewToolCall, StoreError, TurnLease, TurnRecord, TurnStatus},
+    store::{
+        ExpiredTurn, HeldTurn, NewToolCall, StoreError, TurnLease, TurnRecord, TurnStatus,
+        TurnUsage,
+    },
 };
 
 /// The longest user message accepted, in characters.
@@ -36,6 +39,8 @@ pub struct TurnEnd<'a> {
     pub message: Option<&'a str>,
     /// Why it did not complete.
     pub error: Option<&'a str>,
+    /// What its model calls cost.
+    pub usage: Option<&'a TurnUsage>,
 }
 
 /// A user message as the agent takes it: trimmed, not empty, within [`MAX_MESSAGE_CHARS`].
@@ -138,9 +143,15 @@ impl Workspaces {
             }
             let still_running = edit
                 .repo()
-                .close_turn(&thread_id, turn_index, end.status, error.as_deref())
+                .close_turn(
+                    &thread_id,
+                    turn_index,
+                    end.status,
+                    error.as_deref(),
+                    end.usage,
+                )
                 .await?;
-            edit.announce(done_event(turn_index, end.status.as_str()));
+            edit.announce(done_event(turn_index, end.status.as_str(), end.usage));
             Ok::<bool, WorkspaceError>(still_running)
         }
         .await;
@@ -166,7 +177,7 @@ impl Workspaces {
                 .await?;
             if expired {
                 edit.announce(error_event(reason, turn_index));
-                edit.announce(done_event(turn_index, TurnStatus::Failed.as_str()));
+                edit.announce(done_event(turn_index, TurnStatus::Failed.as_str(), None));
             }
             Ok::<bool, WorkspaceError>(expired)
         }

@@ -57,6 +57,9 @@ pub enum Line {
         started_at: DateTime<Utc>,
         /// When it ended.
         finished_at: Option<DateTime<Utc>>,
+        /// What its model calls cost (absent in recordings made before haico counted tokens).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<crate::store::TurnUsage>,
     },
     /// A message of a turn.
     Message {
@@ -188,6 +191,7 @@ impl Workspaces {
                         error: turn.error.clone(),
                         started_at: turn.started_at,
                         finished_at: turn.finished_at,
+                        usage: turn.usage.clone(),
                     },
                 });
                 for message in turn.messages {
@@ -494,14 +498,15 @@ impl Recording {
                     error,
                     started_at,
                     finished_at,
+                    usage,
                 } => {
                     repo.insert_recorded_turn(
                         thread,
                         *turn_index,
                         status,
                         error.as_deref(),
-                        *started_at,
-                        *finished_at,
+                        (*started_at, *finished_at),
+                        usage.as_ref(),
                     )
                     .await?;
                 }

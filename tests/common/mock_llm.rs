@@ -119,6 +119,11 @@ pub struct Script {
     pub stall_after: Option<usize>,
     /// `(input_tokens, output_tokens)` reported.
     pub usage: (u32, u32),
+    /// Of the input tokens, how many the provider says it took from its prompt cache.
+    pub cached: Option<u32>,
+    /// Report the counts as llama.cpp's server does: `timings` (`prompt_n`, `cache_n`,
+    /// `predicted_n`) beside a `usage` without cache details.
+    pub llama_timings: bool,
 }
 
 impl Script {
@@ -130,6 +135,16 @@ impl Script {
             cut_after: None,
             stall_after: None,
             usage: (42, 7),
+            cached: None,
+            llama_timings: false,
+        }
+    }
+
+    /// This script reporting `cached` of its input tokens as served from the prompt cache.
+    pub fn cached(self, cached: u32) -> Self {
+        Self {
+            cached: Some(cached),
+            ..self
         }
     }
 

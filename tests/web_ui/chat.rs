@@ -79,6 +79,14 @@ async fn chat_turn_streams_answer_trace_and_panels(engine: Engine) {
     );
     assert_eq!(browser.count(".turn .call .call-outcome.failed").await, 0);
 
+    // What the turn cost: both model calls' tokens, summed, and the share served from cache.
+    browser
+        .wait_text(
+            ".turn .turn-usage",
+            "2 model calls · 8,400 prompt tokens, 48% cached · 320 written · first token after",
+        )
+        .await;
+
     // The panels.
     browser
         .wait_text(
@@ -141,6 +149,9 @@ async fn chat_turn_streams_answer_trace_and_panels(engine: Engine) {
     browser.wait_count(".turn details.reasoning .call", 4).await;
     browser.wait_for(".turn .chart img").await;
     browser.wait_text("#document-view h2", "Budget").await;
+    browser
+        .wait_text(".turn .turn-usage", "8,400 prompt tokens, 48% cached")
+        .await;
     browser.assert_no_js_errors().await;
 }
 on_both_engines!(chat_turn_streams_answer_trace_and_panels);

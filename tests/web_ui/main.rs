@@ -107,8 +107,9 @@ fn planning_script() -> serde_json::Value {
                 "data": {"labels": ["Flights", "Hotel", "Food"],
                          "series": [{"name": "EUR", "values": [400, 900, 350]}]},
                 "action_and_reasoning": "Charting the budget per item."}}
-        ]},
-        {"text": "Your trip is planned: four steps, a budget and a chart.", "delay_ms": 2500}
+        ], "usage": {"prompt_tokens": 4000, "cached_tokens": 0, "completion_tokens": 300}},
+        {"text": "Your trip is planned: four steps, a budget and a chart.", "delay_ms": 2500,
+         "usage": {"prompt_tokens": 4400, "cached_tokens": 4000, "completion_tokens": 20}}
     ]})
 }
 

@@ -60,6 +60,7 @@ export class ChatPanel {
       else if (turn.status === 'failed' && turn.error) this.addError(view, turn.error);
       else if (turn.status === 'cancelled') this.addError(view, 'Stopped before it finished.', true);
       if (turn.status !== 'running') this.offerUndo(view);
+      this.setUsage(view, turn.usage);
     }
     if (pending) this.messages.append(pending.el);
     this.emptyState();
@@ -128,6 +129,32 @@ export class ChatPanel {
     const failed = view.callList.querySelectorAll('.call.failed').length;
     view.summary.textContent = `Internal reasoning · ${view.calls} tool call${view.calls === 1 ? '' : 's'}${failed ? ` · ${failed} failed` : ''}`;
     return outcome;
+  }
+
+  /**
+   * What the turn cost, under it: model calls, prompt tokens and the share the provider took
+   * from its cache, tokens written, and how long the first answer took to start. Counts the
+   * provider did not report are left out rather than shown as zero.
+   */
+  setUsage(view, usage) {
+    if (!usage || !usage.model_calls) return;
+    const n = (x) => Number(x).toLocaleString('en');
+    const parts = [`${n(usage.model_calls)} model call${usage.model_calls === 1 ? '' : 's'}`];
+    if (usage.prompt_tokens != null) {
+      const cached = usage.cached_tokens != null && usage.prompt_tokens > 0
+        ? `, ${Math.round((100 * usage.cached_tokens) / usage.prompt_tokens)}% cached` : '';
+      parts.push(`${n(usage.prompt_tokens)} prompt tokens${cached}`);
+    }
+    if (usage.completion_tokens != null) parts.push(`${n(usage.completion_tokens)} written`);
+    const first = usage.calls?.[0]?.first_token_ms ?? usage.first_token_ms;
+    if (first != null) parts.push(`first token after ${(first / 1000).toFixed(1)} s`);
+    const text = parts.join(' · ');
+    if (!view.usage) {
+      view.usage = h('div', { class: 'turn-usage' });
+      view.el.insertBefore(view.usage, view.actions || null);
+    }
+    view.usage.textContent = text;
+    view.usage.title = (usage.calls || []).map((c, i) => `call ${i + 1}: ${c.prompt_tokens ?? '?'} prompt (${c.cached_tokens ?? '?'} cached), ${c.completion_tokens ?? '?'} written, first token ${c.first_token_ms ?? '?'} ms`).join('\n');
   }
 
   answerContent(view) {
@@ -358,6 +385,7 @@ export class ChatPanel {
           if (view.reasoning && !view.touched) view.reasoning.open = false;
           if (data.status === 'cancelled' && !view.error) this.addError(view, 'Stopped before it finished.', true);
           this.offerUndo(view);
+          this.setUsage(view, data.usage);
         }
         this.running = null;
         this.updateControls();

@@ -8,7 +8,11 @@ use std::{fmt, path::PathBuf, str::FromStr, time::Duration};
 
 use clap::Args;
 
-use crate::agent::model::ProviderError;
+use crate::agent::{
+    AgentConfig,
+    model::{ProviderError, SnapshotRole},
+    text_calls::TextToolCalls,
+};
 
 /// The supported providers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -117,6 +121,17 @@ pub struct LlmArgs {
     /// JSON script played by the replay provider.
     #[arg(long, env = "HAICO_LLM_REPLAY_FILE")]
     pub llm_replay_file: Option<PathBuf>,
+    /// Role of the last message, the one carrying the workspace snapshot, on the
+    /// OpenAI-compatible wire: system, or user for chat templates that refuse a system
+    /// message after the first.
+    #[arg(long, env = "HAICO_LLM_SNAPSHOT_ROLE", default_value = "system",
+          value_parser = SnapshotRole::from_str)]
+    pub llm_snapshot_role: SnapshotRole,
+    /// Whether an answer that is only tool calls written as text (a ```json block or
+    /// <tool_call> tags naming an offered tool) is taken as those calls: auto or off.
+    #[arg(long, env = "HAICO_LLM_TEXT_TOOL_CALLS", default_value = "auto",
+          value_parser = TextToolCalls::from_str)]
+    pub llm_text_tool_calls: TextToolCalls,
 }
 
 /// An empty variable counts as unset.
@@ -129,6 +144,15 @@ fn present(value: &Option<String>) -> Option<String> {
 }
 
 impl LlmArgs {
+    /// `config` with the prompt settings these flags describe.
+    pub fn agent_config(&self, config: AgentConfig) -> AgentConfig {
+        AgentConfig {
+            snapshot_role: self.llm_snapshot_role,
+            text_tool_calls: self.llm_text_tool_calls,
+            ..config
+        }
+    }
+
     /// The configuration these flags describe.
     pub fn config(&self) -> ProviderConfig {
         let base_url = present(&self.llm_base_url);

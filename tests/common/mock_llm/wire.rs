@@ -54,7 +54,7 @@ pub(super) fn openai_frames(
     };
     frames.push(openai_chunk(json!({}), Some(finish)));
     let (input, output) = script.usage;
-    let usage = json!({
+    let mut usage = json!({
         "id": "chatcmpl-mock",
         "object": "chat.completion.chunk",
         "created": 1_700_000_000,
@@ -63,6 +63,15 @@ pub(super) fn openai_frames(
         "choices": [],
         "usage": {"prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output}
     });
+    if script.llama_timings {
+        let cached = script.cached.unwrap_or(0);
+        usage["timings"] = json!({
+            "prompt_n": input - cached, "cache_n": cached, "predicted_n": output,
+            "prompt_ms": 12.5, "predicted_ms": 30.0
+        });
+    } else if let Some(cached) = script.cached {
+        usage["usage"]["prompt_tokens_details"] = json!({"cached_tokens": cached});
+    }
     frames.push(format!("data: {usage}\n\n"));
     frames.push("data: [DONE]\n\n".to_string());
     frames
@@ -75,11 +84,15 @@ pub fn anthropic_event(name: &str, data: Value) -> String {
     format!("event: {name}\ndata: {data}\n\n")
 }
 
-fn message_start(input_tokens: u32) -> Value {
+/// `message_start`, its usage split as Anthropic splits it: input read from the cache apart
+/// from the rest.
+fn message_start(input_tokens: u32, cached: Option<u32>) -> Value {
+    let cached = cached.unwrap_or(0);
     json!({"type": "message_start", "message": {
         "id": "msg_mock", "type": "message", "role": "assistant", "content": [],
         "model": "mock-model", "stop_reason": null, "stop_sequence": null,
-        "usage": {"input_tokens": input_tokens, "output_tokens": 1}
+        "usage": {"input_tokens": input_tokens - cached, "cache_read_input_tokens": cached,
+                  "cache_creation_input_tokens": 0, "output_tokens": 1}
     }})
 }
 
@@ -91,7 +104,7 @@ pub(super) fn anthropic_frames(
 ) -> Vec<String> {
     let mut frames = vec![anthropic_event(
         "message_start",
-        message_start(script.usage.0),
+        message_start(script.usage.0, script.cached),
     )];
     let mut index = 0;
     if !text.is_empty() {
@@ -174,7 +187,7 @@ pub(super) fn openai_malformed() -> Vec<String> {
 /// `message_start`, then a `content_block_delta` whose JSON is cut short.
 pub(super) fn anthropic_malformed(input_tokens: u32) -> Vec<String> {
     vec![
-        anthropic_event("message_start", message_start(input_tokens)),
+        anthropic_event("message_start", message_start(input_tokens, None)),
         "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"oo\n\n"
             .to_string(),
         anthropic_event("message_stop", json!({"type": "message_stop"})),

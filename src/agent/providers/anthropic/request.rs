@@ -4,6 +4,11 @@
 //! The Messages API wants strictly alternating `user` / `assistant` turns, tool results as
 //! `tool_result` blocks of a user message, and no empty text blocks; the conversion takes care
 //! of all three, merging neighbours of the same role into one message.
+//!
+//! Anthropic caches a prompt prefix only up to a `cache_control` breakpoint, so haico sets
+//! two: on the instructions (which cover the tool list, rendered before them) and on the last
+//! block of the conversation. The workspace snapshot comes after both, as the last user
+//! block, so only it and what the turn added since the previous call are read anew.
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -18,8 +23,9 @@ pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 pub struct MessageCreateParams {
     pub model: String,
     pub max_tokens: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub system: Option<String>,
+    /// The instructions, as one text block marked for caching.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub system: Vec<TextBlockParam>,
     pub messages: Vec<MessageParam>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<ToolParam>,
@@ -41,22 +47,67 @@ pub enum Role {
     Assistant,
 }
 
+/// A cache breakpoint: the prompt up to and including the block carrying it may be cached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct CacheControl {
+    #[serde(rename = "type")]
+    pub kind: CacheKind,
+}
+
+/// The only kind of cache the API offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CacheKind {
+    Ephemeral,
+}
+
+const BREAKPOINT: Option<CacheControl> = Some(CacheControl {
+    kind: CacheKind::Ephemeral,
+});
+
+/// `TextBlockParam` of the system prompt.
+#[derive(Debug, Serialize)]
+pub struct TextBlockParam {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    pub text: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_control: Option<CacheControl>,
+}
+
 /// The content blocks haico sends, tagged by `type`.
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentBlockParam {
     Text {
         text: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
     },
     ToolUse {
         id: String,
         name: String,
         input: Value,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
     },
     ToolResult {
         tool_use_id: String,
         content: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
     },
+}
+
+impl ContentBlockParam {
+    /// Puts a cache breakpoint on this block.
+    fn mark_for_cache(&mut self) {
+        match self {
+            Self::Text { cache_control, .. }
+            | Self::ToolUse { cache_control, .. }
+            | Self::ToolResult { cache_control, .. } => *cache_control = BREAKPOINT,
+        }
+    }
 }
 
 /// `ToolParam`: a tool the model may call.
@@ -68,13 +119,38 @@ pub struct ToolParam {
 }
 
 impl MessageCreateParams {
-    /// The streaming request for `model`.
+    /// The streaming request for `model`, with the cache breakpoints and the snapshot last.
     pub fn new(model: &str, request: &ModelRequest) -> Self {
+        let mut messages = messages(&request.messages);
+        if let Some(last) = messages
+            .last_mut()
+            .and_then(|message| message.content.last_mut())
+        {
+            last.mark_for_cache();
+        }
+        if !request.snapshot.is_empty() {
+            let block = ContentBlockParam::Text {
+                text: request.snapshot.clone(),
+                cache_control: None,
+            };
+            match messages.last_mut() {
+                Some(last) if last.role == Role::User => last.content.push(block),
+                _ => messages.push(MessageParam {
+                    role: Role::User,
+                    content: vec![block],
+                }),
+            }
+        }
+        let system = (!request.system.is_empty()).then(|| TextBlockParam {
+            kind: "text",
+            text: request.system.clone(),
+            cache_control: BREAKPOINT,
+        });
         Self {
             model: model.to_string(),
             max_tokens: request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-            system: (!request.system.is_empty()).then(|| request.system.clone()),
-            messages: messages(&request.messages),
+            system: system.into_iter().collect(),
+            messages,
             tools: request.tools.iter().map(ToolParam::from).collect(),
             stream: true,
         }
@@ -103,6 +179,7 @@ pub fn messages(conversation: &[ChatMessage]) -> Vec<MessageParam> {
                 vec![ContentBlockParam::ToolResult {
                     tool_use_id: call_id.clone(),
                     content: content.clone(),
+                    cache_control: None,
                 }],
             ),
         };
@@ -126,6 +203,7 @@ fn text_block(text: &str) -> Vec<ContentBlockParam> {
     } else {
         vec![ContentBlockParam::Text {
             text: text.to_string(),
+            cache_control: None,
         }]
     }
 }
@@ -142,6 +220,7 @@ impl From<&ToolCallRequest> for ContentBlockParam {
             id: call.id.clone(),
             name: call.name.clone(),
             input,
+            cache_control: None,
         }
     }
 }
@@ -210,7 +289,34 @@ mod tests {
         };
         let body = serde_json::to_value(MessageCreateParams::new("claude", &request)).unwrap();
         assert_eq!(body["max_tokens"], json!(DEFAULT_MAX_TOKENS));
-        assert_eq!(body["system"], json!("sys"));
+        assert_eq!(
+            body["system"],
+            json!([{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}])
+        );
         assert!(body.get("tools").is_none());
+    }
+
+    #[test]
+    fn the_snapshot_is_the_last_user_block_after_the_conversations_breakpoint() {
+        let request = ModelRequest {
+            system: "sys".into(),
+            messages: vec![
+                ChatMessage::user("tick it"),
+                ChatMessage::assistant("", vec![call("t1", r#"{"indices":[1]}"#)]),
+                ChatMessage::tool("t1", "toggle_todos", "ok"),
+            ],
+            snapshot: "<plan>…</plan>".into(),
+            ..ModelRequest::default()
+        };
+        let body = serde_json::to_value(MessageCreateParams::new("claude", &request)).unwrap();
+        assert_eq!(
+            body["messages"][2],
+            json!({"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "ok",
+                 "cache_control": {"type": "ephemeral"}},
+                {"type": "text", "text": "<plan>…</plan>"}
+            ]})
+        );
+        assert_eq!(body["messages"].as_array().map(Vec::len), Some(3));
     }
 }

@@ -11,6 +11,7 @@ use serde_json::Value;
 use sse_stream::Sse;
 
 use crate::agent::{
+    CallUsage,
     model::{ModelEvent, ProviderError, ToolCallRequest},
     providers::sse::{WireDecoder, data, parse},
 };
@@ -54,17 +55,35 @@ pub struct Message {
     pub usage: Option<Usage>,
 }
 
-/// `Usage` of `message_start`; cached input counts as input.
+/// `Usage` of `message_start`. Anthropic counts input read from the cache and input written
+/// to it apart from `input_tokens`; the prompt is all three.
 #[derive(Debug, Default, Deserialize)]
 pub struct Usage {
     #[serde(default)]
-    pub input_tokens: u32,
+    pub input_tokens: u64,
     #[serde(default)]
-    pub cache_creation_input_tokens: Option<u32>,
+    pub cache_creation_input_tokens: Option<u64>,
     #[serde(default)]
-    pub cache_read_input_tokens: Option<u32>,
+    pub cache_read_input_tokens: Option<u64>,
     #[serde(default)]
-    pub output_tokens: u32,
+    pub output_tokens: u64,
+}
+
+impl Usage {
+    /// The call's counts in haico's terms.
+    fn for_call(&self) -> CallUsage {
+        let cached = self.cache_read_input_tokens.unwrap_or(0);
+        CallUsage {
+            prompt_tokens: Some(
+                self.input_tokens
+                    .saturating_add(self.cache_creation_input_tokens.unwrap_or(0))
+                    .saturating_add(cached),
+            ),
+            cached_tokens: Some(cached),
+            completion_tokens: Some(self.output_tokens),
+            ..CallUsage::default()
+        }
+    }
 }
 
 /// The block a `content_block_start` opens (thinking and other kinds are skipped).
@@ -110,9 +129,13 @@ pub struct MessageDeltaBody {
 #[derive(Debug, Deserialize)]
 pub struct MessageDeltaUsage {
     #[serde(default)]
-    pub input_tokens: Option<u32>,
+    pub input_tokens: Option<u64>,
     #[serde(default)]
-    pub output_tokens: Option<u32>,
+    pub output_tokens: Option<u64>,
+    #[serde(default)]
+    pub cache_creation_input_tokens: Option<u64>,
+    #[serde(default)]
+    pub cache_read_input_tokens: Option<u64>,
 }
 
 /// The `error` of an `error` event, e.g. `overloaded_error`.
@@ -150,8 +173,7 @@ enum Block {
 #[derive(Debug, Default)]
 pub struct EventDecoder {
     blocks: HashMap<u32, Block>,
-    input_tokens: u32,
-    output_tokens: u32,
+    usage: Usage,
     stop_reason: Option<String>,
 }
 
@@ -187,10 +209,7 @@ impl EventDecoder {
         for index in open {
             self.close_block(index, out);
         }
-        out.push_back(ModelEvent::Usage {
-            input_tokens: self.input_tokens,
-            output_tokens: self.output_tokens,
-        });
+        out.push_back(ModelEvent::Usage(self.usage.for_call()));
         out.push_back(ModelEvent::Finished {
             stop_reason: self.stop_reason.take(),
         });
@@ -208,11 +227,7 @@ impl WireDecoder for EventDecoder {
         };
         match parse::<RawMessageStreamEvent>(data)? {
             RawMessageStreamEvent::MessageStart { message } => {
-                let usage = message.usage.unwrap_or_default();
-                self.input_tokens = usage.input_tokens
-                    + usage.cache_creation_input_tokens.unwrap_or(0)
-                    + usage.cache_read_input_tokens.unwrap_or(0);
-                self.output_tokens = usage.output_tokens;
+                self.usage = message.usage.unwrap_or_default();
             }
             RawMessageStreamEvent::ContentBlockStart {
                 index,
@@ -259,8 +274,15 @@ impl WireDecoder for EventDecoder {
                     self.stop_reason = delta.stop_reason;
                 }
                 if let Some(usage) = usage {
-                    self.input_tokens = usage.input_tokens.unwrap_or(self.input_tokens);
-                    self.output_tokens = usage.output_tokens.unwrap_or(self.output_tokens);
+                    let kept = &mut self.usage;
+                    kept.input_tokens = usage.input_tokens.unwrap_or(kept.input_tokens);
+                    kept.output_tokens = usage.output_tokens.unwrap_or(kept.output_tokens);
+                    kept.cache_read_input_tokens = usage
+                        .cache_read_input_tokens
+                        .or(kept.cache_read_input_tokens);
+                    kept.cache_creation_input_tokens = usage
+                        .cache_creation_input_tokens
+                        .or(kept.cache_creation_input_tokens);
                 }
             }
             RawMessageStreamEvent::MessageStop => {
@@ -322,10 +344,12 @@ mod tests {
         assert_eq!(
             feed(&mut decoder, r#"{"type":"message_stop"}"#).unwrap(),
             vec![
-                ModelEvent::Usage {
-                    input_tokens: 7,
-                    output_tokens: 12
-                },
+                ModelEvent::Usage(CallUsage {
+                    prompt_tokens: Some(7),
+                    cached_tokens: Some(0),
+                    completion_tokens: Some(12),
+                    ..CallUsage::default()
+                }),
                 ModelEvent::Finished {
                     stop_reason: Some("tool_use".into())
                 }

@@ -4,7 +4,9 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::agent::model::{ChatMessage, ModelRequest, ToolCallRequest, ToolDefinition};
+use crate::agent::model::{
+    ChatMessage, ModelRequest, SnapshotRole, ToolCallRequest, ToolDefinition,
+};
 
 /// `CreateChatCompletionRequest`, streaming.
 #[derive(Debug, Serialize)]
@@ -89,16 +91,25 @@ pub struct FunctionCall {
 }
 
 impl ChatCompletionRequest {
-    /// The streaming request for `model`.
+    /// The streaming request for `model`: the instructions, the conversation, then the
+    /// workspace snapshot as the last message.
     pub fn new(model: &str, request: &ModelRequest) -> Self {
         let system = (!request.system.is_empty()).then(|| ChatCompletionMessage::System {
             content: request.system.clone(),
+        });
+        let snapshot = (!request.snapshot.is_empty()).then(|| {
+            let content = request.snapshot.clone();
+            match request.snapshot_role {
+                SnapshotRole::System => ChatCompletionMessage::System { content },
+                SnapshotRole::User => ChatCompletionMessage::User { content },
+            }
         });
         Self {
             model: model.to_string(),
             messages: system
                 .into_iter()
                 .chain(request.messages.iter().map(ChatCompletionMessage::from))
+                .chain(snapshot)
                 .collect(),
             tools: request.tools.iter().map(ChatCompletionTool::from).collect(),
             max_tokens: request.max_tokens,
@@ -185,8 +196,9 @@ mod tests {
                 ),
                 ChatMessage::tool("call_1", "add_todos", "{\"success\":false}"),
             ],
+            snapshot: "<plan>\n(empty)\n</plan>".into(),
             tools: vec![],
-            max_tokens: None,
+            ..ModelRequest::default()
         };
         let body = serde_json::to_value(ChatCompletionRequest::new("m", &request)).unwrap();
         assert_eq!(
@@ -200,11 +212,32 @@ mod tests {
                         {"id": "call_1", "type": "function",
                          "function": {"name": "add_todos", "arguments": "{\"steps\": ["}}
                     ]},
-                    {"role": "tool", "tool_call_id": "call_1", "content": "{\"success\":false}"}
+                    {"role": "tool", "tool_call_id": "call_1", "content": "{\"success\":false}"},
+                    {"role": "system", "content": "<plan>\n(empty)\n</plan>"}
                 ],
                 "stream": true,
                 "stream_options": {"include_usage": true}
             })
+        );
+    }
+
+    #[test]
+    fn the_snapshot_can_travel_as_a_user_message() {
+        let request = ModelRequest {
+            system: "head".into(),
+            messages: vec![ChatMessage::user("hi")],
+            snapshot: "now".into(),
+            snapshot_role: SnapshotRole::User,
+            ..ModelRequest::default()
+        };
+        let body = serde_json::to_value(ChatCompletionRequest::new("m", &request)).unwrap();
+        assert_eq!(
+            body["messages"],
+            json!([
+                {"role": "system", "content": "head"},
+                {"role": "user", "content": "hi"},
+                {"role": "user", "content": "now"}
+            ])
         );
     }
 }

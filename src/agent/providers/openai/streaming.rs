@@ -9,6 +9,7 @@ use serde::Deserialize;
 use sse_stream::Sse;
 
 use crate::agent::{
+    CallUsage,
     model::{ModelEvent, ProviderError, ToolCallRequest},
     providers::sse::{WireDecoder, data, parse},
 };
@@ -21,6 +22,10 @@ pub struct ChatCompletionChunk {
     pub choices: Vec<ChunkChoice>,
     #[serde(default)]
     pub usage: Option<CompletionUsage>,
+    /// llama.cpp's server adds its own counts to the last chunk: how many prompt tokens it
+    /// read and how many it took from its prompt cache.
+    #[serde(default)]
+    pub timings: Option<Timings>,
     #[serde(default)]
     pub error: Option<ErrorObject>,
 }
@@ -68,9 +73,30 @@ pub struct ChoiceDeltaToolCallFunction {
 #[derive(Debug, Deserialize)]
 pub struct CompletionUsage {
     #[serde(default)]
-    pub prompt_tokens: u32,
+    pub prompt_tokens: Option<u64>,
     #[serde(default)]
-    pub completion_tokens: u32,
+    pub completion_tokens: Option<u64>,
+    #[serde(default)]
+    pub prompt_tokens_details: Option<PromptTokensDetails>,
+}
+
+/// `prompt_tokens_details`: OpenAI's count of prompt tokens served from its prompt cache.
+#[derive(Debug, Deserialize)]
+pub struct PromptTokensDetails {
+    #[serde(default)]
+    pub cached_tokens: Option<u64>,
+}
+
+/// llama.cpp's `timings` (the fields haico reads): `prompt_n` tokens read, `cache_n` taken
+/// from the cache, `predicted_n` written.
+#[derive(Debug, Deserialize)]
+pub struct Timings {
+    #[serde(default)]
+    pub prompt_n: Option<u64>,
+    #[serde(default)]
+    pub cache_n: Option<u64>,
+    #[serde(default)]
+    pub predicted_n: Option<u64>,
 }
 
 /// An error object sent in the stream.
@@ -97,12 +123,31 @@ impl From<ErrorObject> for ProviderError {
     }
 }
 
-impl From<CompletionUsage> for ModelEvent {
-    fn from(usage: CompletionUsage) -> Self {
-        ModelEvent::Usage {
-            input_tokens: usage.prompt_tokens,
-            output_tokens: usage.completion_tokens,
-        }
+/// One call's counts from the standard `usage` and, where it lacks them, llama.cpp's `timings`.
+fn call_usage(usage: Option<CompletionUsage>, timings: Option<Timings>) -> CallUsage {
+    let (prompt, cached, completion) = match usage {
+        Some(usage) => (
+            usage.prompt_tokens,
+            usage
+                .prompt_tokens_details
+                .and_then(|details| details.cached_tokens),
+            usage.completion_tokens,
+        ),
+        None => (None, None, None),
+    };
+    let (read, from_cache, written) = match timings {
+        Some(t) => (t.prompt_n, t.cache_n, t.predicted_n),
+        None => (None, None, None),
+    };
+    let whole_prompt = match (read, from_cache) {
+        (Some(read), Some(cached)) => Some(read.saturating_add(cached)),
+        _ => None,
+    };
+    CallUsage {
+        prompt_tokens: prompt.or(whole_prompt),
+        cached_tokens: cached.or(from_cache),
+        completion_tokens: completion.or(written),
+        ..CallUsage::default()
     }
 }
 
@@ -205,8 +250,8 @@ impl WireDecoder for ChunkDecoder {
         for choice in chunk.choices {
             self.apply(choice, out)?;
         }
-        if let Some(usage) = chunk.usage {
-            out.push_back(usage.into());
+        if chunk.usage.is_some() || chunk.timings.is_some() {
+            out.push_back(ModelEvent::Usage(call_usage(chunk.usage, chunk.timings)));
         }
         Ok(false)
     }

@@ -16,10 +16,11 @@ use std::{
 use async_trait::async_trait;
 use futures::StreamExt;
 
-pub use script::{ReplayArguments, ReplayResponse, ReplayScript, ReplayToolCall};
+pub use script::{ReplayArguments, ReplayResponse, ReplayScript, ReplayToolCall, ReplayUsage};
 
-use crate::agent::model::{
-    ChatModel, ModelEvent, ModelRequest, ModelStream, ProviderError, ToolCallRequest,
+use crate::agent::{
+    CallUsage,
+    model::{ChatModel, ModelEvent, ModelRequest, ModelStream, ProviderError, ToolCallRequest},
 };
 
 /// A model that answers from a script.
@@ -70,6 +71,14 @@ impl ReplayModel {
                 id: format!("call_{id}"),
                 name: call.name.clone(),
                 arguments: call.arguments.to_text(),
+            })));
+        }
+        if let Some(usage) = response.usage {
+            events.push(Ok(ModelEvent::Usage(CallUsage {
+                prompt_tokens: usage.prompt_tokens,
+                cached_tokens: usage.cached_tokens,
+                completion_tokens: usage.completion_tokens,
+                ..CallUsage::default()
             })));
         }
         let stop_reason = if response.tool_calls.is_empty() {

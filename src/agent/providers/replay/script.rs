@@ -46,6 +46,22 @@ pub struct ReplayResponse {
     /// When set, the answer fails with this message after its text (and before any tool call).
     #[serde(default)]
     pub error: Option<String>,
+    /// Token counts to report for this answer, as a provider would (for demos and for checking
+    /// what haico does with them).
+    #[serde(default)]
+    pub usage: Option<ReplayUsage>,
+}
+
+/// Scripted token counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReplayUsage {
+    #[serde(default)]
+    pub prompt_tokens: Option<u64>,
+    #[serde(default)]
+    pub cached_tokens: Option<u64>,
+    #[serde(default)]
+    pub completion_tokens: Option<u64>,
 }
 
 /// One scripted tool call.

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The agent's evaluation on a real local model, with what its server measured: runs
+# `haico eval` over the scenarios against llama.cpp's server (../shared/tools/local-llm/) and
+# reads the server's own log for the prompt tokens it evaluated per call and how long that took.
+#
+#   bash scripts/eval_local.sh [SCENARIOS…]      default: eval/
+#
+# Settings (environment): HAICO_BIN (default: target/release/haico, built if missing),
+# LLM_DIR (/opt/local-llm), LLM_PORT (18081), OUT (target/eval-local), and any HAICO_LLM_* to
+# override the model settings. Starts the server when nothing answers on LLM_PORT and stops it
+# at the end; a server already running is used as it is (its log is then not read).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+LLM_DIR=${LLM_DIR:-/opt/local-llm}
+LLM_PORT=${LLM_PORT:-18081}
+OUT=${OUT:-target/eval-local}
+HAICO_BIN=${HAICO_BIN:-target/release/haico}
+mkdir -p "$OUT"
+[ -x "$HAICO_BIN" ] || cargo build --release --bin haico
+
+started=""
+log="$OUT/llama-server.log"
+if ! curl -sf "http://127.0.0.1:$LLM_PORT/health" >/dev/null 2>&1; then
+  [ -x "$LLM_DIR/llama.cpp/build/bin/llama-server" ] || {
+    echo "no llama-server in $LLM_DIR: run sh ../shared/tools/local-llm/setup.sh first" >&2; exit 1; }
+  sh ../shared/tools/local-llm/start.sh "$LLM_DIR" "$LLM_PORT" >"$log" 2>&1 &
+  started=$!
+  trap '[ -n "$started" ] && kill "$started" 2>/dev/null' EXIT
+  for _ in $(seq 1 120); do
+    curl -sf "http://127.0.0.1:$LLM_PORT/health" >/dev/null 2>&1 && break
+    sleep 1
+  done
+fi
+
+export HAICO_LLM_PROVIDER=${HAICO_LLM_PROVIDER:-openai}
+export HAICO_LLM_BASE_URL=${HAICO_LLM_BASE_URL:-http://127.0.0.1:$LLM_PORT/v1}
+export HAICO_LLM_MODEL=${HAICO_LLM_MODEL:-qwen2.5-coder-1.5b-instruct}
+export HAICO_LLM_TIMEOUT_SECS=${HAICO_LLM_TIMEOUT_SECS:-600}
+status=0
+"$HAICO_BIN" eval "${@:-eval/}" --json "$OUT/eval.json" --markdown "$OUT/eval.md" || status=$?
+cat "$OUT/eval.md"
+
+if [ -n "$started" ]; then
+  # llama.cpp prints, per request, "prompt eval time = X ms / N tokens": the tokens it read
+  # (the rest of the prompt came from its cache) and the time it took.
+  python3 - "$log" <<'EOF'
+import re, statistics, sys
+calls = [(float(ms), int(n)) for ms, n in re.findall(
+    r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens", open(sys.argv[1]).read())]
+if calls:
+    secs = [ms / 1000 for ms, _ in calls]
+    toks = [n for _, n in calls]
+    print(f"\nllama.cpp: {len(calls)} requests; prompt tokens evaluated per request: "
+          f"median {statistics.median(toks):.0f} (min {min(toks)}, max {max(toks)}); "
+          f"prompt evaluation: median {statistics.median(secs):.1f} s, total {sum(secs):.0f} s")
+EOF
+fi
+exit "$status"

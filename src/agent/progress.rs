@@ -1,0 +1,170 @@
+//! What a turn has done so far, so that the habits of small models cost a step, not a turn: a
+//! call identical to one already made is answered from memory instead of being run again (a
+//! second `add_todos` with the same steps would add them twice), and a turn whose model rounds
+//! keep failing ends with a message instead of burning the step limit.
+
+use serde_json::Value;
+
+use crate::tools::Envelope;
+
+/// Rounds in a row whose calls all failed before a turn gives up.
+pub const FAILED_ROUNDS_LIMIT: usize = 3;
+
+/// Longest account of an earlier result repeated to the model.
+const RESULT_CHARS: usize = 600;
+
+/// The calls of one turn.
+#[derive(Debug, Default)]
+pub struct TurnCalls {
+    made: Vec<Made>,
+    /// Calls so far that changed the workspace.
+    writes: usize,
+    /// Model rounds in a row in which every call failed.
+    failed_rounds: usize,
+    /// The last failure's text, for the message that ends a turn going nowhere.
+    last_error: Option<String>,
+}
+
+#[derive(Debug)]
+struct Made {
+    tool: String,
+    /// The arguments without `action_and_reasoning` (a model rewords its reason when it
+    /// repeats itself).
+    arguments: Value,
+    step: i64,
+    /// `writes` when it was made: a read repeated after a write may well answer differently.
+    writes_before: usize,
+    read_only: bool,
+    result: String,
+}
+
+impl TurnCalls {
+    /// When `tool` was already called with `arguments` in this turn (and, for a read-only
+    /// tool, nothing was written since), the failure text to answer the repeat with.
+    pub fn repeat_of(&self, tool: &str, arguments: &Value) -> Option<String> {
+        let arguments = without_reason(arguments);
+        let earlier = self.made.iter().rev().find(|made| {
+            made.tool == tool
+                && made.arguments == arguments
+                && (!made.read_only || made.writes_before == self.writes)
+        })?;
+        Some(format!(
+            "this exact call ({tool} with the same arguments) was already made in this turn, as \
+             step {}, so it was not run again. It returned: {}. Go on with the next step, or \
+             answer the user if everything is done.",
+            earlier.step, earlier.result
+        ))
+    }
+
+    /// Remembers a call that ran (or was refused) as step `step`.
+    pub fn record(
+        &mut self,
+        tool: &str,
+        arguments: &Value,
+        read_only: bool,
+        step: i64,
+        envelope: &Envelope,
+    ) {
+        if envelope.success && !read_only {
+            self.writes += 1;
+        }
+        if let Some(error) = &envelope.error {
+            self.last_error = Some(error.clone());
+        }
+        let result = match (&envelope.summary, &envelope.error) {
+            (_, Some(error)) => format!("an error: {error}"),
+            (Some(summary), None) => summary.clone(),
+            (None, None) => "success".to_string(),
+        };
+        self.made.push(Made {
+            tool: tool.to_string(),
+            arguments: without_reason(arguments),
+            step,
+            writes_before: self.writes,
+            read_only,
+            result: result.chars().take(RESULT_CHARS).collect(),
+        });
+    }
+
+    /// Notes the end of a model round whose calls all failed (`all_failed`) or not; `true`
+    /// when the turn should give up.
+    pub fn round_ended(&mut self, all_failed: bool) -> bool {
+        self.failed_rounds = if all_failed {
+            self.failed_rounds + 1
+        } else {
+            0
+        };
+        self.failed_rounds >= FAILED_ROUNDS_LIMIT
+    }
+
+    /// The last failure's text.
+    pub fn last_error(&self) -> Option<&str> {
+        self.last_error.as_deref()
+    }
+}
+
+fn without_reason(arguments: &Value) -> Value {
+    let mut arguments = arguments.clone();
+    if let Value::Object(object) = &mut arguments {
+        object.remove("action_and_reasoning");
+    }
+    arguments
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_repeat_is_caught_whatever_the_reason_says() {
+        let mut calls = TurnCalls::default();
+        let first = json!({"steps": [{"text": "Book"}], "action_and_reasoning": "planning"});
+        calls.record(
+            "add_todos",
+            &first,
+            false,
+            1,
+            &Envelope::ok("added 1 step"),
+        );
+        let again = json!({"action_and_reasoning": "planning again", "steps": [{"text": "Book"}]});
+        let text = calls.repeat_of("add_todos", &again).unwrap_or_default();
+        assert!(text.contains("step 1"), "{text}");
+        assert!(text.contains("added 1 step"), "{text}");
+        assert!(
+            calls
+                .repeat_of("add_todos", &json!({"steps": [{"text": "Pack"}]}))
+                .is_none()
+        );
+        assert!(calls.repeat_of("set_objective", &again).is_none());
+    }
+
+    #[test]
+    fn a_read_repeated_after_a_write_runs_again() {
+        let mut calls = TurnCalls::default();
+        calls.record("list_todos", &json!({}), true, 1, &Envelope::ok("empty"));
+        assert!(calls.repeat_of("list_todos", &json!({})).is_some());
+        calls.record(
+            "add_todos",
+            &json!({"steps": [{"text": "x"}]}),
+            false,
+            2,
+            &Envelope::ok("added"),
+        );
+        assert!(calls.repeat_of("list_todos", &json!({})).is_none());
+    }
+
+    #[test]
+    fn three_failed_rounds_in_a_row_give_up_and_a_success_resets() {
+        let mut calls = TurnCalls::default();
+        assert!(!calls.round_ended(true));
+        assert!(!calls.round_ended(true));
+        assert!(!calls.round_ended(false));
+        assert!(!calls.round_ended(true));
+        assert!(!calls.round_ended(true));
+        assert!(calls.round_ended(true));
+        calls.record("x", &json!({}), false, 1, &Envelope::failure("no such tool"));
+        assert_eq!(calls.last_error(), Some("no such tool"));
+    }
+}
