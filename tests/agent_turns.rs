@@ -276,7 +276,7 @@ async fn full_turn(engine: Engine, flavor: Flavor) {
     let first = &requests[0].body;
     assert_eq!(first["stream"], true);
     let tools = first["tools"].as_array().expect("tools");
-    assert_eq!(tools.len(), 15, "every tool is offered");
+    assert_eq!(tools.len(), 16, "every tool is offered");
     let before = snapshot_of(flavor, first);
     assert!(
         before.contains("<objective>\n(not set yet)\n</objective>"),

@@ -24,12 +24,12 @@ fn haico() -> Command {
 }
 
 #[test]
-fn tools_prints_the_fifteen_tool_specs_as_json() {
+fn tools_prints_the_sixteen_tool_specs_as_json() {
     let out = haico().arg("tools").output().unwrap();
     assert!(out.status.success());
     let specs: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let specs = specs.as_array().unwrap();
-    assert_eq!(specs.len(), 15);
+    assert_eq!(specs.len(), 16);
     let expected = serde_json::to_value(haico::tools::tool_specs()).unwrap();
     assert_eq!(serde_json::Value::Array(specs.clone()), expected);
 }

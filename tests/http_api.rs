@@ -115,14 +115,14 @@ backend_tests! {
         teardown(tdb, server).await;
     }
 
-    async fn tool_list_is_the_fifteen_specs(engine) {
+    async fn tool_list_is_the_sixteen_specs(engine) {
         let (tdb, server) = setup(engine).await;
         let body = server.get("/api/tools").await.expect(200);
         let list = body.as_array().expect("an array");
-        assert_eq!(list.len(), 15);
+        assert_eq!(list.len(), 16);
         assert_eq!(body, serde_json::to_value(haico::tools::tool_specs()).unwrap());
         let names: BTreeSet<&str> = list.iter().map(|t| t["name"].as_str().unwrap()).collect();
-        assert_eq!(names.len(), 15, "tool names are unique");
+        assert_eq!(names.len(), 16, "tool names are unique");
         for tool in list {
             assert_eq!(keys(tool), key_set(&["name", "description", "parameters"]), "{tool}");
             let params = &tool["parameters"];

@@ -46,6 +46,7 @@ backend_tests! {
             ("set_objective", json!({"objective": nul}), "objective"),
             ("update_document", json!({"content": nul}), "content"),
             ("append_to_document", json!({"text": nul}), "text"),
+            ("edit_document", json!({"edits": [{"old_text": "x", "new_text": nul}]}), "edits[0].new_text"),
             ("add_todos", json!({"steps": [{"text": "ok"}, {"text": nul}]}), "steps[1].text"),
             ("add_preferences", json!({"items": [{"title": nul}]}), "items[0].title"),
             ("chart_generator", json!({"chart_type": "bar", "title": nul, "data": {"labels": ["a"], "series": [{"name": "s", "values": [1]}]}}), "title"),

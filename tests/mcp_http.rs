@@ -140,7 +140,7 @@ backend_tests! {
         let thread = "http-discover";
         let (client, _notes) = http_client(&mcp_url(&server, thread), Lifecycle::Discover).await;
 
-        assert_eq!(client.list_all_tools().await.unwrap().len(), 15);
+        assert_eq!(client.list_all_tools().await.unwrap().len(), 16);
         let mut subscription = client
             .listen(
                 SubscriptionFilter::builder()
@@ -305,7 +305,7 @@ async fn the_bearer_token_guards_mcp() {
         .auth_header("mcp-secret"),
     );
     let client = rmcp::ServiceExt::serve((), transport).await.unwrap();
-    assert_eq!(client.list_all_tools().await.unwrap().len(), 15);
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 16);
     client.cancel().await.unwrap();
     server.shutdown().await;
     db.cleanup().await;

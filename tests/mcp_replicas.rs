@@ -206,7 +206,7 @@ backend_tests! {
 
         // B has never seen the session, and serves it.
         let tools = list_tools(&b, thread, &session, 1).await.result(1);
-        assert_eq!(tools["tools"].as_array().unwrap().len(), 15);
+        assert_eq!(tools["tools"].as_array().unwrap().len(), 16);
         let call = rpc(&b, thread, &session, 2, "tools/call", json!({
             "name": "add_todos",
             "arguments": {"steps": [{"text": "Book the ferry"}],

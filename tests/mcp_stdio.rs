@@ -300,7 +300,7 @@ async fn a_2026_client_discovers_and_listens() {
     let server = TestServer::start(&db.db).await;
 
     let tools = client.list_all_tools().await.unwrap();
-    assert_eq!(tools.len(), 15);
+    assert_eq!(tools.len(), 16);
     let filter = SubscriptionFilter::builder()
         .resource_subscription(panel(thread, "objective"))
         .resource_subscription("haico://thread/someone-else/objective")
@@ -458,7 +458,7 @@ async fn the_wire_survives_garbage_and_speaks_the_classic_handshake() {
     )
     .await;
     let list = recv(&mut stdout).await;
-    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 15);
+    assert_eq!(list["result"]["tools"].as_array().unwrap().len(), 16);
 
     send(&mut stdin, r#"{"jsonrpc":"2.0","id":6,"method":"resources/read","params":{"uri":"haico://thread/raw-wire/nothing"}}"#)
         .await;

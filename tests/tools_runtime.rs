@@ -1,5 +1,5 @@
 //! The tool runtime: rollback on failure and panic, unknown threads and tools, the `ToolCall`
-//! record, and the LLM-facing schemas of the 15 tools.
+//! record, and the LLM-facing schemas of the 16 tools.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod common;
@@ -99,10 +99,12 @@ fn panels(changed: haico::panels::PanelSet) -> Vec<Panel> {
     changed.iter().collect()
 }
 
-/// The 15 tools, in the order SPEC.md lists them.
-const SPEC_ORDER: [&str; 15] = [
+/// The 16 tools: the seeds' 15 in the order SPEC.md §2 lists them, with §11's `edit_document`
+/// among the document tools.
+const SPEC_ORDER: [&str; 16] = [
     "update_document",
     "append_to_document",
+    "edit_document",
     "set_objective",
     "add_todos",
     "toggle_todos",
@@ -259,6 +261,7 @@ backend_tests! {
             ("set_objective", json!({"objective": "Goal"}), vec![Panel::Objective]),
             ("update_document", json!({"content": "Body"}), vec![Panel::Document]),
             ("append_to_document", json!({"text": " more"}), vec![Panel::Document]),
+            ("edit_document", json!({"edits": [{"old_text": " more", "new_text": " and more"}]}), vec![Panel::Document]),
             ("toggle_todos", json!({"indices": [1]}), vec![Panel::Plan]),
             ("update_todos", json!({"updates": [{"index": 2, "text": "More detail"}]}), vec![Panel::Plan]),
             ("add_preferences", json!({"items": [{"title": "Cheap"}]}), vec![Panel::Preferences]),
@@ -343,14 +346,14 @@ fn descriptions<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
 }
 
 #[test]
-fn tool_specs_are_the_fifteen_tools_in_spec_order() {
+fn tool_specs_are_the_sixteen_tools_in_spec_order() {
     let specs = tool_specs();
     let names: Vec<&str> = specs.iter().map(|s| s.name).collect();
     assert_eq!(names, SPEC_ORDER);
     // Every thread gets the same tools.
     let other = build_tools(&ThreadId::parse("any-thread").unwrap());
     assert_eq!(other.specs(), specs);
-    assert_eq!(other.len(), 15);
+    assert_eq!(other.len(), 16);
 }
 
 #[test]
@@ -422,6 +425,18 @@ fn schemas_match_the_tool_arguments() {
         required("update_document"),
         ["action_and_reasoning", "content"]
     );
+    assert_eq!(required("edit_document"), ["action_and_reasoning", "edits"]);
+    let edits = &find("edit_document")["properties"]["edits"];
+    assert_eq!(edits["type"], json!("array"));
+    let mut item_required: Vec<&str> = edits["items"]["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    item_required.sort_unstable();
+    assert_eq!(item_required, ["new_text", "old_text"]);
+    assert_eq!(edits["items"]["additionalProperties"], json!(false));
     assert_eq!(
         required("chart_generator"),
         ["action_and_reasoning", "chart_type", "data", "title"]

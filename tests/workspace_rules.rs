@@ -117,6 +117,23 @@ backend_tests! {
         let user = user_error(&server, "t", "PUT", "/api/threads/t/document", json!({"content": too_big})).await;
         assert_eq!(agent, user);
         assert!(agent.contains(&MAX_DOCUMENT_CHARS.to_string()), "{agent}");
+
+        // An in-place edit keeps the same limit: a body one character too long is refused on
+        // the agent's edit_document as on the person's PUT, naming the same length and limit,
+        // and the body at exactly the limit is accepted by both.
+        let near = format!("{}#", "b".repeat(MAX_DOCUMENT_CHARS - 2));
+        server.tool_ok("t", "update_document", json!({"content": near, "action_and_reasoning": "Fill."})).await;
+        let agent = agent_error(&server, "t", "edit_document", json!({"edits": [{"old_text": "#", "new_text": "###"}]})).await;
+        let user = user_error(&server, "t", "PUT", "/api/threads/t/document", json!({"content": format!("{near}##")})).await;
+        let stated = format!("{} characters long", MAX_DOCUMENT_CHARS + 1);
+        let limit = format!("the limit is {MAX_DOCUMENT_CHARS}");
+        for text in [&agent, &user] {
+            assert!(text.contains(&stated) && text.contains(&limit), "{agent} / {user}");
+        }
+        server.tool_ok("t", "edit_document", json!({"edits": [{"old_text": "#", "new_text": "##"}], "action_and_reasoning": "Grow."})).await;
+        let by_agent = server.workspace("t").await["document"]["content"].clone();
+        let put = server.request(reqwest::Method::PUT, "/api/threads/t/document", Some(&json!({"content": by_agent}))).await.expect(200);
+        assert_eq!(put["content"].as_str().map(|c| c.chars().count()), Some(MAX_DOCUMENT_CHARS));
         teardown(tdb, server).await;
     }
 

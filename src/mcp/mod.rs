@@ -2,7 +2,7 @@
 //! assistants, IDE agents, the official SDKs), built on the `rmcp` crate.
 //!
 //! An MCP session works on one thread with exactly the agent's tools and rules:
-//! - **tools** ([`tools`]): the same 15 tools, names, descriptions and input schemas as
+//! - **tools** ([`tools`]): the same 16 tools, names, descriptions and input schemas as
 //!   `GET /api/tools`; every call runs through [`ToolRuntime::call`](crate::tools::ToolRuntime)
 //!   (one transaction, lock rules, `workspace` events with `source: "agent"`), and its result
 //!   carries the envelope JSON as text and as `structuredContent`, with `isError` on failure;

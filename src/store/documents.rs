@@ -44,6 +44,25 @@ impl WorkspaceRepository {
         Ok(row.map(|(v,)| v))
     }
 
+    /// The document, its row held against other writers until this transaction ends (on
+    /// SQLite the transaction holds the write lock already): the read of a read-modify-write
+    /// such as an in-place edit, so that no write lands between what it read and what it
+    /// writes back.
+    pub async fn document_for_edit(
+        &mut self,
+        thread_id: &str,
+    ) -> Result<Option<Document>, StoreError> {
+        let sql = match self.backend() {
+            Backend::Sqlite => "SELECT title, content, version FROM documents WHERE thread_id = $1",
+            Backend::Postgres => {
+                "SELECT title, content, version FROM documents WHERE thread_id = $1 FOR UPDATE"
+            }
+        };
+        self.fetch_optional(sql, &params![thread_id])
+            .await
+            .context("reading the document")
+    }
+
     /// Appends to the body, creating the document when there is none.
     pub async fn append_document(
         &mut self,

@@ -4,7 +4,10 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{ToolResult, workspace_tool, workspace_tools};
-use crate::workspace::{Edit, rules::char_count};
+use crate::workspace::{
+    Edit, TextEdit,
+    rules::{char_count, plural},
+};
 
 /// Writes a thread's working document.
 pub struct DocumentTools;
@@ -27,6 +30,29 @@ pub struct AppendToDocumentArgs {
     /// Markdown to add at the end of the document. Include the blank line or line break you
     /// want between the existing text and this one.
     pub text: String,
+}
+
+/// One change for `edit_document`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DocumentEditInput {
+    /// The exact passage to replace, copied character for character from the document as it is
+    /// now (spaces, line breaks and Markdown marks included). It must occur exactly once in the
+    /// document: include a few surrounding words so it cannot match anywhere else. To insert
+    /// text, quote the passage next to where it goes.
+    pub old_text: String,
+    /// The text that takes the place of old_text (to insert, repeat old_text with the addition
+    /// in it). Use an empty string to delete old_text.
+    pub new_text: String,
+}
+
+/// Arguments of `edit_document`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditDocumentArgs {
+    /// The changes, applied one after the other: each one sees the document as the ones before
+    /// it left it. If any of them fails, none is applied.
+    pub edits: Vec<DocumentEditInput>,
 }
 
 #[workspace_tools]
@@ -52,5 +78,36 @@ impl DocumentTools {
     async fn append_to_document(&self, edit: &mut Edit, args: AppendToDocumentArgs) -> ToolResult {
         let appended = edit.append_to_document(&args.text).await?;
         Ok(format!("appended ({} chars total)", appended.chars).into())
+    }
+
+    #[workspace_tool(
+        name = "edit_document",
+        description = "Change part of the shared working document in place: each edit replaces \
+                       one exact passage (old_text, copied from the document, occurring exactly \
+                       once) with new_text. Prefer it over update_document to fix, reword, \
+                       insert into or delete part of the document; use update_document only to \
+                       rewrite the whole document."
+    )]
+    async fn edit_document(&self, edit: &mut Edit, args: EditDocumentArgs) -> ToolResult {
+        let edits: Vec<TextEdit<'_>> = args
+            .edits
+            .iter()
+            .map(|change| TextEdit {
+                old_text: &change.old_text,
+                new_text: &change.new_text,
+            })
+            .collect();
+        let edited = edit.edit_document(&edits).await?;
+        let applied = format!(
+            "applied {} ({} chars)",
+            plural(edited.edits, "edit"),
+            edited.chars
+        );
+        Ok(if edited.changed {
+            applied
+        } else {
+            format!("{applied}, but the document reads exactly as before: nothing changed")
+        }
+        .into())
     }
 }

@@ -48,7 +48,10 @@ pub use artifacts::{
     StoredArtifact, artifact_line,
 };
 pub use conversation::{MAX_MESSAGE_CHARS, TurnEnd, TurnOpened, checked_message};
-pub use document::{Appended, MAX_DOCUMENT_CHARS, MAX_DOCUMENT_TITLE_CHARS, empty_document};
+pub use document::{
+    Appended, DocumentEdited, MAX_DOCUMENT_CHARS, MAX_DOCUMENT_TITLE_CHARS, TextEdit,
+    empty_document,
+};
 pub use edit::{ChangeNote, Committed, Edit};
 pub use error::WorkspaceError;
 pub use history::{DocumentDiff, HistoryPage, RevertConflict};

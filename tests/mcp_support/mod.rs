@@ -261,7 +261,7 @@ pub fn panel(thread: &str, name: &str) -> String {
 /// Tool specs as `GET /api/tools` answers, keyed for comparison with MCP tools.
 pub fn assert_tools_match(tools: &[rmcp::model::Tool], api: &Value) {
     let api = api.as_array().expect("tool list");
-    assert_eq!(tools.len(), 15);
+    assert_eq!(tools.len(), 16);
     assert_eq!(api.len(), tools.len());
     for (tool, spec) in tools.iter().zip(api) {
         assert_eq!(tool.name, spec["name"].as_str().unwrap());
