@@ -197,6 +197,7 @@ backend_tests! {
         for turn in &turns {
             assert_eq!(turn["status"], json!("completed"), "{turn}");
             assert_eq!(turn["messages"].as_array().unwrap().len(), 2, "{turn}");
+            assert_eq!(turn["usage"]["model_calls"], json!(2), "a fork keeps what turns cost: {turn}");
         }
 
         // A recording of a thread with turns comes back with them.
@@ -216,6 +217,8 @@ backend_tests! {
             }
             turns
         };
+        assert!(recording.contains("\"usage\":{\"model_calls\":2"), "recordings keep usage");
+        // Usage included: an imported turn reports what it cost when it ran.
         assert_eq!(strip(setup.messages("back").await), strip(setup.messages("t").await));
         assert_eq!(history(&setup, "back").await, history(&setup, "t").await);
         setup.cleanup().await;
