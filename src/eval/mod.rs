@@ -11,6 +11,7 @@
 //! The format and how to run it against a real model: `docs/EVAL.md`.
 
 pub mod checks;
+pub mod cli;
 pub mod measures;
 pub mod report;
 pub mod run;
