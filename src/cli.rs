@@ -1,10 +1,14 @@
 //! The `haico` command line: `serve` runs the server, `tools` prints the tool list, `chat`
 //! runs one turn in the terminal, `mcp` serves a thread to an MCP client over stdio, `export`
-//! and `import` move threads as recordings, `user` manages accounts.
+//! and `import` move threads as recordings, `user` manages accounts, `eval` measures the agent
+//! on scenario files.
 
 use clap::{Parser, Subcommand};
 
-use crate::config::{ChatArgs, ExportArgs, ImportArgs, McpArgs, ServeArgs, UserArgs};
+use crate::{
+    config::{ChatArgs, ExportArgs, ImportArgs, McpArgs, ServeArgs, UserArgs},
+    eval::cli::EvalArgs,
+};
 
 /// haico: a shared workspace where a person and an LLM agent co-construct a solution.
 #[derive(Debug, Parser)]
@@ -34,4 +38,9 @@ pub enum Command {
     /// Manage accounts: `add NAME [--admin] [--password-stdin]`, `list`, `remove NAME`,
     /// `reset-token NAME`.
     User(Box<UserArgs>),
+    /// Evaluate the agent: run scenario files (a starting workspace, the person's messages,
+    /// checks) against the configured model, or their own scripts with `--replay`, and report
+    /// checks and measures as Markdown (and JSON). Exits 1 when a scenario fails, 2 when the
+    /// evaluation cannot run.
+    Eval(Box<EvalArgs>),
 }

@@ -5,7 +5,8 @@
 //!
 //! - adapters: [`http`] (REST, events, the web UI's shell), [`mcp`] (the MCP server),
 //!   [`tools`] (the agent's typed tools and their runtime), [`agent`] (the ReAct loop and the
-//!   LLM providers), [`terminal`], [`archive`], [`accounts`] and [`cli`] (the command line);
+//!   LLM providers), [`terminal`], [`archive`], [`accounts`], [`eval`] (the agent's
+//!   evaluation) and [`cli`] (the command line);
 //! - the domain: [`workspace`], every rule of a thread's workspace and the one path by which a
 //!   change is committed and announced; [`charts`], what a chart is and how it is drawn;
 //!   [`markdown`], Markdown made safe to show; [`people`], accounts, sign-in and who may
@@ -23,6 +24,7 @@ pub mod archive;
 pub mod charts;
 pub mod cli;
 pub mod config;
+pub mod eval;
 pub mod events;
 pub mod http;
 pub mod markdown;

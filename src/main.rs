@@ -19,17 +19,34 @@ use tracing_subscriber::EnvFilter;
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    // `haico eval` prints a line per scenario and turn on stderr; the agent's info logs (one
+    // per tool call) would bury them, so it logs only warnings unless RUST_LOG says otherwise.
+    let default_filter = match cli.command {
+        Command::Eval(_) => "warn",
+        _ => "info",
+    };
     tracing_subscriber::fmt()
         .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info")),
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_filter)),
         )
         .with_writer(std::io::stderr)
         // Colour codes only for a terminal: `haico mcp`'s stderr usually ends up in a client's
         // log file.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    match Cli::parse().command {
+    match cli.command {
         Command::Serve(args) => serve(*args).await,
+        // Exit codes a script can tell apart: 0 all passed, 1 a scenario failed, 2 the
+        // evaluation could not run (a bad scenario file, no model, a report not written).
+        Command::Eval(args) => match haico::eval::cli::run(&args).await {
+            Ok(true) => Ok(()),
+            Ok(false) => std::process::exit(1),
+            Err(err) => {
+                eprintln!("error: {err:#}");
+                std::process::exit(2)
+            }
+        },
         Command::Chat(args) => {
             let db = Database::connect(&args.database.database_url, &args.database.pool_config())
                 .await

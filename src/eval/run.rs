@@ -1,0 +1,348 @@
+//! Running one scenario: a fresh SQLite database in a temporary folder, the starting
+//! workspace written through the user path, then the person's messages as turns of the real
+//! agent (the same `Agent`, tools and storage as `haico serve`), each awaited before the next,
+//! and the checks judged on what that left behind.
+
+use std::{
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use serde::Serialize;
+
+use super::{
+    EvalError,
+    checks::{CheckOutcome, Observed},
+    measures::Measures,
+    scenario::{Scenario, StartingWorkspace},
+};
+use crate::{
+    ThreadId,
+    agent::{
+        Agent, AgentConfig,
+        model::ChatModel,
+        providers::replay::{ReplayModel, ReplayScript},
+    },
+    events::InProcessBus,
+    store::{Database, PoolConfig, TurnRecord},
+    tools::{ToolRuntime, tool_specs},
+    workspace::{PreferenceDraft, StepPlacement, WorkspaceError, Workspaces},
+};
+
+/// The one thread each scenario's database holds.
+const THREAD: &str = "eval";
+
+/// Which model answers.
+#[derive(Clone)]
+pub enum ModelChoice {
+    /// Each scenario plays its own `replay` script, on a model of its own (so scripts never
+    /// interleave).
+    Replay,
+    /// The configured model, shared by the scenarios (they run one after another).
+    Live(Arc<dyn ChatModel>),
+}
+
+impl std::fmt::Debug for ModelChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.describe())
+    }
+}
+
+impl ModelChoice {
+    /// One line for the report.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Replay => "replay (each scenario's own script)".to_string(),
+            Self::Live(model) => model.describe(),
+        }
+    }
+}
+
+/// How the scenarios run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The model.
+    pub model: ModelChoice,
+    /// Tool calls a turn may make, for scenarios that do not set `max_steps`.
+    pub max_steps: u32,
+}
+
+/// What happened, as it happens, for a person watching a slow model.
+#[derive(Debug, Clone, Copy)]
+pub enum Progress<'a> {
+    /// A scenario starts (`index` from 1).
+    Started {
+        /// Its position in the run.
+        index: usize,
+        /// How many scenarios the run has.
+        total: usize,
+        /// The scenario.
+        scenario: &'a Scenario,
+    },
+    /// A turn ended.
+    Turn {
+        /// Which message (from 1).
+        number: usize,
+        /// How many messages the scenario has.
+        of: usize,
+        /// The turn as recorded.
+        turn: &'a TurnRecord,
+        /// How long it took, in milliseconds.
+        wall_ms: f64,
+    },
+    /// A scenario ended.
+    Finished {
+        /// Its result.
+        result: &'a ScenarioResult,
+    },
+}
+
+/// The outcome of one scenario.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScenarioResult {
+    /// The scenario's name.
+    pub name: String,
+    /// Its description.
+    pub description: String,
+    /// The file it came from.
+    pub file: String,
+    /// Whether every check passed.
+    pub passed: bool,
+    /// Each check's outcome, in the file's order.
+    pub checks: Vec<CheckOutcome>,
+    /// Time, calls and tokens.
+    pub measures: Measures,
+    /// The step limit its turns ran with.
+    pub max_steps: u32,
+    /// Things worth knowing that are not checks (e.g. replay answers left unplayed).
+    pub notes: Vec<String>,
+}
+
+/// Runs `scenario` and judges its checks.
+pub async fn run_scenario(
+    scenario: &Scenario,
+    options: &RunOptions,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<ScenarioResult, EvalError> {
+    let (model, replay) = match &options.model {
+        ModelChoice::Live(model) => (Arc::clone(model), None),
+        ModelChoice::Replay => {
+            let Some(responses) = &scenario.replay else {
+                return Err(EvalError::NoReplay {
+                    path: scenario.path.clone(),
+                });
+            };
+            let replay = Arc::new(ReplayModel::new(
+                &scenario.path,
+                ReplayScript {
+                    responses: responses.clone(),
+                },
+            ));
+            let model: Arc<dyn ChatModel> = replay.clone();
+            (model, Some(replay))
+        }
+    };
+    let folder = tempfile::Builder::new()
+        .prefix("haico-eval-")
+        .tempdir()
+        .map_err(|source| EvalError::TempDir {
+            path: scenario.path.clone(),
+            source,
+        })?;
+    let url = format!("sqlite:{}", folder.path().join("eval.db").display());
+    let db = Database::connect(&url, &PoolConfig::default())
+        .await
+        .map_err(|source| EvalError::Database {
+            path: scenario.path.clone(),
+            source,
+        })?;
+    let max_steps = scenario.max_steps.unwrap_or(options.max_steps).max(1);
+    let outcome = run_on(&db, scenario, model, max_steps, progress).await;
+    db.close().await;
+    let (checks, measures) = outcome?;
+    let mut notes = Vec::new();
+    if let (Some(replay), Some(responses)) = (replay, &scenario.replay) {
+        let played = replay.played();
+        if played < responses.len() {
+            notes.push(format!(
+                "the replay script has {} answers but only {played} were asked for",
+                responses.len()
+            ));
+        }
+    }
+    Ok(ScenarioResult {
+        name: scenario.name.clone(),
+        description: scenario.description.clone(),
+        file: scenario.path.display().to_string(),
+        passed: checks.iter().all(|check| check.passed),
+        checks,
+        measures,
+        max_steps,
+        notes,
+    })
+}
+
+/// Seeds the workspace, runs the turns and judges the checks, on an open database.
+async fn run_on(
+    db: &Database,
+    scenario: &Scenario,
+    model: Arc<dyn ChatModel>,
+    max_steps: u32,
+    progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<(Vec<CheckOutcome>, Measures), EvalError> {
+    let path = &scenario.path;
+    let in_workspace = |what: &str| {
+        let what = what.to_string();
+        move |source| EvalError::Workspace {
+            path: path.clone(),
+            what,
+            source,
+        }
+    };
+    let runtime = ToolRuntime::with_bus(db.clone(), Arc::new(InProcessBus::new()));
+    let workspaces = runtime.workspaces().clone();
+    let thread = ThreadId::parse(THREAD).map_err(|err| EvalError::Workspace {
+        path: path.clone(),
+        what: "naming the thread".into(),
+        source: WorkspaceError::invalid(err.to_string()),
+    })?;
+    workspaces
+        .create_thread(&thread, Some("haico eval"))
+        .await
+        .map_err(in_workspace("creating the thread"))?;
+    seed(&workspaces, &thread, &scenario.workspace)
+        .await
+        .map_err(|(what, source)| EvalError::Workspace {
+            path: path.clone(),
+            what: format!("writing the starting workspace ({what})"),
+            source,
+        })?;
+    let start = workspaces
+        .snapshot(&thread)
+        .await
+        .map_err(in_workspace("reading the starting workspace"))?;
+    let config = AgentConfig {
+        max_tool_calls: usize::try_from(max_steps).unwrap_or(usize::MAX),
+        ..AgentConfig::default()
+    };
+    let agent = Arc::new(Agent::new(runtime, model, config));
+    // As in `haico chat`: the turn's lease is renewed while it runs, however slow the model.
+    let _leases = AbortOnDrop(agent.keep_leases());
+    let mut walls = Vec::with_capacity(scenario.messages.len());
+    for (i, message) in scenario.messages.iter().enumerate() {
+        let number = i + 1;
+        let began = Instant::now();
+        let started = agent
+            .start(&thread, message, None)
+            .await
+            .map_err(|source| EvalError::Start {
+                path: path.clone(),
+                turn: number,
+                source,
+            })?;
+        started.task.await.map_err(|source| EvalError::TurnTask {
+            path: path.clone(),
+            turn: number,
+            source,
+        })?;
+        let wall_ms = millis(began.elapsed());
+        walls.push(wall_ms);
+        let turns = workspaces
+            .conversation(&thread)
+            .await
+            .map_err(in_workspace("reading the conversation"))?;
+        if let Some(turn) = turns.last() {
+            progress(Progress::Turn {
+                number,
+                of: scenario.messages.len(),
+                turn,
+                wall_ms,
+            });
+        }
+    }
+    let turns = workspaces
+        .conversation(&thread)
+        .await
+        .map_err(in_workspace("reading the conversation"))?;
+    let end = workspaces
+        .snapshot(&thread)
+        .await
+        .map_err(in_workspace("reading the final workspace"))?;
+    let offered: Vec<&str> = tool_specs().iter().map(|spec| spec.name).collect();
+    let seen = Observed {
+        start: &start,
+        end: &end,
+        turns: &turns,
+        max_steps: usize::try_from(max_steps).unwrap_or(usize::MAX),
+        offered_tools: &offered,
+    };
+    let checks = scenario
+        .checks
+        .iter()
+        .map(|check| check.evaluate(&seen))
+        .collect();
+    Ok((checks, Measures::of(&turns, &walls)))
+}
+
+/// Writes the starting workspace as a person would, panel by panel; an error says which item
+/// it came from.
+async fn seed(
+    workspaces: &Workspaces,
+    thread: &ThreadId,
+    start: &StartingWorkspace,
+) -> Result<(), (String, WorkspaceError)> {
+    if let Some(objective) = &start.objective {
+        workspaces
+            .put_objective(thread, objective)
+            .await
+            .map_err(|err| ("workspace.objective".to_string(), err))?;
+    }
+    if let Some(document) = &start.document {
+        workspaces
+            .put_document(thread, &document.content, document.title.as_deref(), None)
+            .await
+            .map_err(|err| ("workspace.document".to_string(), err))?;
+    }
+    for (i, step) in start.plan.iter().enumerate() {
+        let at = |err| (format!("workspace.plan[{i}]"), err);
+        let placement = StepPlacement::End {
+            depth: Some(i64::from(step.depth)),
+        };
+        let added = workspaces
+            .add_step(thread, &step.text, placement)
+            .await
+            .map_err(at)?;
+        if step.done {
+            workspaces
+                .update_step(thread, added.id, None, Some(true))
+                .await
+                .map_err(at)?;
+        }
+    }
+    for (i, preference) in start.preferences.iter().enumerate() {
+        let draft = PreferenceDraft {
+            title: preference.title.clone(),
+            subtitle: preference.subtitle.clone(),
+            kind: preference.kind,
+        };
+        workspaces
+            .create_preference(thread, &draft, preference.locked)
+            .await
+            .map_err(|err| (format!("workspace.preferences[{i}]"), err))?;
+    }
+    Ok(())
+}
+
+/// A duration in milliseconds.
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
+
+/// Aborts the task when dropped, however the run ends.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
