@@ -108,7 +108,10 @@ fn head_of(flavor: Flavor, body: &Value) -> String {
                 json!({"type": "ephemeral"}),
                 "the head is a cache breakpoint: {body}"
             );
-            system["text"].as_str().expect("top-level system").to_string()
+            system["text"]
+                .as_str()
+                .expect("top-level system")
+                .to_string()
         }
     }
 }
@@ -268,7 +271,10 @@ async fn full_turn(engine: Engine, flavor: Flavor) {
     assert!(usage["first_token_ms"].is_u64(), "{usage}");
     assert_eq!(usage["calls"].as_array().map(Vec::len), Some(2), "{usage}");
     let turns = server.get("/api/threads/trip/messages").await.expect(200);
-    assert_eq!(&turns[0]["usage"], usage, "the messages carry the same usage");
+    assert_eq!(
+        &turns[0]["usage"], usage,
+        "the messages carry the same usage"
+    );
 
     // The model requests.
     let requests = setup.mock.requests();
@@ -288,12 +294,19 @@ async fn full_turn(engine: Engine, flavor: Flavor) {
     // the second's conversation beginning with the first's, and only the snapshot after it.
     let head = head_of(flavor, first);
     assert_eq!(head, head_of(flavor, second));
-    assert!(!head.contains("<objective>"), "the head holds no workspace: {head}");
+    assert!(
+        !head.contains("<objective>"),
+        "the head holds no workspace: {head}"
+    );
     assert_eq!(first["tools"], second["tools"]);
     let earlier = conversation_of(flavor, first);
     let later = conversation_of(flavor, second);
     assert!(later.len() > earlier.len(), "{later:?}");
-    assert_eq!(later[..earlier.len()], earlier[..], "the conversation only grows");
+    assert_eq!(
+        later[..earlier.len()],
+        earlier[..],
+        "the conversation only grows"
+    );
     if flavor == Flavor::Anthropic {
         let last = second["messages"].as_array().unwrap().last().unwrap();
         let blocks = last["content"].as_array().unwrap();

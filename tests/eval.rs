@@ -24,6 +24,7 @@ fn replay_options() -> RunOptions {
     RunOptions {
         model: ModelChoice::Replay,
         max_steps: 25,
+        agent: haico::agent::AgentConfig::default(),
     }
 }
 

@@ -139,7 +139,9 @@ async fn a_tool_use_without_input_fragments_has_empty_object_arguments() {
     let response = ModelResponse::collect(stream).await.unwrap();
     assert_eq!(response.tool_calls[0].arguments, "{}");
     assert_eq!(
-        response.usage.map(|u| (u.prompt_tokens, u.cached_tokens, u.completion_tokens)),
+        response
+            .usage
+            .map(|u| (u.prompt_tokens, u.cached_tokens, u.completion_tokens)),
         Some((Some(3), Some(0), Some(5)))
     );
 }

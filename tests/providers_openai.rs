@@ -122,7 +122,9 @@ async fn assembles_several_tool_calls_from_many_chunks() {
     assert_eq!(response.text, "Let me plan.");
     assert_eq!(response.stop_reason.as_deref(), Some("tool_calls"));
     assert_eq!(
-        response.usage.map(|u| (u.prompt_tokens, u.completion_tokens)),
+        response
+            .usage
+            .map(|u| (u.prompt_tokens, u.completion_tokens)),
         Some((Some(42), Some(7)))
     );
     let names: Vec<&str> = response

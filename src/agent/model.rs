@@ -128,7 +128,9 @@ impl std::str::FromStr for SnapshotRole {
         match name.trim().to_ascii_lowercase().as_str() {
             "system" => Ok(Self::System),
             "user" => Ok(Self::User),
-            other => Err(format!("`{other}` is not a snapshot role: use system or user")),
+            other => Err(format!(
+                "`{other}` is not a snapshot role: use system or user"
+            )),
         }
     }
 }

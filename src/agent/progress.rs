@@ -121,13 +121,7 @@ mod tests {
     fn a_repeat_is_caught_whatever_the_reason_says() {
         let mut calls = TurnCalls::default();
         let first = json!({"steps": [{"text": "Book"}], "action_and_reasoning": "planning"});
-        calls.record(
-            "add_todos",
-            &first,
-            false,
-            1,
-            &Envelope::ok("added 1 step"),
-        );
+        calls.record("add_todos", &first, false, 1, &Envelope::ok("added 1 step"));
         let again = json!({"action_and_reasoning": "planning again", "steps": [{"text": "Book"}]});
         let text = calls.repeat_of("add_todos", &again).unwrap_or_default();
         assert!(text.contains("step 1"), "{text}");
@@ -164,7 +158,13 @@ mod tests {
         assert!(!calls.round_ended(true));
         assert!(!calls.round_ended(true));
         assert!(calls.round_ended(true));
-        calls.record("x", &json!({}), false, 1, &Envelope::failure("no such tool"));
+        calls.record(
+            "x",
+            &json!({}),
+            false,
+            1,
+            &Envelope::failure("no such tool"),
+        );
         assert_eq!(calls.last_error(), Some("no such tool"));
     }
 }

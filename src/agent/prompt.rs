@@ -503,11 +503,13 @@ mod tests {
         // The head must be the same for every thread: no panel may leak into it.
         assert!(!instructions().contains("<objective>"));
         assert!(!instructions().contains("<document"));
-        assert!(snapshot(&PromptWorkspace::from_workspace(
-            &workspace(),
-            &PromptBudget::default()
-        ))
-        .starts_with(SNAPSHOT_PREAMBLE));
+        assert!(
+            snapshot(&PromptWorkspace::from_workspace(
+                &workspace(),
+                &PromptBudget::default()
+            ))
+            .starts_with(SNAPSHOT_PREAMBLE)
+        );
     }
 
     #[test]

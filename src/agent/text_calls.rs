@@ -26,7 +26,9 @@ impl std::str::FromStr for TextToolCalls {
         match name.trim().to_ascii_lowercase().as_str() {
             "auto" => Ok(Self::Auto),
             "off" => Ok(Self::Off),
-            other => Err(format!("`{other}` is not a text tool call mode: use auto or off")),
+            other => Err(format!(
+                "`{other}` is not a text tool call mode: use auto or off"
+            )),
         }
     }
 }

@@ -678,6 +678,7 @@ mod tests {
             finished_at: Some(Utc::now()),
             messages: Vec::new(),
             tool_calls: calls,
+            usage: None,
         }
     }
 

@@ -12,6 +12,7 @@ use super::{
 };
 use crate::{
     agent::{
+        AgentConfig,
         model::CONFIGURE_HINT,
         providers::{LlmArgs, build_model},
     },
@@ -66,6 +67,7 @@ pub async fn run(args: &EvalArgs) -> anyhow::Result<bool> {
     let options = RunOptions {
         model,
         max_steps: args.max_steps,
+        agent: args.llm.agent_config(AgentConfig::default()),
     };
     let report = evaluate(&scenarios, &options, &mut print_progress).await?;
     if let Some(path) = &args.json {

@@ -57,12 +57,42 @@ impl TokenMeasures {
     }
 }
 
-/// The token use of one recorded turn.
-pub fn turn_tokens(_turn: &TurnRecord) -> TokenMeasures {
-    // wired when TurnRecord.usage lands: model_calls, prompt_tokens, cached_tokens,
-    // completion_tokens and first_token_ms come from `turn.usage` (a turn without usage
-    // stays all `None`).
-    TokenMeasures::default()
+/// The token use of one recorded turn, from the usage its end recorded; its time to first
+/// token is its first model call's (how long the person waited for anything to happen).
+pub fn turn_tokens(turn: &TurnRecord) -> TokenMeasures {
+    let Some(usage) = &turn.usage else {
+        return TokenMeasures::default();
+    };
+    TokenMeasures {
+        model_calls: Some(u64::from(usage.model_calls)),
+        prompt_tokens: usage.prompt_tokens,
+        cached_tokens: usage.cached_tokens,
+        completion_tokens: usage.completion_tokens,
+        first_token_ms: usage.calls.first().and_then(|call| call.first_token_ms),
+    }
+}
+
+/// What a provider's prompt cache saved after each turn's first call, over `turns`: the
+/// share of those calls' prompt tokens the model had to read anew (`None` when no such call
+/// reported both counts), and their median time to first token (mostly that reading).
+pub fn later_calls(turns: &[TurnRecord]) -> (Option<f64>, Option<u64>) {
+    let later: Vec<_> = turns
+        .iter()
+        .filter_map(|turn| turn.usage.as_ref())
+        .flat_map(|usage| usage.calls.iter().skip(1))
+        .collect();
+    let (mut read, mut whole) = (0u64, 0u64);
+    for call in &later {
+        if let (Some(prompt), Some(cached)) = (call.prompt_tokens, call.cached_tokens) {
+            read = read.saturating_add(prompt.saturating_sub(cached));
+            whole = whole.saturating_add(prompt);
+        }
+    }
+    let share = (whole > 0).then(|| ratio(read, whole));
+    (
+        share,
+        median_u64(later.iter().filter_map(|call| call.first_token_ms)),
+    )
 }
 
 /// The measures of one scenario.
@@ -85,6 +115,11 @@ pub struct Measures {
     pub tokens: TokenMeasures,
     /// `tokens.cached_share()`, in the JSON for convenience.
     pub cached_share: Option<f64>,
+    /// After each turn's first model call: the share of the prompt read anew (not from the
+    /// provider's cache). What the prompt's layout is for: it should be small.
+    pub later_uncached_share: Option<f64>,
+    /// After each turn's first model call: the median time to first token, in milliseconds.
+    pub later_first_token_ms: Option<u64>,
 }
 
 impl Measures {
@@ -98,7 +133,10 @@ impl Measures {
             .sum();
         let per_turn: Vec<TokenMeasures> = turns.iter().map(turn_tokens).collect();
         let tokens = TokenMeasures::combine(&per_turn);
+        let (later_uncached_share, later_first_token_ms) = later_calls(turns);
         Measures {
+            later_uncached_share,
+            later_first_token_ms,
             turns: turns.len(),
             wall_ms: round_ms(wall),
             tool_ms: round_ms(tool_ms),
@@ -162,6 +200,8 @@ impl Totals {
             failed_calls: each.iter().map(|m| m.failed_calls).sum(),
             cached_share: summed_tokens.cached_share(),
             tokens: summed_tokens,
+            later_uncached_share: median(each.iter().filter_map(|m| m.later_uncached_share)),
+            later_first_token_ms: median_u64(each.iter().filter_map(|m| m.later_first_token_ms)),
         };
         let count = |n: usize| u32::try_from(n).map(f64::from).unwrap_or(f64::MAX);
         let known = |get: fn(&TokenMeasures) -> Option<u64>| {
@@ -239,6 +279,45 @@ mod tests {
         assert_eq!(median([4.0, 1.0, 2.0, 3.0].into_iter()), Some(2.5));
         assert_eq!(median(std::iter::empty()), None);
         assert_eq!(median_u64([10, 20].into_iter()), Some(15));
+    }
+
+    #[test]
+    fn later_calls_measure_what_the_cache_saved_after_each_turns_first_call() {
+        use crate::store::{CallUsage, TurnUsage};
+        let call = |prompt, cached, ttft| CallUsage {
+            prompt_tokens: Some(prompt),
+            cached_tokens: Some(cached),
+            completion_tokens: Some(10),
+            first_token_ms: Some(ttft),
+            duration_ms: Some(ttft + 100),
+        };
+        let mut usage = TurnUsage::default();
+        for c in [
+            call(5000, 0, 90_000),
+            call(5200, 5000, 4_000),
+            call(5400, 5100, 6_000),
+        ] {
+            usage.add(c);
+        }
+        let turn = TurnRecord {
+            turn_index: 1,
+            status: "completed".into(),
+            error: None,
+            started_at: chrono::Utc::now(),
+            finished_at: None,
+            messages: Vec::new(),
+            tool_calls: Vec::new(),
+            usage: Some(usage),
+        };
+        let (share, ttft) = later_calls(std::slice::from_ref(&turn));
+        // (200 + 300) read anew of 10,600 prompt tokens in the second and third calls.
+        assert!(
+            share.is_some_and(|s| (s - 500.0 / 10_600.0).abs() < 1e-9),
+            "{share:?}"
+        );
+        assert_eq!(ttft, Some(5_000));
+        assert_eq!(turn_tokens(&turn).first_token_ms, Some(90_000));
+        assert_eq!(turn_tokens(&turn).model_calls, Some(3));
     }
 
     #[test]

@@ -143,6 +143,18 @@ impl Report {
              provider.",
             seconds(sum.model_ms)
         );
+        if let Some(share) = sum.later_uncached_share {
+            let _ = writeln!(
+                out,
+                "\nAfter each turn's first model call the model read {:.0}% of its prompt anew \
+                 (the rest came from the provider's prompt cache) and took {} s to its first \
+                 token (medians over scenarios).",
+                share * 100.0,
+                sum.later_first_token_ms
+                    .map(|ms| seconds(u64_ms(ms)))
+                    .unwrap_or_else(|| "n/a".into())
+            );
+        }
         let failed: Vec<String> = self
             .scenarios
             .iter()
@@ -174,6 +186,11 @@ impl Report {
         }
         out
     }
+}
+
+/// Whole milliseconds as the report's float milliseconds.
+fn u64_ms(ms: u64) -> f64 {
+    ms as f64
 }
 
 /// The measure columns of a row, `|`-separated.

@@ -65,6 +65,9 @@ pub struct RunOptions {
     pub model: ModelChoice,
     /// Tool calls a turn may make, for scenarios that do not set `max_steps`.
     pub max_steps: u32,
+    /// The agent's other settings (the prompt's snapshot role, text tool calls), as `haico
+    /// serve` would run with them; its step limit is replaced per scenario.
+    pub agent: AgentConfig,
 }
 
 /// What happened, as it happens, for a person watching a slow model.
@@ -157,7 +160,11 @@ pub async fn run_scenario(
             source,
         })?;
     let max_steps = scenario.max_steps.unwrap_or(options.max_steps).max(1);
-    let outcome = run_on(&db, scenario, model, max_steps, progress).await;
+    let config = AgentConfig {
+        max_tool_calls: usize::try_from(max_steps).unwrap_or(usize::MAX),
+        ..options.agent.clone()
+    };
+    let outcome = run_on(&db, scenario, model, config, progress).await;
     db.close().await;
     let (checks, measures) = outcome?;
     let mut notes = Vec::new();
@@ -187,9 +194,10 @@ async fn run_on(
     db: &Database,
     scenario: &Scenario,
     model: Arc<dyn ChatModel>,
-    max_steps: u32,
+    config: AgentConfig,
     progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<(Vec<CheckOutcome>, Measures), EvalError> {
+    let max_steps = config.max_tool_calls;
     let path = &scenario.path;
     let in_workspace = |what: &str| {
         let what = what.to_string();
@@ -221,10 +229,6 @@ async fn run_on(
         .snapshot(&thread)
         .await
         .map_err(in_workspace("reading the starting workspace"))?;
-    let config = AgentConfig {
-        max_tool_calls: usize::try_from(max_steps).unwrap_or(usize::MAX),
-        ..AgentConfig::default()
-    };
     let agent = Arc::new(Agent::new(runtime, model, config));
     // As in `haico chat`: the turn's lease is renewed while it runs, however slow the model.
     let _leases = AbortOnDrop(agent.keep_leases());
@@ -273,7 +277,7 @@ async fn run_on(
         start: &start,
         end: &end,
         turns: &turns,
-        max_steps: usize::try_from(max_steps).unwrap_or(usize::MAX),
+        max_steps,
         offered_tools: &offered,
     };
     let checks = scenario

@@ -255,7 +255,14 @@ impl WorkspaceRepository {
             .execute(
                 "UPDATE turns SET status = $3, error = $4, finished_at = $5, usage = $6 \
                  WHERE thread_id = $1 AND turn_index = $2 AND status = 'running'",
-                &params![thread_id, turn_index, status.as_str(), error, at, usage.as_ref()],
+                &params![
+                    thread_id,
+                    turn_index,
+                    status.as_str(),
+                    error,
+                    at,
+                    usage.as_ref()
+                ],
             )
             .await
             .context("closing a turn")?;

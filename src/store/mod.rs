@@ -52,7 +52,6 @@ use sqlx::{
 
 pub use change_log::{ChangeLog, LoggedChange};
 pub use conversation::{MessageRecord, NewToolCall, ToolCallRecord, TurnRecord, TurnStatus};
-pub use usage::{CallUsage, TurnUsage};
 pub use documents::DocumentWrite;
 pub(crate) use error::Context;
 pub use error::StoreError;
@@ -69,6 +68,7 @@ pub use plan::{InsertAt, KEY_GAP, NewPlanStep, StepAt, StepPlace, StepRange, Ste
 pub use preferences::{NewPreference, PreferencePatch, WriteOutcome};
 pub use prompt_view::{DocumentExcerpt, PlanPage};
 pub use repository::{Backend, WorkspaceRepository};
+pub use usage::{CallUsage, TurnUsage};
 
 /// The default database: a SQLite file in the working directory.
 pub const DEFAULT_DATABASE_URL: &str = "sqlite:haico.db";

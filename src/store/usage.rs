@@ -115,7 +115,10 @@ mod tests {
         assert_eq!(turn.first_token_ms, Some(1000));
         assert_eq!(turn.model_ms, Some(2200));
         assert_eq!(turn.calls.len(), 2);
-        assert!(turn.cached_share().is_some_and(|s| (s - 1000.0 / 2100.0).abs() < 1e-9));
+        assert!(
+            turn.cached_share()
+                .is_some_and(|s| (s - 1000.0 / 2100.0).abs() < 1e-9)
+        );
         assert_eq!(TurnUsage::default().cached_share(), None);
     }
 }
