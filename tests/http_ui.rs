@@ -492,7 +492,7 @@ backend_tests! {
         assert!(!html.contains("script") && !html.contains("alert"), "{html}");
         assert_eq!(
             keys(&turns[0]),
-            key_set(&["turn_index", "status", "error", "started_at", "finished_at", "messages", "steps"])
+            key_set(&["turn_index", "status", "error", "started_at", "finished_at", "messages", "steps", "usage"])
         );
 
         teardown(tdb, server).await;
