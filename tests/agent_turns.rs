@@ -355,7 +355,7 @@ async fn full_turn(engine: Engine, flavor: Flavor) {
     match flavor {
         Flavor::OpenAi => {
             let messages = second["messages"].as_array().unwrap();
-            assert_eq!(messages.len(), 6, "{second}");
+            assert_eq!(messages.len(), 7, "{second}: the snapshot comes last");
             assert_eq!(
                 messages[1],
                 json!({"role": "user", "content": "Help me plan a week in Lisbon"})
@@ -372,7 +372,7 @@ async fn full_turn(engine: Engine, flavor: Flavor) {
             let args: Value =
                 serde_json::from_str(calls[1]["function"]["arguments"].as_str().unwrap()).unwrap();
             assert_eq!(args["steps"][2]["depth"], 1);
-            for m in &messages[3..] {
+            for m in &messages[3..6] {
                 assert_eq!(m["role"], "tool");
             }
         }
@@ -397,7 +397,8 @@ async fn full_turn(engine: Engine, flavor: Flavor) {
                 json!(["Mon", "Tue", "Wed"])
             );
             assert_eq!(messages[2]["role"], "user");
-            assert_eq!(messages[2]["content"].as_array().unwrap().len(), 3);
+            // Three tool results, then the snapshot.
+            assert_eq!(messages[2]["content"].as_array().unwrap().len(), 4);
         }
     }
 
@@ -501,7 +502,7 @@ backend_tests! {
         let message = named(&frames, "message")[0];
         let text = message.data["content"].as_str().unwrap();
         assert!(text.contains("limit of 3 tool calls"), "{text}");
-        assert_eq!(frames.last().unwrap().data, json!({"turn_index": 1, "status": "completed"}));
+        assert_eq!(common::done_without_usage(&frames.last().unwrap().data), json!({"turn_index": 1, "status": "completed"}));
         assert_eq!(setup.mock.request_count(), 3, "no model call after the limit is spent");
 
         let ws = setup.server.workspace("busybee").await;
@@ -551,7 +552,7 @@ backend_tests! {
         let error = named(&seen, "error")[0];
         assert!(error.data["message"].as_str().unwrap().contains("cancelled"), "{error:?}");
         assert_eq!(error.data["turn_index"], 1);
-        assert_eq!(seen.last().unwrap().data, json!({"turn_index": 1, "status": "cancelled"}));
+        assert_eq!(common::done_without_usage(&seen.last().unwrap().data), json!({"turn_index": 1, "status": "cancelled"}));
         assert!(named(&seen, "message").is_empty());
 
         let turn = turn_of(&setup.messages("stop").await, 1);
@@ -763,12 +764,12 @@ backend_tests! {
         assert_eq!(first.last().unwrap().data["turn_index"], 1);
         let second = whole_turn(setup.chat("talk", "A birdhouse, please").await).await;
         assert_eq!(second[0].data, json!({"turn_index": 2}));
-        assert_eq!(second.last().unwrap().data, json!({"turn_index": 2, "status": "completed"}));
+        assert_eq!(common::done_without_usage(&second.last().unwrap().data), json!({"turn_index": 2, "status": "completed"}));
 
         let requests = setup.mock.requests();
         assert_eq!(requests.len(), 2);
         assert_eq!(
-            requests[1].body["messages"],
+            Value::Array(conversation_of(Flavor::Anthropic, &requests[1].body)),
             json!([
                 {"role": "user", "content": [{"type": "text", "text": "Hi there"}]},
                 {"role": "assistant", "content": [
@@ -980,7 +981,7 @@ backend_tests! {
         assert_eq!(steps.len(), 2);
         assert_step(steps[0], "add_todos", 1, true);
         let repeat = assert_step(steps[1], "add_todos", 1, false);
-        let error = repeat["error"].as_str().unwrap();
+        let error = repeat["result"]["error"].as_str().unwrap();
         assert!(error.contains("already made in this turn, as step 1"), "{error}");
         assert!(error.contains("added"), "it says what the first call returned: {error}");
         assert_eq!(steps[1].data["action_and_reasoning"], json!("Adding the steps (again)."));

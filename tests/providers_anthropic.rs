@@ -192,19 +192,31 @@ async fn sends_system_on_top_tools_with_input_schema_and_grouped_tool_results() 
     assert_eq!(body["model"], "mock-model");
     assert_eq!(body["stream"], true);
     assert_eq!(body["max_tokens"], DEFAULT_MAX_TOKENS);
-    assert_eq!(body["system"], "You are haico. Plan: 1. [ ] pack");
+    assert_eq!(
+        body["system"][0]["text"],
+        "You are haico. Plan: 1. [ ] pack"
+    );
+    assert_eq!(
+        body["system"][0]["cache_control"],
+        json!({"type": "ephemeral"})
+    );
     assert_eq!(
         body["tools"],
         json!([{"name": "toggle_todos", "description": "Ticks steps of the plan off.",
                 "input_schema": tools()[0].parameters}])
     );
+    // The conversation's last block is a cache breakpoint.
     assert_eq!(
         body["messages"],
-        json!([{"role": "user", "content": [{"type": "text", "text": "I packed"}]}])
+        json!([{"role": "user", "content": [{"type": "text", "text": "I packed",
+                                             "cache_control": {"type": "ephemeral"}}]}])
     );
 
     let body = &requests[1].body;
-    assert_eq!(body["system"], "You are haico. Plan: 1. [x] pack");
+    assert_eq!(
+        body["system"][0]["text"],
+        "You are haico. Plan: 1. [x] pack"
+    );
     assert_eq!(
         body["messages"],
         json!([
@@ -217,7 +229,8 @@ async fn sends_system_on_top_tools_with_input_schema_and_grouped_tool_results() 
                 {"type": "tool_result", "tool_use_id": "toolu_mock_1",
                  "content": "{\"success\":true,\"summary\":\"toggled 1\"}"},
                 {"type": "tool_result", "tool_use_id": "toolu_mock_2",
-                 "content": "{\"success\":false,\"error\":\"invalid JSON\"}"}
+                 "content": "{\"success\":false,\"error\":\"invalid JSON\"}",
+                 "cache_control": {"type": "ephemeral"}}
             ]}
         ])
     );

@@ -231,7 +231,8 @@ async fn a_killed_replicas_turn_ends_within_30_s_and_the_thread_takes_a_new_turn
     );
     assert_eq!(
         end.last().unwrap().data,
-        json!({"turn_index": 1, "status": "failed"})
+        json!({"turn_index": 1, "status": "failed", "usage": null}),
+        "a turn another replica ended has no usage to report"
     );
     let turn = turn_status(&cluster.replicas[2], "orphan", 1).await;
     assert_eq!(turn["status"], "failed");

@@ -258,3 +258,13 @@ pub mod cluster;
 pub mod mock_llm;
 pub mod server;
 pub mod sse;
+
+/// A `done` event's data without its `usage` (what the turn cost varies with timing; the
+/// tests that check usage read it themselves).
+pub fn done_without_usage(data: &serde_json::Value) -> serde_json::Value {
+    let mut data = data.clone();
+    if let Some(object) = data.as_object_mut() {
+        object.remove("usage");
+    }
+    data
+}
