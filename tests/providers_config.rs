@@ -135,6 +135,26 @@ fn an_unknown_provider_is_rejected() {
     assert_eq!(config.timeout, std::time::Duration::from_secs(7));
     assert_eq!(config.max_retries, 0);
     assert!(Cli::try_parse_from(["haico", "--llm-timeout-secs", "0"]).is_err());
+
+    // The prompt settings: the defaults, the other values, and bad ones refused with the
+    // accepted values named.
+    assert_eq!(parsed.llm.llm_snapshot_role, SnapshotRole::System);
+    assert_eq!(parsed.llm.llm_text_tool_calls, TextToolCalls::Auto);
+    let other = Cli::try_parse_from([
+        "haico",
+        "--llm-snapshot-role",
+        "USER",
+        "--llm-text-tool-calls",
+        "off",
+    ])
+    .unwrap();
+    let agent = other.llm.agent_config(haico::agent::AgentConfig::default());
+    assert_eq!(agent.snapshot_role, SnapshotRole::User);
+    assert_eq!(agent.text_tool_calls, TextToolCalls::Off);
+    let error = Cli::try_parse_from(["haico", "--llm-snapshot-role", "assistant"]).unwrap_err();
+    assert!(error.to_string().contains("use system or user"), "{error}");
+    let error = Cli::try_parse_from(["haico", "--llm-text-tool-calls", "maybe"]).unwrap_err();
+    assert!(error.to_string().contains("use auto or off"), "{error}");
 }
 
 #[tokio::test]
