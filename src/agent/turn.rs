@@ -480,6 +480,7 @@ impl Agent {
             } else {
                 None
             };
+            let as_text = written.is_some();
             match written {
                 Some(written) => {
                     tracing::info!(
@@ -497,11 +498,7 @@ impl Agent {
             }
             // A call written as text is replayed as a real call, so the model sees in its
             // history the form the API expects.
-            let said = if calls[0].id.starts_with("text_call_") {
-                String::new()
-            } else {
-                text.clone()
-            };
+            let said = if as_text { String::new() } else { text.clone() };
             messages.push(ChatMessage::assistant(said.clone(), calls.clone()));
             let mut all_failed = true;
             for call in calls {
