@@ -10,9 +10,9 @@
 //! `cargo bench --bench ui` (needs Debian's chromium and chromium-driver, as the browser tests).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code)]
 
-#[path = "../tests/browser/mod.rs"]
+#[path = "../tests/integration/web_ui/browser.rs"]
 mod browser;
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/integration/common/mod.rs"]
 mod common;
 
 use std::time::Duration;

@@ -36,6 +36,9 @@ export HAICO_LLM_PROVIDER=${HAICO_LLM_PROVIDER:-openai}
 export HAICO_LLM_BASE_URL=${HAICO_LLM_BASE_URL:-http://127.0.0.1:$LLM_PORT/v1}
 export HAICO_LLM_MODEL=${HAICO_LLM_MODEL:-qwen2.5-coder-1.5b-instruct}
 export HAICO_LLM_TIMEOUT_SECS=${HAICO_LLM_TIMEOUT_SECS:-600}
+# A 1.5B model sometimes repeats itself until its context is full; 1,024 tokens is room for
+# a document section and bounds a call at about a minute of writing.
+export HAICO_LLM_MAX_TOKENS=${HAICO_LLM_MAX_TOKENS:-1024}
 status=0
 "$HAICO_BIN" eval "${@:-eval/}" --json "$OUT/eval.json" --markdown "$OUT/eval.md" || status=$?
 cat "$OUT/eval.md"

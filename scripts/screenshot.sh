@@ -3,7 +3,7 @@
 #
 #   bash scripts/screenshot.sh
 #
-# Runs the browser test `screenshot_of_the_main_screen` (tests/web_ui/layout.rs: a real `haico serve`
+# Runs the browser test `screenshot_of_the_main_screen` (tests/integration/web_ui/layout.rs: a real `haico serve`
 # with the replay provider, headless Chromium through chromedriver), which saves
 # target/ui/main.png, then copies that to docs/screenshot.png. Needs Debian's `chromium` and
 # `chromium-driver` (`.ci/run` installs them).
@@ -18,7 +18,7 @@ for tool in chromium chromedriver; do
 done
 
 rm -f target/ui/main.png
-cargo test --test web_ui -- --exact layout::screenshot_of_the_main_screen
+cargo test --test integration -- --exact web_ui::layout::screenshot_of_the_main_screen
 test -s target/ui/main.png || { echo "the test did not write target/ui/main.png" >&2; exit 1; }
 cp target/ui/main.png docs/screenshot.png
 echo "docs/screenshot.png updated"

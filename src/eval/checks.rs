@@ -112,7 +112,7 @@ pub struct Observed<'a> {
 }
 
 /// What the preference tools say when they skip a locked target (`src/tools/preferences.rs`);
-/// `tests/eval.rs` fails if the wording drifts.
+/// `tests/integration/agent/eval.rs` fails if the wording drifts.
 const LOCK_MARKER: &str = "locked by the user";
 
 /// Longest quotation of a text in a detail line.

@@ -6,7 +6,7 @@
 //! alone, no failed or repeated calls, turns that end with an answer). Each scenario runs on a
 //! fresh database with the real agent ([`run`]), against the configured model or, with
 //! `--replay`, against its own scripted answers, which is how CI proves that the checks pass
-//! for a good agent and bite for a bad one (`tests/eval.rs`). The measures ([`measures`]:
+//! for a good agent and bite for a bad one (`tests/integration/agent/eval.rs`). The measures ([`measures`]:
 //! time, tool calls, tokens) and the outcomes are reported as JSON and Markdown ([`report`]).
 //! The format and how to run it against a real model: `docs/EVAL.md`.
 

@@ -16,7 +16,7 @@
 //! signed-in browser change anything. Chat turns and sign-ins are counted against their rate
 //! limits ([`super::limits`]) here too.
 //!
-//! **Rules.** [`RULES`] gives every route of the router a [`Rule`]; `tests/people_access.rs`
+//! **Rules.** [`RULES`] gives every route of the router a [`Rule`]; `tests/integration/people/access.rs`
 //! walks every route as owner, editor, viewer, outsider and anonymous, and fails on a route
 //! without a rule (which this middleware refuses, rather than guess). For a thread route, a
 //! caller without access gets the same `404` as for a thread that does not exist; one with

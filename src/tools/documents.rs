@@ -60,8 +60,8 @@ impl DocumentTools {
     #[workspace_tool(
         name = "update_document",
         description = "Replace the whole body of the shared working document (and optionally its \
-                       title). Use it to restructure or rewrite; to add to the end, use \
-                       append_to_document instead."
+                       title). Use it to restructure or rewrite the whole document; to change \
+                       part of it, use edit_document; to add to the end, append_to_document."
     )]
     async fn update_document(&self, edit: &mut Edit, args: UpdateDocumentArgs) -> ToolResult {
         let document = edit

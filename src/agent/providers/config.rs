@@ -72,6 +72,9 @@ pub struct ProviderConfig {
 pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
 /// Default of `HAICO_LLM_MAX_RETRIES`.
 pub const DEFAULT_MAX_RETRIES: u32 = 3;
+/// Default of `HAICO_LLM_MAX_TOKENS`: room for a long document section, well short of
+/// what a runaway answer would fill.
+pub const DEFAULT_MAX_ANSWER_TOKENS: u32 = 4096;
 /// Default first back-off.
 pub const DEFAULT_RETRY_BACKOFF: Duration = Duration::from_millis(500);
 
@@ -132,6 +135,12 @@ pub struct LlmArgs {
     #[arg(long, env = "HAICO_LLM_TEXT_TOOL_CALLS", default_value = "auto",
           value_parser = TextToolCalls::from_str)]
     pub llm_text_tool_calls: TextToolCalls,
+    /// Longest answer, in tokens, the model may write per call. Bounds a call's time: a
+    /// small local model that starts repeating itself would otherwise write until its
+    /// context is full, which takes many minutes on a CPU.
+    #[arg(long, env = "HAICO_LLM_MAX_TOKENS", default_value_t = DEFAULT_MAX_ANSWER_TOKENS,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub llm_max_tokens: u32,
 }
 
 /// An empty variable counts as unset.
@@ -149,6 +158,7 @@ impl LlmArgs {
         AgentConfig {
             snapshot_role: self.llm_snapshot_role,
             text_tool_calls: self.llm_text_tool_calls,
+            max_tokens: Some(self.llm_max_tokens),
             ..config
         }
     }

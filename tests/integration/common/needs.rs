@@ -1,0 +1,122 @@
+//! Parts of the suite that need something outside the crate: a PostgreSQL server, Chromium
+//! with chromedriver, nginx. A plain `cargo test` on a machine without them still passes: each
+//! test that needs a missing part returns at its start, and the first one prints a note on
+//! stderr naming the part and how to provide it. With `HAICO_TEST_REQUIRE_ALL=1` (what
+//! `.ci/run` sets) a missing part fails the test instead, so CI cannot go green on half a suite.
+
+use std::{
+    io::Write,
+    net::{TcpStream, ToSocketAddrs},
+    path::Path,
+    sync::OnceLock,
+    time::Duration,
+};
+
+use super::postgres_url;
+
+/// Debian's Chromium, which the browser tests drive.
+pub const CHROMIUM: &str = "/usr/bin/chromium";
+/// Debian's chromedriver, through which they drive it.
+pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+
+/// Whether PostgreSQL answers at `HAICO_TEST_POSTGRES_URL`: the test goes on when it does.
+pub fn postgres() -> bool {
+    static FOUND: OnceLock<Result<(), String>> = OnceLock::new();
+    let found = FOUND.get_or_init(|| {
+        let url = postgres_url();
+        let parsed = reqwest::Url::parse(&url).map_err(|e| format!("{url} is not a URL: {e}"))?;
+        let host = parsed.host_str().unwrap_or("127.0.0.1").to_string();
+        let port = parsed.port().unwrap_or(5432);
+        let answers = (host.as_str(), port)
+            .to_socket_addrs()
+            .map(|addrs| {
+                addrs
+                    .into_iter()
+                    .any(|a| TcpStream::connect_timeout(&a, Duration::from_secs(2)).is_ok())
+            })
+            .unwrap_or(false);
+        if answers {
+            Ok(())
+        } else {
+            Err(format!(
+                "PostgreSQL does not answer at {host}:{port}. Start it (`bash .ci/run` does) or \
+                 point HAICO_TEST_POSTGRES_URL at a server where user postgres may create schemas"
+            ))
+        }
+    });
+    present("the PostgreSQL cases", found)
+}
+
+/// Whether headless Chromium and chromedriver are installed (Debian's packages).
+pub fn chromium() -> bool {
+    static FOUND: OnceLock<Result<(), String>> = OnceLock::new();
+    let found = FOUND.get_or_init(|| {
+        let missing: Vec<&str> = [CHROMIUM, CHROMEDRIVER]
+            .into_iter()
+            .filter(|path| !Path::new(path).exists())
+            .collect();
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} not installed. Install Debian's chromium and chromium-driver \
+                 (`bash .ci/run` does)",
+                missing.join(" and ")
+            ))
+        }
+    });
+    present("the browser tests", found)
+}
+
+/// Whether `nginx` is on the PATH.
+pub fn nginx() -> bool {
+    static FOUND: OnceLock<Result<(), String>> = OnceLock::new();
+    let found = FOUND.get_or_init(|| {
+        let on_path = std::env::var_os("PATH")
+            .map(|path| std::env::split_paths(&path).any(|dir| dir.join("nginx").is_file()))
+            .unwrap_or(false);
+        if on_path {
+            Ok(())
+        } else {
+            Err("nginx is not on the PATH. Install Debian's nginx and add /usr/sbin to the \
+                 PATH (`bash .ci/run` does both)"
+                .to_string())
+        }
+    });
+    present("the nginx test", found)
+}
+
+/// `true` when the part is there; otherwise fails under `HAICO_TEST_REQUIRE_ALL=1`, or says
+/// once, on the real stderr (the test harness captures `eprintln!`), that `what` is skipped.
+fn present(what: &str, found: &Result<(), String>) -> bool {
+    let Err(why) = found else { return true };
+    if require_all() {
+        panic!("{why} (HAICO_TEST_REQUIRE_ALL=1: every part of the suite must run)");
+    }
+    static SAID: OnceLock<std::sync::Mutex<Vec<String>>> = OnceLock::new();
+    let mut said = SAID.get_or_init(Default::default).lock().unwrap();
+    if !said.iter().any(|s| s == what) {
+        said.push(what.to_string());
+        let _ = writeln!(
+            std::io::stderr(),
+            "\nnote: {what} return without running: {why}; \
+             HAICO_TEST_REQUIRE_ALL=1 makes this a failure."
+        );
+    }
+    false
+}
+
+fn require_all() -> bool {
+    std::env::var("HAICO_TEST_REQUIRE_ALL").is_ok_and(|v| v == "1" || v == "true")
+}
+
+/// Returns from the test when a part it needs is missing: `needs!(postgres)`,
+/// `needs!(chromium, postgres)`.
+#[macro_export]
+macro_rules! needs {
+    ($($part:ident),+) => {
+        if !($($crate::common::needs::$part())&&+) {
+            return;
+        }
+    };
+}

@@ -1,0 +1,4 @@
+//! People: accounts, sessions and sharing, and the access every route grants each role.
+
+mod access;
+mod accounts;

@@ -1,0 +1,7 @@
+//! Storage: connection handling, outages, crashes, unreachable databases and lock races.
+
+mod connections;
+mod db_outage;
+mod kill9;
+mod lock_race;
+mod unreachable;
