@@ -8,7 +8,8 @@
 # Settings (environment): HAICO_BIN (default: target/release/haico, built if missing),
 # LLM_DIR (/opt/local-llm), LLM_PORT (18081), OUT (target/eval-local), and any HAICO_LLM_* to
 # override the model settings. Starts the server when nothing answers on LLM_PORT and stops it
-# at the end; a server already running is used as it is (its log is then not read).
+# at the end; a server already running is used as it is, and its log is read when LLM_LOG
+# names it (only what it printed during this run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LLM_DIR=${LLM_DIR:-/opt/local-llm}
@@ -19,7 +20,7 @@ mkdir -p "$OUT"
 [ -x "$HAICO_BIN" ] || cargo build --release --bin haico
 
 started=""
-log="$OUT/llama-server.log"
+log=${LLM_LOG:-$OUT/llama-server.log}
 if ! curl -sf "http://127.0.0.1:$LLM_PORT/health" >/dev/null 2>&1; then
   [ -x "$LLM_DIR/llama.cpp/build/bin/llama-server" ] || {
     echo "no llama-server in $LLM_DIR: run sh ../shared/tools/local-llm/setup.sh first" >&2; exit 1; }
@@ -40,16 +41,20 @@ export HAICO_LLM_TIMEOUT_SECS=${HAICO_LLM_TIMEOUT_SECS:-600}
 # a document section and bounds a call at about a minute of writing.
 export HAICO_LLM_MAX_TOKENS=${HAICO_LLM_MAX_TOKENS:-1024}
 status=0
+offset=$( [ -f "$log" ] && wc -c <"$log" || echo 0 )
 "$HAICO_BIN" eval "${@:-eval/}" --json "$OUT/eval.json" --markdown "$OUT/eval.md" || status=$?
 cat "$OUT/eval.md"
 
-if [ -n "$started" ]; then
+if [ -n "$started" ] || [ -n "${LLM_LOG:-}" ]; then
   # llama.cpp prints, per request, "prompt eval time = X ms / N tokens": the tokens it read
   # (the rest of the prompt came from its cache) and the time it took.
-  python3 - "$log" <<'EOF'
+  python3 - "$log" "$offset" <<'EOF'
 import re, statistics, sys
+with open(sys.argv[1], "rb") as f:
+    f.seek(int(sys.argv[2]))
+    text = f.read().decode("utf-8", "replace")
 calls = [(float(ms), int(n)) for ms, n in re.findall(
-    r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens", open(sys.argv[1]).read())]
+    r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens", text)]
 if calls:
     secs = [ms / 1000 for ms, _ in calls]
     toks = [n for _, n in calls]

@@ -27,6 +27,7 @@ mod history;
 mod html;
 mod info;
 mod limits;
+mod mcp;
 mod metrics;
 mod objective;
 mod open_files;
@@ -112,7 +113,7 @@ pub fn app(state: AppState, config: &HttpConfig) -> Router {
     let state = state.serving(config, Arc::from(openapi_json));
     let router = api
         .merge(ui::router())
-        .merge(crate::mcp::router(&state, config.max_body_bytes))
+        .merge(mcp::router(&state, config.max_body_bytes))
         .fallback(|| async { ApiError::NotFound("no such route".to_string()) })
         .method_not_allowed_fallback(|| async { ApiError::unserved_method() });
     // Layers run after routing (so both see the matched route); the access check sits inside

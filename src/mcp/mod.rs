@@ -13,18 +13,16 @@
 //!   UI, the agent or another process show up too.
 //!
 //! Two transports: [`serve_stdio`] for `haico mcp --thread ID`, and streamable HTTP at
-//! `/mcp/{thread_id}` on the main server ([`router`]), whose sessions are stored in the
-//! database ([`sessions`]) so that any replica serves them.
+//! `/mcp/{thread_id}` on the main server (`http/mcp.rs`, part of the HTTP adapter), whose
+//! sessions are stored in the database ([`sessions`]) so that any replica serves them.
 
-mod http;
 pub mod notify;
 pub mod resources;
 mod server;
 pub mod sessions;
 pub mod tools;
 
-pub use http::{THREAD_ROUTE, router};
-pub use server::{HaicoMcp, McpCaller, supported_protocol_versions};
+pub use server::{HaicoMcp, McpCaller, McpThread, supported_protocol_versions};
 
 use anyhow::Context;
 use rmcp::ServiceExt;

@@ -14,12 +14,16 @@
 //! always has some for its other users (the event poller, the doorbell, health checks).
 
 use std::{
-    ops::{Deref, DerefMut},
     sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
 
-use sqlx::{PgConnection, PgPool, Postgres, pool::PoolConnection};
+use sqlx::{
+    PgConnection, PgPool, Postgres,
+    pool::PoolConnection,
+    postgres::{PgArguments, PgQueryResult, PgRow},
+    query::Query,
+};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 /// Connections the lender leaves to the pool's other users.
@@ -155,9 +159,11 @@ impl Inner {
     }
 }
 
-/// A lent connection. Statements go to it through `Deref`; [`commit`](Self::commit) and
-/// [`rollback`](Self::rollback) end its transaction (or, when none was begun, an autocommit
-/// use) and give it back, as dropping it does.
+/// A lent connection. Statements go to it only through its own methods, which note every
+/// outcome (a connection that saw a failure is not lent again unchecked); there is no way to
+/// reach the connection around them. [`commit`](Self::commit) and [`rollback`](Self::rollback)
+/// end its transaction (or, when none was begun, an autocommit use) and give it back, as
+/// dropping it does.
 pub struct Lent {
     conn: Option<PoolConnection<Postgres>>,
     /// `BEGIN` was sent and no `COMMIT` or `ROLLBACK` has been answered since.
@@ -174,7 +180,7 @@ impl Lent {
         // Counted open before it is sent: if this is cancelled half-way, the transaction may
         // have started, and the drop must not hand the connection on as it is.
         self.open = true;
-        let result = simple(&mut *self, begin).await;
+        let result = simple(self.conn(), begin).await;
         self.saw(&result);
         result
     }
@@ -201,7 +207,7 @@ impl Lent {
         if !self.open {
             return Ok(());
         }
-        let result = simple(&mut self, statement).await;
+        let result = simple(self.conn(), statement).await;
         match &result {
             Ok(()) => {
                 self.open = false;
@@ -223,19 +229,38 @@ fn simple<'c>(
     Box::pin(async move { sqlx::Executor::execute(conn, statement).await.map(|_| ()) })
 }
 
-impl Deref for Lent {
-    type Target = PgConnection;
-
-    fn deref(&self) -> &PgConnection {
-        match &self.conn {
-            Some(conn) => conn,
-            None => unreachable!("a lent connection is only taken out when it is dropped"),
-        }
+impl Lent {
+    /// Every row `query` returns.
+    pub async fn fetch_all(
+        &mut self,
+        query: Query<'_, Postgres, PgArguments>,
+    ) -> Result<Vec<PgRow>, sqlx::Error> {
+        let result = query.fetch_all(self.conn()).await;
+        self.saw(&result);
+        result
     }
-}
 
-impl DerefMut for Lent {
-    fn deref_mut(&mut self) -> &mut PgConnection {
+    /// The first row `query` returns, if any.
+    pub async fn fetch_optional(
+        &mut self,
+        query: Query<'_, Postgres, PgArguments>,
+    ) -> Result<Option<PgRow>, sqlx::Error> {
+        let result = query.fetch_optional(self.conn()).await;
+        self.saw(&result);
+        result
+    }
+
+    /// Runs `query` for its effect.
+    pub async fn execute(
+        &mut self,
+        query: Query<'_, Postgres, PgArguments>,
+    ) -> Result<PgQueryResult, sqlx::Error> {
+        let result = query.execute(self.conn()).await;
+        self.saw(&result);
+        result
+    }
+
+    fn conn(&mut self) -> &mut PgConnection {
         match &mut self.conn {
             Some(conn) => conn,
             None => unreachable!("a lent connection is only taken out when it is dropped"),

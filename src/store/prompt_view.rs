@@ -71,7 +71,7 @@ impl WorkspaceRepository {
                 })
             }
             Tx::Postgres(ref mut tx) => {
-                let row: Option<(String, i64, String, Option<String>)> = sqlx::query_as(
+                let query = sqlx::query(
                     "SELECT title, chars, \
                      CASE WHEN chars <= $2 THEN content ELSE substr(content, 1, $3::int) END, \
                      CASE WHEN chars <= $2 THEN NULL ELSE right(content, $4::int) END \
@@ -80,11 +80,16 @@ impl WorkspaceRepository {
                 .bind(thread_id)
                 .bind(keep)
                 .bind(head)
-                .bind(tail)
-                .fetch_optional(&mut **tx)
-                .await
-                .context("reading the document excerpt")?;
-                row.map(|(title, chars, head, tail)| (title, chars, head, tail.unwrap_or_default()))
+                .bind(tail);
+                let row = tx
+                    .fetch_optional(query)
+                    .await
+                    .context("reading the document excerpt")?;
+                type Fields = (String, i64, String, Option<String>);
+                row.map(|row| <Fields as sqlx::FromRow<_>>::from_row(&row))
+                    .transpose()
+                    .context("reading the document excerpt")?
+                    .map(|(title, chars, head, tail)| (title, chars, head, tail.unwrap_or_default()))
             }
         };
         Ok(row.map(|(title, total_chars, head, tail)| DocumentExcerpt {

@@ -336,11 +336,8 @@ impl WorkspaceRepository {
                 Ok(out)
             }
             Tx::Postgres(tx) => {
-                let result = bind_all!(sqlx::query(sql), params)
-                    .fetch_all(&mut **tx)
-                    .await;
-                tx.saw(&result);
-                result?.iter().map(T::from_postgres).collect()
+                let rows = tx.fetch_all(bind_all!(sqlx::query(sql), params)).await?;
+                rows.iter().map(T::from_postgres).collect()
             }
         }
     }
@@ -362,11 +359,10 @@ impl WorkspaceRepository {
                 Ok(out)
             }
             Tx::Postgres(tx) => {
-                let result = bind_all!(sqlx::query(sql), params)
-                    .fetch_optional(&mut **tx)
-                    .await;
-                tx.saw(&result);
-                result?.as_ref().map(T::from_postgres).transpose()
+                let row = tx
+                    .fetch_optional(bind_all!(sqlx::query(sql), params))
+                    .await?;
+                row.as_ref().map(T::from_postgres).transpose()
             }
         }
     }
@@ -394,9 +390,8 @@ impl WorkspaceRepository {
             })
             .map_err(inline_error),
             Tx::Postgres(tx) => {
-                let result = bind_all!(sqlx::query(sql), params).execute(&mut **tx).await;
-                tx.saw(&result);
-                Ok(result?.rows_affected())
+                let done = tx.execute(bind_all!(sqlx::query(sql), params)).await?;
+                Ok(done.rows_affected())
             }
         }
     }

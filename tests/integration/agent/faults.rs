@@ -124,6 +124,17 @@ backend_tests! {
 
         // The model read the failure under the right call id, then the success.
         let second = &setup.mock.requests()[1].body;
+        // Its broken call went back as `{}`: servers that parse earlier calls' arguments
+        // (llama.cpp's) would refuse the whole request over the raw text.
+        let calls: Vec<&Value> = second["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["tool_calls"].as_array())
+            .flatten()
+            .collect();
+        assert_eq!(calls[0]["function"]["arguments"], "{}", "{calls:?}");
+        assert_ne!(calls[1]["function"]["arguments"], "{}", "{calls:?}");
         let tools: Vec<&Value> =
             second["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "tool").collect();
         assert_eq!(tools.len(), 2);

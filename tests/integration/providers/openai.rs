@@ -220,8 +220,9 @@ async fn sends_system_tools_and_tool_results_in_chat_completions_format() {
             {"role": "assistant", "content": null, "tool_calls": [
                 {"id": "call_mock_1", "type": "function", "function":
                     {"name": "add_todos", "arguments": "{\"steps\":[{\"text\":\"a\"}]}"}},
+                // Not JSON: sent back as `{}`, the tool result says what was wrong.
                 {"id": "call_mock_2", "type": "function", "function":
-                    {"name": "add_todos", "arguments": "{broken"}}
+                    {"name": "add_todos", "arguments": "{}"}}
             ]},
             {"role": "tool", "tool_call_id": "call_mock_1",
              "content": "{\"success\":true,\"summary\":\"added 1 step\"}"},

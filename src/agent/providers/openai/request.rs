@@ -83,7 +83,8 @@ pub struct ChatCompletionMessageToolCall {
     pub function: FunctionCall,
 }
 
-/// `function` of a tool call; `arguments` is the model's raw text, sent back unchanged.
+/// `function` of a tool call; `arguments` is the model's text, sent back unchanged when it is a
+/// JSON object.
 #[derive(Debug, Serialize)]
 pub struct FunctionCall {
     pub name: String,
@@ -148,13 +149,24 @@ impl From<&ChatMessage> for ChatCompletionMessage {
 }
 
 impl From<&ToolCallRequest> for ChatCompletionMessageToolCall {
+    /// Arguments go back as the model wrote them when they are a JSON object. Anything else
+    /// (cut off by the answer's token limit, say) goes back as `{}`, with the tool result that
+    /// follows saying what was wrong: llama.cpp's server, and others that render the call
+    /// through a chat template, parse the arguments of every earlier call and refuse the whole
+    /// request (HTTP 500) when one does not parse, which would end the turn.
     fn from(call: &ToolCallRequest) -> Self {
+        let is_object = serde_json::from_str::<serde_json::Value>(&call.arguments)
+            .is_ok_and(|value| value.is_object());
         Self {
             id: call.id.clone(),
             kind: ToolType::Function,
             function: FunctionCall {
                 name: call.name.clone(),
-                arguments: call.arguments.clone(),
+                arguments: if is_object {
+                    call.arguments.clone()
+                } else {
+                    "{}".to_string()
+                },
             },
         }
     }
@@ -210,7 +222,7 @@ mod tests {
                     {"role": "user", "content": "plan my trip"},
                     {"role": "assistant", "content": null, "tool_calls": [
                         {"id": "call_1", "type": "function",
-                         "function": {"name": "add_todos", "arguments": "{\"steps\": ["}}
+                         "function": {"name": "add_todos", "arguments": "{}"}}
                     ]},
                     {"role": "tool", "tool_call_id": "call_1", "content": "{\"success\":false}"},
                     {"role": "system", "content": "<plan>\n(empty)\n</plan>"}

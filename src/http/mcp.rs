@@ -1,4 +1,5 @@
-//! Streamable HTTP MCP on the main server: `/mcp/{thread_id}`.
+//! Streamable HTTP MCP on the main server: `/mcp/{thread_id}`. The MCP server itself (tools,
+//! resources, sessions) is `crate::mcp`; this is its HTTP transport, part of the HTTP adapter.
 //!
 //! The thread is the last path segment, so any MCP client that takes a URL can pick one (no
 //! custom header needed); a thread that does not exist yet is created on the first POST, as
@@ -16,11 +17,11 @@
 //! A request for a session this process does not hold replays that handshake here first, on
 //! the thread of the URL only (a session id is unknown on another thread's URL). Before each
 //! request with a session id the route checks the stored session: one ended by `DELETE` on
-//! another replica or unused for [`MAX_IDLE`](super::sessions::MAX_IDLE) is closed here too
+//! another replica or unused for [`MAX_IDLE`](crate::mcp::sessions::MAX_IDLE) is closed here too
 //! and answered `404` like any unknown session. Access is checked on every request as before
 //! (the caller and its edit right come from this request, never from the session), so a
 //! restored session reaches nothing its caller could not. Subscriptions are stored too (see
-//! [`super::sessions`]); the notifications go out on the session's `GET` stream, on whichever
+//! [`crate::mcp::sessions`]); the notifications go out on the session's `GET` stream, on whichever
 //! replica the client opened it. Limit: a `GET` stream open on one replica outlives a `DELETE`
 //! sent to another until this replica next sees a request for the session, or rmcp's idle
 //! time-out (5 minutes) closes the session here.
@@ -40,14 +41,13 @@ use rmcp::transport::streamable_http_server::{
 };
 use tower::ServiceExt;
 
-use super::{
-    ensure_thread,
-    server::{HaicoMcp, McpCaller, McpThread},
-    sessions::{McpSessionError, McpSessions, Standing},
-};
+use super::{ApiError, AppState};
 use crate::{
     ThreadId,
-    http::{ApiError, AppState},
+    mcp::{
+        HaicoMcp, McpCaller, McpThread, ensure_thread,
+        sessions::{McpSessionError, McpSessions, Standing},
+    },
     people::{Access, Principal},
 };
 

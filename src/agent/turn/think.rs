@@ -1,0 +1,311 @@
+//! One turn's loop: ask the model (streaming its text out as tokens), run the calls it asks
+//! for, and go round again until it answers in plain text, makes no progress, or reaches the
+//! step limit.
+
+use std::{
+    collections::HashMap,
+    sync::{
+        Arc, Mutex, OnceLock,
+        atomic::{AtomicBool, AtomicU64, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use futures::StreamExt;
+use serde_json::Value;
+use tokio::task::JoinHandle;
+use tokio_util::{sync::CancellationToken, task::TaskTracker};
+use tracing::Instrument;
+
+use crate::agent::{
+    history::load_history,
+    model::{
+        ChatMessage, ChatModel, ModelEvent, ModelRequest, SnapshotRole, ToolCallRequest,
+        ToolDefinition,
+    },
+    progress::{FAILED_ROUNDS_LIMIT, TurnCalls},
+    prompt::{PromptBudget, PromptCache, instructions},
+    text_calls::{self, TextToolCalls},
+};
+use crate::{
+    ThreadId,
+    events::LiveEvent,
+    replicas::{Doorbell, ReplicaId},
+    store::{CallUsage, TurnLease, TurnStatus, TurnUsage, now_ms},
+    tools::{FailureKind, InTurn, ToolRuntime, Toolset, build_tools},
+    workspace::{Actor, TurnEnd, WorkspaceError, announce::token_data},
+};
+
+use super::*;
+
+impl Agent {
+    /// The loop itself.
+    async fn think(
+        &self,
+        runtime: &ToolRuntime,
+        thread_id: &ThreadId,
+        turn_index: i64,
+        message: String,
+        cancel: &CancellationToken,
+        kept: &mut Kept,
+    ) -> Outcome {
+        let Kept { prompt, usage } = kept;
+        let tools = build_tools(thread_id);
+        let definitions: Vec<ToolDefinition> = tools
+            .specs()
+            .into_iter()
+            .map(|spec| ToolDefinition {
+                name: spec.name.to_string(),
+                description: spec.description.to_string(),
+                parameters: spec.parameters.clone(),
+            })
+            .collect();
+        let offered: Vec<&str> = tools.iter().map(|tool| tool.name()).collect();
+        let workspaces = runtime.workspaces();
+        let mut messages = match load_history(
+            workspaces,
+            thread_id,
+            turn_index,
+            self.config.history_chars,
+        )
+        .await
+        {
+            Ok(history) => history,
+            Err(err) => return Outcome::Failed(format!("could not read the conversation: {err}")),
+        };
+        // The unanswered message of a failed or cancelled last turn joins the new one, so the
+        // model knows what "try again" refers to.
+        match messages.last_mut() {
+            Some(ChatMessage::User { content }) => {
+                content.push_str("\n\n");
+                content.push_str(&message);
+            }
+            _ => messages.push(ChatMessage::user(message)),
+        }
+        let mut calls_made: usize = 0;
+        let mut made = TurnCalls::default();
+        loop {
+            if cancel.is_cancelled() {
+                return Outcome::Cancelled;
+            }
+            let snapshot = match prompt
+                .snapshot(workspaces, thread_id, &self.config.budget)
+                .await
+            {
+                Ok(snapshot) => snapshot,
+                Err(err) => return Outcome::Failed(format!("could not read the workspace: {err}")),
+            };
+            // Everything but the snapshot is what the previous request held, plus what this
+            // turn added since: a provider's prompt cache keeps all of it.
+            let request = ModelRequest {
+                system: instructions().to_string(),
+                messages: messages.clone(),
+                snapshot,
+                snapshot_role: self.config.snapshot_role,
+                tools: definitions.clone(),
+                max_tokens: self.config.max_tokens,
+            };
+            let answer = match self.ask(thread_id, &request, cancel, usage).await {
+                Ok(answer) => answer,
+                Err(outcome) => return outcome,
+            };
+            let Answer {
+                text,
+                mut calls,
+                held,
+            } = answer;
+            let written = if calls.is_empty() && self.config.text_tool_calls == TextToolCalls::Auto
+            {
+                text_calls::parse(&text, &offered, calls_made + 1)
+            } else {
+                None
+            };
+            let as_text = written.is_some();
+            match written {
+                Some(written) => {
+                    tracing::info!(
+                        calls = written.len(),
+                        "the model wrote its tool calls as text; taking them as calls"
+                    );
+                    calls = written;
+                }
+                // Held-back text that is no call after all is shown now.
+                None if !held.is_empty() => self.publish_token(thread_id, &held),
+                None => {}
+            }
+            if calls.is_empty() {
+                return Outcome::Answered(text);
+            }
+            // A call written as text is replayed as a real call, so the model sees in its
+            // history the form the API expects.
+            let said = if as_text { String::new() } else { text.clone() };
+            messages.push(ChatMessage::assistant(said.clone(), calls.clone()));
+            let mut all_failed = true;
+            for call in calls {
+                if calls_made >= self.config.max_tool_calls {
+                    return Outcome::CallLimit(said);
+                }
+                if cancel.is_cancelled() {
+                    return Outcome::Cancelled;
+                }
+                calls_made += 1;
+                let at = InTurn {
+                    turn_index,
+                    call_index: i64::try_from(calls_made).unwrap_or(i64::MAX),
+                };
+                let record = Self::run_call(runtime, &tools, &call, at, &mut made).await;
+                all_failed &= !record.envelope.success;
+                messages.push(ChatMessage::tool(
+                    call.id,
+                    call.name,
+                    record.envelope.to_json_string(),
+                ));
+            }
+            // At the limit the turn ends here, without asking the model once more.
+            if calls_made >= self.config.max_tool_calls {
+                return Outcome::CallLimit(said);
+            }
+            if made.round_ended(all_failed) {
+                return Outcome::NoProgress(made.last_error().unwrap_or_default().to_string());
+            }
+        }
+    }
+
+    /// One model call: streams its text to the thread's subscribers (holding back what may be
+    /// a tool call written as text: [`Answer::held`]) and gathers its calls, timing it and
+    /// counting its tokens into `usage`.
+    async fn ask(
+        &self,
+        thread_id: &ThreadId,
+        request: &ModelRequest,
+        cancel: &CancellationToken,
+        usage: &mut TurnUsage,
+    ) -> Result<Answer, Outcome> {
+        let started = Instant::now();
+        let mut call = CallUsage::default();
+        let stream = tokio::select! {
+            result = self.model.stream(request) => result,
+            () = cancel.cancelled() => return Err(Outcome::Cancelled),
+        };
+        let mut stream = match stream {
+            Ok(stream) => stream,
+            Err(err) => return Err(Outcome::Failed(err.to_string())),
+        };
+        let mut text = String::new();
+        let mut calls = Vec::new();
+        // Text not yet shown: an answer that begins like a written tool call is held back
+        // until it is clear whether it is one.
+        let mut held = String::new();
+        let mut holding = self.config.text_tool_calls == TextToolCalls::Auto;
+        let finished = loop {
+            let item = tokio::select! {
+                item = stream.next() => item,
+                () = cancel.cancelled() => break Err(Outcome::Cancelled),
+            };
+            if call.first_token_ms.is_none()
+                && matches!(
+                    item,
+                    Some(Ok(ModelEvent::TextDelta(_) | ModelEvent::ToolCall(_)))
+                )
+            {
+                call.first_token_ms = Some(millis(started.elapsed()));
+            }
+            match item {
+                None => break Ok(()),
+                Some(Ok(ModelEvent::TextDelta(delta))) => {
+                    if delta.is_empty() {
+                        continue;
+                    }
+                    text.push_str(&delta);
+                    if holding {
+                        held.push_str(&delta);
+                        if !text_calls::may_be_call(&text) {
+                            holding = false;
+                            self.publish_token(thread_id, &std::mem::take(&mut held));
+                        }
+                    } else {
+                        self.publish_token(thread_id, &delta);
+                    }
+                }
+                Some(Ok(ModelEvent::ToolCall(request))) => calls.push(request),
+                Some(Ok(ModelEvent::Usage(reported))) => call.fill_from(&reported),
+                Some(Ok(ModelEvent::Finished { .. })) => {}
+                Some(Err(err)) => break Err(Outcome::Failed(err.to_string())),
+            }
+        };
+        let elapsed = started.elapsed();
+        call.first_token_ms = call.first_token_ms.or(Some(millis(elapsed)));
+        call.duration_ms = Some(millis(elapsed));
+        crate::metrics::model_usage(
+            call.prompt_tokens,
+            call.cached_tokens,
+            call.completion_tokens,
+            call.first_token_ms.map(Duration::from_millis),
+        );
+        usage.add(call);
+        finished?;
+        Ok(Answer { text, calls, held })
+    }
+
+    /// Runs one requested call; arguments that are not a JSON object, and a call identical to
+    /// one already made in the turn, become failed steps.
+    async fn run_call(
+        runtime: &ToolRuntime,
+        tools: &Toolset,
+        call: &ToolCallRequest,
+        at: InTurn,
+        made: &mut TurnCalls,
+    ) -> crate::tools::ToolCall {
+        // A model's made-up name or text may hold anything; what is recorded holds no NUL.
+        let name = &*crate::workspace::rules::scrub_nul(&call.name);
+        let raw = call.arguments.as_str();
+        let parsed = if raw.trim().is_empty() {
+            Ok(Value::Object(serde_json::Map::new()))
+        } else {
+            serde_json::from_str::<Value>(raw)
+        };
+        let args = match parsed {
+            Ok(args) => args,
+            Err(err) => {
+                let shown: String = crate::workspace::rules::scrub_nul(raw)
+                    .chars()
+                    .take(2_000)
+                    .collect();
+                return runtime
+                    .reject_in_turn(
+                        tools,
+                        name,
+                        Value::String(shown),
+                        (
+                            FailureKind::InvalidArguments,
+                            format!(
+                                "the arguments are not valid JSON ({err}); send one JSON object \
+                                 that matches the tool's schema"
+                            ),
+                        ),
+                        at,
+                    )
+                    .await;
+            }
+        };
+        let read_only = tools.get(name).is_some_and(|tool| tool.read_only());
+        let record = match made.repeat_of(name, &args) {
+            Some(repeat) => {
+                runtime
+                    .reject_in_turn(
+                        tools,
+                        name,
+                        args.clone(),
+                        (FailureKind::Repeated, repeat),
+                        at,
+                    )
+                    .await
+            }
+            None => runtime.call_in_turn(tools, name, args.clone(), at).await,
+        };
+        if record.failure != Some(FailureKind::Repeated) {
+            made.record(name, &args, read_only, at.call_index, &record.envelope);
+        }
+        record
+    }
+}

@@ -1,0 +1,134 @@
+//! Forking a thread at a revision into a new, independent thread.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+
+use super::*;
+use crate::workspace::{ChangeNote, Edit, View, WorkspaceError};
+use crate::{
+    panels::{Panel, PanelSet},
+    store::{
+        Document, NewRevision, PanelWrite, PlanStep, Preference, Revision, Workspace,
+        WorkspaceRepository,
+        journal::{DocumentDelta, DocumentJournal, HasId, ListOp, apply_list, apply_text},
+    },
+};
+
+impl crate::workspace::Workspaces {
+    /// Forks `source` at revision `at` (the latest when `None`): a new thread (`id`, or a fresh
+    /// one) whose workspace equals the source's at `at` and whose conversation is the source's
+    /// up to that point; it records where it came from. The two evolve independently.
+    pub async fn fork(
+        &self,
+        source: &crate::ThreadId,
+        at: Option<i64>,
+        id: Option<crate::ThreadId>,
+        title: Option<&str>,
+    ) -> Result<crate::store::Thread, WorkspaceError> {
+        if let Some(title) = title {
+            super::threads::checked_title(title)?;
+        }
+        let id = id.unwrap_or_else(crate::ThreadId::generate);
+        let mut edit = self.edit_unchecked(&id, super::Source::User).await?;
+        let owner = self.actor().map(|actor| actor.id);
+        let outcome = fork_into(&mut edit, source, at, &id, title, owner).await;
+        let at = match outcome {
+            Ok(at) => at,
+            Err(err) => {
+                edit.discard().await;
+                return Err(err);
+            }
+        };
+        let note = ChangeNote {
+            summary: format!("forked from thread `{source}` at revision {at}"),
+            ..ChangeNote::default()
+        };
+        edit.commit(note).await?;
+        self.thread(&id).await
+    }
+}
+
+/// Builds the fork inside `edit` (a write of the new thread); returns the revision forked.
+pub(super) async fn fork_into(
+    edit: &mut Edit,
+    source: &crate::ThreadId,
+    at: Option<i64>,
+    id: &crate::ThreadId,
+    title: Option<&str>,
+    owner: Option<i64>,
+) -> Result<i64, WorkspaceError> {
+    let repo = edit.repo();
+    let origin = repo
+        .get_thread(source.as_str())
+        .await?
+        .ok_or_else(|| WorkspaceError::UnknownThread(source.to_string()))?;
+    let latest = repo.last_revision(source.as_str()).await?;
+    let at = at.unwrap_or(latest);
+    if at < 0 || at > latest {
+        return Err(WorkspaceError::NotFound(format!(
+            "revision {at} does not exist: the thread's latest revision is {latest}"
+        )));
+    }
+    // The conversation "up to revision `at`" is everything recorded before the next revision
+    // was committed, or everything when `at` is the latest (a turn's answer comes after its
+    // last change).
+    let (up_to_turn, until) = if at < latest {
+        let up_to_turn = match at {
+            0 => 0,
+            _ => repo
+                .revisions_between(source.as_str(), at, at)
+                .await?
+                .pop()
+                .map_or(0, |r| r.thread_turn),
+        };
+        let next = repo
+            .revisions_between(source.as_str(), at + 1, at + 1)
+            .await?
+            .pop()
+            .map_or_else(crate::store::revision_time, |next| next.at);
+        (up_to_turn, next)
+    } else {
+        (origin.turn_index, crate::store::revision_time())
+    };
+    let snapshot = workspace_at(repo, source.as_str(), at).await?;
+    let title = match title {
+        Some(title) => title.trim().to_string(),
+        None => {
+            let base: String = origin.title.chars().take(190).collect();
+            format!("{base} (fork)")
+        }
+    };
+    match repo
+        .create_fork(id.as_str(), &title, 0, (source.as_str(), at))
+        .await
+    {
+        Ok(_) => {}
+        Err(err) if err.is_unique_violation() => {
+            return Err(WorkspaceError::ThreadExists(id.to_string()));
+        }
+        Err(err) => return Err(err.into()),
+    };
+    let new = id.as_str();
+    if owner.is_some() {
+        repo.set_owner(new, owner).await?;
+    }
+    if let Some(objective) = &snapshot.objective {
+        repo.set_objective(new, objective).await?;
+    }
+    if let Some(document) = &snapshot.document {
+        repo.copy_document(new, document).await?;
+    }
+    repo.copy_plan(new, &snapshot.plan).await?;
+    repo.copy_preferences(new, &snapshot.preferences).await?;
+    for summary in snapshot.artifacts.iter().rev() {
+        if let Some(artifact) = repo.get_artifact(source.as_str(), summary.id).await? {
+            repo.copy_artifact(new, &artifact).await?;
+        }
+    }
+    let turns = repo
+        .copy_conversation(source.as_str(), new, up_to_turn, until)
+        .await?;
+    edit.set_turn_index(turns);
+    Ok(at)
+}

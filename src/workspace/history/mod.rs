@@ -1,0 +1,33 @@
+//! The workspace never forgets: every committed change is a numbered revision, and the
+//! workspace at any revision can be rebuilt, compared, restored, undone by turn, or forked.
+//!
+//! Recording happens in [`Edit::commit`](super::Edit::commit), inside the change's own
+//! transaction: one revision row (who, which turn and tool, why, which panels, what), and per
+//! changed panel what the write methods journaled — the operations that turn the previous
+//! revision's state into this one — or, every so often, the panel's whole state. A whole state
+//! is stored when the chain since the last one reaches [`MAX_CHAIN`] records or outweighs the
+//! last whole state (and at least [`MIN_WHOLE_BYTES`]), so history grows with what changed, not
+//! with a panel's size, and a read replays at most [`MAX_CHAIN`] records.
+
+mod fork;
+mod reads;
+mod record;
+mod replay;
+mod restore;
+
+pub use reads::{DocumentDiff, HistoryPage};
+pub(super) use record::{Record, revision_of};
+pub use restore::{RESTORABLE, RevertConflict, restorable_panels};
+pub(super) use replay::{document_at, workspace_at};
+pub(super) use reads::{conflicts, unified_diff};
+
+/// The most records a panel's chain holds before its whole state is stored again.
+pub const MAX_CHAIN: i64 = 1_000;
+/// A chain smaller than this never forces a whole state by its size.
+pub const MIN_WHOLE_BYTES: i64 = 256 * 1024;
+/// How long a document diff may search for the smallest difference.
+const DIFF_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(15);
+/// How many revisions a history page lists when no limit is given.
+pub const HISTORY_DEFAULT: i64 = 50;
+/// The largest history page.
+pub const HISTORY_MAX: i64 = 500;

@@ -1,0 +1,143 @@
+//! What a committed change records: per changed panel its whole state or the operations
+//! that made it, and the revision row.
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+
+use super::*;
+use crate::workspace::{ChangeNote, Edit, View, WorkspaceError};
+use crate::{
+    panels::{Panel, PanelSet},
+    store::{
+        Document, NewRevision, PanelWrite, PlanStep, Preference, Revision, Workspace,
+        WorkspaceRepository,
+        journal::{DocumentDelta, DocumentJournal, HasId, ListOp, apply_list, apply_text},
+    },
+};
+
+/// Whether a chain that has grown to `chain` should end with a whole state.
+pub(super) fn wants_whole(chain: crate::store::Chain) -> bool {
+    chain.len >= MAX_CHAIN || chain.bytes >= chain.base.max(MIN_WHOLE_BYTES)
+}
+
+/// What a change about to commit records in the history: per changed panel, its whole state
+/// or the operations that made it (from the edit's journal).
+pub(crate) struct Record {
+    writes: Vec<(&'static str, bool, String)>,
+    artifacts: Vec<i64>,
+}
+
+impl Record {
+    /// What `edit`'s journal says to record.
+    pub(super) fn of(edit: &mut Edit) -> Result<Self, WorkspaceError> {
+        let journal = edit.repo().journal().clone();
+        let mut writes: Vec<(&'static str, bool, String)> = Vec::new();
+        if let Some(objective) = &journal.objective {
+            writes.push(("objective", true, to_json(objective)?));
+        }
+        match &journal.document {
+            DocumentJournal::Untouched => {}
+            DocumentJournal::Set(state) => writes.push(("document", true, to_json(state)?)),
+            DocumentJournal::Edited(delta) => writes.push(("document", false, to_json(delta)?)),
+        }
+        if !journal.plan.is_empty() {
+            writes.push(match set_whole(&journal.plan) {
+                Some(items) => ("plan", true, to_json(&items)?),
+                None => ("plan", false, to_json(&journal.plan)?),
+            });
+        }
+        if !journal.preferences.is_empty() {
+            writes.push(match set_whole(&journal.preferences) {
+                Some(items) => ("preferences", true, to_json(&items)?),
+                None => ("preferences", false, to_json(&journal.preferences)?),
+            });
+        }
+        Ok(Self {
+            writes,
+            artifacts: journal.artifacts.clone(),
+        })
+    }
+
+    /// The first panel's record: it goes to the store with the revision, in one round trip.
+    pub(super) fn first(&self) -> Option<PanelWrite<'_>> {
+        self.writes.first().map(|(panel, whole, data)| PanelWrite {
+            panel,
+            whole: *whole,
+            data,
+        })
+    }
+
+    /// Writes the rest, once the revision `rev` is stored with the first panel's record
+    /// (whose chain stands at `first_chain`): the other panels' records (rare: most changes
+    /// touch one panel), a whole state where a chain has grown long, and the artifacts' stamp.
+    pub(super) async fn finish(
+        &self,
+        repo: &mut WorkspaceRepository,
+        thread: &str,
+        rev: i64,
+        first_chain: Option<crate::store::Chain>,
+    ) -> Result<(), WorkspaceError> {
+        for (i, (panel, whole, data)) in self.writes.iter().enumerate() {
+            let chain = match (i, whole) {
+                (0, _) => first_chain,
+                (_, true) => {
+                    repo.record_panel_state(thread, panel, rev, data).await?;
+                    None
+                }
+                (_, false) => Some(repo.record_panel_ops(thread, panel, rev, data).await?),
+            };
+            // A chain grown long enough ends with the panel's whole state, so reads stay short.
+            if chain.is_some_and(wants_whole) {
+                let state = match *panel {
+                    "document" => to_json(&repo.get_document(thread).await?)?,
+                    "plan" => to_json(&repo.plan_steps(thread).await?)?,
+                    _ => to_json(&repo.list_preferences(thread).await?)?,
+                };
+                repo.record_panel_state(thread, panel, rev, &state).await?;
+            }
+        }
+        if !self.artifacts.is_empty() {
+            repo.stamp_artifacts(thread, &self.artifacts, rev).await?;
+        }
+        Ok(())
+    }
+}
+
+/// The revision row of a change described by `note`.
+pub(crate) fn revision_of<'a>(
+    note: &'a ChangeNote,
+    source: super::Source,
+    thread_turn: i64,
+    changed: PanelSet,
+) -> NewRevision<'a> {
+    NewRevision {
+        source: source.as_str(),
+        by: note.by.as_deref(),
+        turn_index: note.turn_index,
+        thread_turn,
+        tool: note.tool.as_deref(),
+        action_and_reasoning: note.action_and_reasoning.as_deref(),
+        panels: changed,
+        summary: &note.summary,
+        restored_from: note.restored_from,
+        reverted_turn: note.reverted_turn,
+    }
+}
+
+/// The list a change's operations leave when one of them set it whole (a restore, a fork):
+/// from the last such operation on, no earlier state is needed.
+pub(super) fn set_whole<T: HasId + Clone>(ops: &[ListOp<T>]) -> Option<Vec<T>> {
+    let last_set = ops
+        .iter()
+        .rposition(|op| matches!(op, ListOp::Set { .. }))?;
+    let mut items = Vec::new();
+    for op in &ops[last_set..] {
+        apply_list(&mut items, op);
+    }
+    Some(items)
+}
+
+pub(super) fn to_json<T: Serialize + ?Sized>(value: &T) -> Result<String, WorkspaceError> {
+    serde_json::to_string(value).map_err(|err| WorkspaceError::Store(err.into()))
+}

@@ -1,0 +1,463 @@
+//! Import: a recording parsed and checked whole, then written as a new thread with new ids.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
+use serde_json::Value;
+
+use super::*;
+use crate::workspace::{WorkspaceError, Workspaces};
+use crate::{
+    ThreadId,
+    panels::{Panel, PanelSet},
+    store::{
+        Document, ForkOrigin, NewRevision, NewToolCall, PlanStep, Preference,
+        journal::{DocumentDelta, HasId, ListOp, apply_list, apply_text},
+        recording::{IdTable, OldMessage},
+    },
+};
+
+impl Workspaces {
+    /// Imports a recording as a new thread (`id`, or a fresh one) owned by the actor; checks it
+    /// whole first.
+    pub async fn import(
+        &self,
+        text: &str,
+        id: Option<ThreadId>,
+    ) -> Result<crate::store::Thread, WorkspaceError> {
+        let recording = Recording::parse(text)?;
+        let id = id.unwrap_or_else(ThreadId::generate);
+        let mut repo = self.db.begin_write().await?;
+        let owner = self.actor().map(|actor| actor.id);
+        let written = match recording.write(&mut repo, &id).await {
+            Ok(()) if owner.is_some() => repo
+                .set_owner(id.as_str(), owner)
+                .await
+                .map_err(WorkspaceError::from),
+            other => other,
+        };
+        match written {
+            Ok(()) => repo.commit().await.map(|_| ())?,
+            Err(err) => {
+                let _ = repo.rollback().await;
+                return Err(err);
+            }
+        }
+        self.thread(&id).await
+    }
+}
+
+/// A parsed, checked recording.
+pub(super) struct Recording {
+    title: String,
+    created_at: DateTime<Utc>,
+    forked_from: Option<ForkOrigin>,
+    lines: Vec<Line>,
+    /// Revision number → the line it is on, in revision order.
+    revisions: BTreeMap<i64, usize>,
+}
+
+impl Recording {
+    fn parse(text: &str) -> Result<Self, WorkspaceError> {
+        let mut lines = Vec::new();
+        for (i, raw) in text.lines().enumerate() {
+            let number = i + 1;
+            if raw.trim().is_empty() {
+                continue;
+            }
+            let value: Value = serde_json::from_str(raw).map_err(|err| bad(number, err))?;
+            if let Some(path) = super::rules::find_nul(&value) {
+                return Err(bad(
+                    number,
+                    format!("`{path}` contains a NUL character (U+0000), which cannot be stored"),
+                ));
+            }
+            let line: Line = serde_json::from_value(value).map_err(|err| bad(number, err))?;
+            lines.push((number, line));
+        }
+        let Some((
+            _,
+            Line::Thread {
+                format,
+                title,
+                created_at,
+                forked_from,
+                ..
+            },
+        )) = lines.first().cloned()
+        else {
+            return Err(bad(
+                1,
+                format!(
+                    "a recording starts with its thread line (`\"type\": \"thread\"`, `\"format\": \"{FORMAT}\"`)"
+                ),
+            ));
+        };
+        if format != FORMAT {
+            return Err(bad(1, format!("format {format:?} is not {FORMAT:?}")));
+        }
+        if title.trim().is_empty() {
+            return Err(bad(1, "the thread's title is empty"));
+        }
+        let mut turns = BTreeSet::new();
+        let mut revisions: BTreeMap<i64, usize> = BTreeMap::new();
+        for (index, (number, line)) in lines.iter().enumerate().skip(1) {
+            match line {
+                Line::Thread { .. } => return Err(bad(*number, "a second thread line")),
+                Line::Turn {
+                    turn_index, status, ..
+                } => {
+                    if *turn_index < 1 || !turns.insert(*turn_index) {
+                        return Err(bad(
+                            *number,
+                            format!("turn {turn_index} is not a new turn number"),
+                        ));
+                    }
+                    if !["running", "completed", "failed", "cancelled"].contains(&status.as_str()) {
+                        return Err(bad(*number, format!("turn status {status:?} is unknown")));
+                    }
+                }
+                Line::Revision {
+                    rev,
+                    source,
+                    panels,
+                    changes,
+                    ..
+                } => {
+                    if revisions.insert(*rev, index).is_some() {
+                        return Err(bad(*number, format!("revision {rev} appears twice")));
+                    }
+                    if source != "agent" && source != "user" {
+                        return Err(bad(
+                            *number,
+                            format!("source {source:?} is neither agent nor user"),
+                        ));
+                    }
+                    for panel in panels {
+                        if Panel::parse(panel).is_none() {
+                            return Err(bad(*number, format!("panel {panel:?} is unknown")));
+                        }
+                    }
+                    for change in changes {
+                        check_change(change).map_err(|reason| bad(*number, reason))?;
+                    }
+                }
+                Line::Message { role, .. } if role != "user" && role != "assistant" => {
+                    return Err(bad(
+                        *number,
+                        format!("message role {role:?} is neither user nor assistant"),
+                    ));
+                }
+                Line::Message { .. } | Line::Step { .. } | Line::Artifact { .. } => {}
+            }
+        }
+        let last = revisions.keys().next_back().copied().unwrap_or(0);
+        if revisions.len() != usize::try_from(last).unwrap_or(usize::MAX)
+            || revisions.keys().next().is_some_and(|first| *first != 1)
+        {
+            return Err(bad(
+                lines.len(),
+                format!("revisions must be numbered 1 to {last} without gaps"),
+            ));
+        }
+        for (number, line) in &lines {
+            match line {
+                Line::Message { turn_index, .. } | Line::Step { turn_index, .. }
+                    if !turns.contains(turn_index) =>
+                {
+                    return Err(bad(*number, format!("turn {turn_index} has no turn line")));
+                }
+                Line::Artifact { rev, .. } if *rev < 1 || *rev > last => {
+                    return Err(bad(
+                        *number,
+                        format!("revision {rev} is not in the recording"),
+                    ));
+                }
+                _ => {}
+            }
+        }
+        Ok(Self {
+            title,
+            created_at,
+            forked_from,
+            lines: lines.into_iter().map(|(_, line)| line).collect(),
+            revisions,
+        })
+    }
+
+    /// Writes the thread, its conversation, history and artifacts, and its present workspace.
+    async fn write(
+        &self,
+        repo: &mut crate::store::WorkspaceRepository,
+        id: &ThreadId,
+    ) -> Result<(), WorkspaceError> {
+        let thread = id.as_str();
+        let turns = self
+            .lines
+            .iter()
+            .filter_map(|line| match line {
+                Line::Turn { turn_index, .. } => Some(*turn_index),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        repo.insert_recorded_thread(
+            thread,
+            &self.title,
+            self.created_at,
+            turns,
+            self.forked_from
+                .as_ref()
+                .map(|f| (f.thread_id.as_str(), f.rev)),
+        )
+        .await
+        .map_err(|err| match err {
+            crate::store::StoreError::AlreadyExists(_) => {
+                WorkspaceError::ThreadExists(id.to_string())
+            }
+            other => other.into(),
+        })?;
+        let ids = self.new_ids(repo).await?;
+        for line in &self.lines {
+            match line {
+                Line::Turn {
+                    turn_index,
+                    status,
+                    error,
+                    started_at,
+                    finished_at,
+                    usage,
+                } => {
+                    repo.insert_recorded_turn(
+                        thread,
+                        *turn_index,
+                        status,
+                        error.as_deref(),
+                        (*started_at, *finished_at),
+                        usage.as_ref(),
+                    )
+                    .await?;
+                }
+                Line::Message {
+                    turn_index,
+                    role,
+                    content,
+                    at,
+                    by,
+                } => {
+                    repo.insert_recorded_message(
+                        thread,
+                        OldMessage {
+                            turn_index: *turn_index,
+                            role,
+                            content,
+                            at: *at,
+                            by: by.as_deref(),
+                        },
+                    )
+                    .await?;
+                }
+                Line::Step {
+                    turn_index,
+                    step_index,
+                    tool,
+                    arguments,
+                    action_and_reasoning,
+                    result,
+                    success,
+                    duration_ms,
+                    at,
+                } => {
+                    let call = NewToolCall {
+                        turn_index: *turn_index,
+                        call_index: *step_index,
+                        tool,
+                        arguments,
+                        action_and_reasoning: action_and_reasoning.as_deref(),
+                        result,
+                        success: *success,
+                        duration_ms: *duration_ms,
+                    };
+                    repo.insert_recorded_tool_call(thread, call, *at).await?;
+                }
+                Line::Artifact {
+                    artifact_type,
+                    title,
+                    payload,
+                    turn_index,
+                    rev,
+                    at,
+                    ..
+                } => {
+                    repo.insert_recorded_artifact(
+                        thread,
+                        artifact_type,
+                        title.as_deref(),
+                        payload,
+                        *turn_index,
+                        *rev,
+                        *at,
+                    )
+                    .await?;
+                }
+                Line::Thread { .. } | Line::Revision { .. } => {}
+            }
+        }
+        let mut present = Present::default();
+        for index in self.revisions.values() {
+            let Some(Line::Revision {
+                rev,
+                at,
+                source,
+                by,
+                turn_index,
+                thread_turn,
+                tool,
+                action_and_reasoning,
+                panels,
+                summary,
+                restored_from,
+                reverted_turn,
+                changes,
+            }) = self.lines.get(*index)
+            else {
+                continue;
+            };
+            let panels: PanelSet = panels.iter().filter_map(|p| Panel::parse(p)).collect();
+            let revision = NewRevision {
+                source,
+                by: by.as_deref(),
+                turn_index: *turn_index,
+                thread_turn: *thread_turn,
+                tool: tool.as_deref(),
+                action_and_reasoning: action_and_reasoning.as_deref(),
+                panels,
+                summary,
+                restored_from: *restored_from,
+                reverted_turn: *reverted_turn,
+            };
+            repo.insert_revision(thread, *rev, *at, &revision).await?;
+            for change in changes {
+                let data = ids.remap(change)?;
+                present.apply(change.panel.as_str(), change.whole, &data)?;
+                let text = data.to_string();
+                if change.whole {
+                    repo.record_panel_state(thread, &change.panel, *rev, &text)
+                        .await?;
+                } else {
+                    repo.record_panel_ops(thread, &change.panel, *rev, &text)
+                        .await?;
+                }
+            }
+        }
+        repo.set_last_revision(thread, self.revisions.len().try_into().unwrap_or(i64::MAX))
+            .await?;
+        present.write(repo, thread).await
+    }
+
+    /// Fresh ids for every plan step and preference the history names.
+    async fn new_ids(
+        &self,
+        repo: &mut crate::store::WorkspaceRepository,
+    ) -> Result<IdMap, WorkspaceError> {
+        let mut steps = BTreeSet::new();
+        let mut preferences = BTreeSet::new();
+        for line in &self.lines {
+            if let Line::Revision { changes, .. } = line {
+                for change in changes {
+                    match change.panel.as_str() {
+                        "plan" => collect_ids::<PlanStep>(change, &mut steps),
+                        "preferences" => collect_ids::<Preference>(change, &mut preferences),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        let fresh_steps = repo.reserve_ids(IdTable::Steps, steps.len()).await?;
+        let fresh_preferences = repo
+            .reserve_ids(IdTable::Preferences, preferences.len())
+            .await?;
+        Ok(IdMap {
+            steps: steps.into_iter().zip(fresh_steps).collect(),
+            preferences: preferences.into_iter().zip(fresh_preferences).collect(),
+        })
+    }
+}
+
+/// The workspace as the recorded history leaves it, built up revision by revision.
+#[derive(Default)]
+pub(super) struct Present {
+    objective: Option<String>,
+    document: Option<Document>,
+    plan: Vec<PlanStep>,
+    preferences: Vec<Preference>,
+}
+
+impl Present {
+    fn apply(&mut self, panel: &str, whole: bool, data: &Value) -> Result<(), WorkspaceError> {
+        let parse_err = |err: serde_json::Error| WorkspaceError::Store(err.into());
+        match (panel, whole) {
+            ("objective", _) => {
+                self.objective = serde_json::from_value(data.clone()).map_err(parse_err)?
+            }
+            ("document", true) => {
+                self.document = serde_json::from_value(data.clone()).map_err(parse_err)?
+            }
+            ("document", false) => {
+                let delta: DocumentDelta =
+                    serde_json::from_value(data.clone()).map_err(parse_err)?;
+                let doc = self.document.get_or_insert_with(super::empty_document);
+                for op in &delta.ops {
+                    apply_text(&mut doc.content, op);
+                }
+                doc.title = delta.title;
+                doc.version = delta.version;
+            }
+            ("plan", true) => {
+                self.plan = serde_json::from_value(data.clone()).map_err(parse_err)?
+            }
+            ("plan", false) => {
+                let ops: Vec<ListOp<PlanStep>> =
+                    serde_json::from_value(data.clone()).map_err(parse_err)?;
+                ops.iter().for_each(|op| apply_list(&mut self.plan, op));
+            }
+            ("preferences", true) => {
+                self.preferences = serde_json::from_value(data.clone()).map_err(parse_err)?;
+            }
+            ("preferences", false) => {
+                let ops: Vec<ListOp<Preference>> =
+                    serde_json::from_value(data.clone()).map_err(parse_err)?;
+                ops.iter()
+                    .for_each(|op| apply_list(&mut self.preferences, op));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Writes this state as the thread's present workspace (the live tables).
+    async fn write(
+        &self,
+        repo: &mut crate::store::WorkspaceRepository,
+        thread: &str,
+    ) -> Result<(), WorkspaceError> {
+        if let Some(objective) = &self.objective {
+            repo.set_objective(thread, objective).await?;
+        }
+        if let Some(document) = &self.document {
+            // Each change was checked on its own; what they add up to is checked here, before
+            // the transaction commits.
+            if within(Some(&document.content), "", super::MAX_DOCUMENT_CHARS).is_err() {
+                return Err(WorkspaceError::invalid(format!(
+                    "the recording's document grows past {} characters",
+                    super::MAX_DOCUMENT_CHARS
+                )));
+            }
+            repo.write_document_exact(thread, document).await?;
+        }
+        repo.replace_plan(thread, &self.plan).await?;
+        repo.replace_preferences(thread, &self.preferences).await?;
+        Ok(())
+    }
+}
