@@ -25,6 +25,7 @@ use std::{
 use chrono::{DateTime, Utc};
 
 pub use accounts::checked_name;
+use accounts::no_account;
 pub use secrets::{TOKEN_PREFIX, digest};
 pub use throttle::{AttemptKeys, FREE_ATTEMPTS, Throttle};
 
@@ -207,4 +208,3 @@ impl People {
         }
     }
 }
-

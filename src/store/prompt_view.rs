@@ -89,7 +89,9 @@ impl WorkspaceRepository {
                 row.map(|row| <Fields as sqlx::FromRow<_>>::from_row(&row))
                     .transpose()
                     .context("reading the document excerpt")?
-                    .map(|(title, chars, head, tail)| (title, chars, head, tail.unwrap_or_default()))
+                    .map(|(title, chars, head, tail)| {
+                        (title, chars, head, tail.unwrap_or_default())
+                    })
             }
         };
         Ok(row.map(|(title, total_chars, head, tail)| DocumentExcerpt {

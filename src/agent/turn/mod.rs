@@ -7,7 +7,6 @@
 //! index on running turns guards the database, whichever replica runs it. A running turn holds
 //! a lease on its row, kept by [`leases`](super::leases).
 
-
 mod config;
 mod think;
 
@@ -19,31 +18,24 @@ use std::{
         Arc, Mutex, OnceLock,
         atomic::{AtomicBool, AtomicU64, Ordering},
     },
-    time::{Duration, Instant},
+    time::Duration,
 };
 
-use futures::StreamExt;
-use serde_json::Value;
 use tokio::task::JoinHandle;
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use tracing::Instrument;
 
 use super::{
-    history::load_history,
-    model::{
-        ChatMessage, ChatModel, ModelEvent, ModelRequest, SnapshotRole, ToolCallRequest,
-        ToolDefinition,
-    },
-    progress::{FAILED_ROUNDS_LIMIT, TurnCalls},
-    prompt::{PromptBudget, PromptCache, instructions},
-    text_calls::{self, TextToolCalls},
+    model::{ChatModel, ToolCallRequest},
+    progress::FAILED_ROUNDS_LIMIT,
+    prompt::PromptCache,
 };
 use crate::{
     ThreadId,
     events::LiveEvent,
     replicas::{Doorbell, ReplicaId},
-    store::{CallUsage, TurnLease, TurnStatus, TurnUsage, now_ms},
-    tools::{FailureKind, InTurn, ToolRuntime, Toolset, build_tools},
+    store::{TurnLease, TurnStatus, TurnUsage, now_ms},
+    tools::ToolRuntime,
     workspace::{Actor, TurnEnd, WorkspaceError, announce::token_data},
 };
 

@@ -2,45 +2,30 @@
 //! for, and go round again until it answers in plain text, makes no progress, or reaches the
 //! step limit.
 
-use std::{
-    collections::HashMap,
-    sync::{
-        Arc, Mutex, OnceLock,
-        atomic::{AtomicBool, AtomicU64, Ordering},
-    },
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use serde_json::Value;
-use tokio::task::JoinHandle;
-use tokio_util::{sync::CancellationToken, task::TaskTracker};
-use tracing::Instrument;
+use tokio_util::sync::CancellationToken;
 
 use crate::agent::{
     history::load_history,
-    model::{
-        ChatMessage, ChatModel, ModelEvent, ModelRequest, SnapshotRole, ToolCallRequest,
-        ToolDefinition,
-    },
-    progress::{FAILED_ROUNDS_LIMIT, TurnCalls},
-    prompt::{PromptBudget, PromptCache, instructions},
+    model::{ChatMessage, ModelEvent, ModelRequest, ToolCallRequest, ToolDefinition},
+    progress::TurnCalls,
+    prompt::instructions,
     text_calls::{self, TextToolCalls},
 };
 use crate::{
     ThreadId,
-    events::LiveEvent,
-    replicas::{Doorbell, ReplicaId},
-    store::{CallUsage, TurnLease, TurnStatus, TurnUsage, now_ms},
+    store::{CallUsage, TurnUsage},
     tools::{FailureKind, InTurn, ToolRuntime, Toolset, build_tools},
-    workspace::{Actor, TurnEnd, WorkspaceError, announce::token_data},
 };
 
 use super::*;
 
 impl Agent {
     /// The loop itself.
-    async fn think(
+    pub(super) async fn think(
         &self,
         runtime: &ToolRuntime,
         thread_id: &ThreadId,

@@ -1,19 +1,7 @@
 //! Forking a thread at a revision into a new, independent thread.
 
-use std::collections::BTreeSet;
-
-use serde::Serialize;
-
 use super::*;
-use crate::workspace::{ChangeNote, Edit, View, WorkspaceError};
-use crate::{
-    panels::{Panel, PanelSet},
-    store::{
-        Document, NewRevision, PanelWrite, PlanStep, Preference, Revision, Workspace,
-        WorkspaceRepository,
-        journal::{DocumentDelta, DocumentJournal, HasId, ListOp, apply_list, apply_text},
-    },
-};
+use crate::workspace::{ChangeNote, Edit, WorkspaceError};
 
 impl crate::workspace::Workspaces {
     /// Forks `source` at revision `at` (the latest when `None`): a new thread (`id`, or a fresh
@@ -27,10 +15,12 @@ impl crate::workspace::Workspaces {
         title: Option<&str>,
     ) -> Result<crate::store::Thread, WorkspaceError> {
         if let Some(title) = title {
-            super::threads::checked_title(title)?;
+            crate::workspace::threads::checked_title(title)?;
         }
         let id = id.unwrap_or_else(crate::ThreadId::generate);
-        let mut edit = self.edit_unchecked(&id, super::Source::User).await?;
+        let mut edit = self
+            .edit_unchecked(&id, crate::workspace::Source::User)
+            .await?;
         let owner = self.actor().map(|actor| actor.id);
         let outcome = fork_into(&mut edit, source, at, &id, title, owner).await;
         let at = match outcome {

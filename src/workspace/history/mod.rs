@@ -15,11 +15,12 @@ mod record;
 mod replay;
 mod restore;
 
+pub(super) use reads::conflicts;
 pub use reads::{DocumentDiff, HistoryPage};
 pub(super) use record::{Record, revision_of};
-pub use restore::{RESTORABLE, RevertConflict, restorable_panels};
+use replay::documents_at;
 pub(super) use replay::{document_at, workspace_at};
-pub(super) use reads::{conflicts, unified_diff};
+pub use restore::{RESTORABLE, RevertConflict, restorable_panels};
 
 /// The most records a panel's chain holds before its whole state is stored again.
 pub const MAX_CHAIN: i64 = 1_000;

@@ -5,15 +5,8 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use super::*;
-use crate::workspace::{ChangeNote, Edit, View, WorkspaceError};
-use crate::{
-    panels::{Panel, PanelSet},
-    store::{
-        Document, NewRevision, PanelWrite, PlanStep, Preference, Revision, Workspace,
-        WorkspaceRepository,
-        journal::{DocumentDelta, DocumentJournal, HasId, ListOp, apply_list, apply_text},
-    },
-};
+use crate::store::{Document, Revision, Workspace};
+use crate::workspace::{View, WorkspaceError};
 
 /// A page of a thread's history, newest first.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
@@ -34,7 +27,6 @@ pub struct DocumentDiff {
     /// `---`/`+++` header, `@@` hunks, and `-`, `+` and ` ` lines; empty when nothing differs.
     pub unified: String,
 }
-
 
 impl View {
     /// The thread's latest revision (0 before its first change).
@@ -171,7 +163,6 @@ pub(crate) fn unified_diff(old: &str, new: &str, from: i64, to: i64) -> String {
         .header(&format!("revision {from}"), &format!("revision {to}"))
         .to_string()
 }
-
 
 impl crate::workspace::Workspaces {
     /// A page of the thread's history, newest first.

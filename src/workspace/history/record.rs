@@ -1,18 +1,15 @@
 //! What a committed change records: per changed panel its whole state or the operations
 //! that made it, and the revision row.
 
-use std::collections::BTreeSet;
-
 use serde::Serialize;
 
 use super::*;
-use crate::workspace::{ChangeNote, Edit, View, WorkspaceError};
+use crate::workspace::{ChangeNote, Edit, WorkspaceError};
 use crate::{
-    panels::{Panel, PanelSet},
+    panels::PanelSet,
     store::{
-        Document, NewRevision, PanelWrite, PlanStep, Preference, Revision, Workspace,
-        WorkspaceRepository,
-        journal::{DocumentDelta, DocumentJournal, HasId, ListOp, apply_list, apply_text},
+        NewRevision, PanelWrite, WorkspaceRepository,
+        journal::{DocumentJournal, HasId, ListOp, apply_list},
     },
 };
 
@@ -30,7 +27,7 @@ pub(crate) struct Record {
 
 impl Record {
     /// What `edit`'s journal says to record.
-    pub(super) fn of(edit: &mut Edit) -> Result<Self, WorkspaceError> {
+    pub(crate) fn of(edit: &mut Edit) -> Result<Self, WorkspaceError> {
         let journal = edit.repo().journal().clone();
         let mut writes: Vec<(&'static str, bool, String)> = Vec::new();
         if let Some(objective) = &journal.objective {
@@ -60,7 +57,7 @@ impl Record {
     }
 
     /// The first panel's record: it goes to the store with the revision, in one round trip.
-    pub(super) fn first(&self) -> Option<PanelWrite<'_>> {
+    pub(crate) fn first(&self) -> Option<PanelWrite<'_>> {
         self.writes.first().map(|(panel, whole, data)| PanelWrite {
             panel,
             whole: *whole,
@@ -71,7 +68,7 @@ impl Record {
     /// Writes the rest, once the revision `rev` is stored with the first panel's record
     /// (whose chain stands at `first_chain`): the other panels' records (rare: most changes
     /// touch one panel), a whole state where a chain has grown long, and the artifacts' stamp.
-    pub(super) async fn finish(
+    pub(crate) async fn finish(
         &self,
         repo: &mut WorkspaceRepository,
         thread: &str,
@@ -107,7 +104,7 @@ impl Record {
 /// The revision row of a change described by `note`.
 pub(crate) fn revision_of<'a>(
     note: &'a ChangeNote,
-    source: super::Source,
+    source: crate::workspace::Source,
     thread_turn: i64,
     changed: PanelSet,
 ) -> NewRevision<'a> {

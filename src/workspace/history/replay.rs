@@ -1,19 +1,10 @@
 //! The workspace at any revision, rebuilt from the nearest whole state and the records after it.
 
-use std::collections::BTreeSet;
-
-use serde::Serialize;
-
-use super::*;
-use crate::workspace::{ChangeNote, Edit, View, WorkspaceError};
-use crate::{
-    panels::{Panel, PanelSet},
-    store::{
-        Document, NewRevision, PanelWrite, PlanStep, Preference, Revision, Workspace,
-        WorkspaceRepository,
-        journal::{DocumentDelta, DocumentJournal, HasId, ListOp, apply_list, apply_text},
-    },
+use crate::store::{
+    Document, PlanStep, Preference, Workspace, WorkspaceRepository,
+    journal::{DocumentDelta, HasId, ListOp, apply_list, apply_text},
 };
+use crate::workspace::WorkspaceError;
 
 /// Rebuilds the workspace of `thread` as it stood right after revision `rev` (0: empty).
 pub(crate) async fn workspace_at(
@@ -54,7 +45,7 @@ pub(crate) async fn document_at(
             document = from_json(&record.data)?;
         } else {
             let delta: DocumentDelta = from_json(&record.data)?;
-            let doc = document.get_or_insert_with(super::empty_document);
+            let doc = document.get_or_insert_with(crate::workspace::empty_document);
             for op in &delta.ops {
                 apply_text(&mut doc.content, op);
             }
@@ -89,7 +80,7 @@ pub(super) async fn documents_at(
             document = from_json(&record.data)?;
         } else {
             let delta: DocumentDelta = from_json(&record.data)?;
-            let doc = document.get_or_insert_with(super::empty_document);
+            let doc = document.get_or_insert_with(crate::workspace::empty_document);
             for op in &delta.ops {
                 apply_text(&mut doc.content, op);
             }

@@ -5,14 +5,10 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use super::*;
-use crate::workspace::{ChangeNote, Edit, View, WorkspaceError};
+use crate::workspace::{ChangeNote, Edit, WorkspaceError};
 use crate::{
-    panels::{Panel, PanelSet},
-    store::{
-        Document, NewRevision, PanelWrite, PlanStep, Preference, Revision, Workspace,
-        WorkspaceRepository,
-        journal::{DocumentDelta, DocumentJournal, HasId, ListOp, apply_list, apply_text},
-    },
+    panels::Panel,
+    store::{Document, Revision, Workspace},
 };
 
 /// One later change that stands in the way of undoing a turn.
@@ -31,7 +27,6 @@ pub const RESTORABLE: [Panel; 4] = [
     Panel::Plan,
     Panel::Preferences,
 ];
-
 
 impl Edit {
     /// Sets the listed panels to their state in `target`, writing only those that differ;
@@ -144,7 +139,7 @@ impl crate::workspace::Workspaces {
         panels: Option<&[String]>,
     ) -> Result<(i64, Workspace), WorkspaceError> {
         let panels = restorable_panels(panels)?;
-        let mut edit = self.edit(thread, super::Source::User).await?;
+        let mut edit = self.edit(thread, crate::workspace::Source::User).await?;
         let outcome = async {
             edit.lock().await?;
             let target = edit.snapshot_at(rev).await?;
@@ -167,7 +162,7 @@ impl crate::workspace::Workspaces {
         thread: &crate::ThreadId,
         turn: i64,
     ) -> Result<(i64, Workspace), WorkspaceError> {
-        let mut edit = self.edit(thread, super::Source::User).await?;
+        let mut edit = self.edit(thread, crate::workspace::Source::User).await?;
         let outcome = async {
             edit.lock().await?;
             let turns = edit.turn_index();

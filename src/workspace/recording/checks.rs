@@ -1,22 +1,13 @@
 //! What a recording may bring in: the data of each change within the limits every other
 //! path keeps.
 
-use std::collections::{BTreeMap, BTreeSet};
-
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize, de::DeserializeOwned};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::*;
-use crate::workspace::{WorkspaceError, Workspaces};
-use crate::{
-    ThreadId,
-    panels::{Panel, PanelSet},
-    store::{
-        Document, ForkOrigin, NewRevision, NewToolCall, PlanStep, Preference,
-        journal::{DocumentDelta, HasId, ListOp, apply_list, apply_text},
-        recording::{IdTable, OldMessage},
-    },
+use crate::store::{
+    Document, PlanStep, Preference,
+    journal::{DocumentDelta, ListOp},
 };
 
 /// Checks that a change's data is what its panel keeps, within the limits the workspace's
@@ -28,7 +19,7 @@ pub(super) fn check_change(change: &PanelChange) -> Result<(), String> {
             within(
                 objective.as_deref(),
                 "the objective",
-                super::MAX_OBJECTIVE_CHARS,
+                crate::workspace::MAX_OBJECTIVE_CHARS,
             )
         }),
         ("document", true) => parse::<Option<Document>>(data).and_then(|document| {
@@ -36,12 +27,12 @@ pub(super) fn check_change(change: &PanelChange) -> Result<(), String> {
                 within(
                     Some(&doc.title),
                     "the title",
-                    super::MAX_DOCUMENT_TITLE_CHARS,
+                    crate::workspace::MAX_DOCUMENT_TITLE_CHARS,
                 )?;
                 within(
                     Some(&doc.content),
                     "the document",
-                    super::MAX_DOCUMENT_CHARS,
+                    crate::workspace::MAX_DOCUMENT_CHARS,
                 )
             })
         }),
@@ -49,7 +40,7 @@ pub(super) fn check_change(change: &PanelChange) -> Result<(), String> {
             within(
                 Some(&delta.title),
                 "the title",
-                super::MAX_DOCUMENT_TITLE_CHARS,
+                crate::workspace::MAX_DOCUMENT_TITLE_CHARS,
             )
         }),
         ("plan", true) => parse::<Vec<PlanStep>>(data).and_then(|steps| check_steps(&steps)),
@@ -73,7 +64,7 @@ pub(super) fn check_change(change: &PanelChange) -> Result<(), String> {
 /// Fails when `text` is longer than `max` characters.
 pub(super) fn within(text: Option<&str>, what: &str, max: usize) -> Result<(), String> {
     match text {
-        Some(text) if text.len() > max && super::rules::char_count(text) > max => {
+        Some(text) if text.len() > max && crate::workspace::rules::char_count(text) > max => {
             Err(format!("{what} is longer than {max} characters"))
         }
         _ => Ok(()),
@@ -94,13 +85,13 @@ pub(super) fn check_steps(steps: &[PlanStep]) -> Result<(), String> {
         if step.text.trim().is_empty() {
             return Err(format!("step {} has no text", step.id));
         }
-        within(Some(&step.text), "a step", super::MAX_STEP_CHARS)?;
-        if !(0..=super::MAX_DEPTH).contains(&step.depth) {
+        within(Some(&step.text), "a step", crate::workspace::MAX_STEP_CHARS)?;
+        if !(0..=crate::workspace::MAX_DEPTH).contains(&step.depth) {
             return Err(format!(
                 "step {} has depth {}; the plan nests at most {} levels",
                 step.id,
                 step.depth,
-                super::MAX_DEPTH
+                crate::workspace::MAX_DEPTH
             ));
         }
         Ok(())
@@ -112,12 +103,12 @@ pub(super) fn check_preferences(items: &[Preference]) -> Result<(), String> {
         within(
             Some(&preference.title),
             "a preference's title",
-            super::MAX_TITLE_CHARS,
+            crate::workspace::MAX_TITLE_CHARS,
         )?;
         within(
             preference.subtitle.as_deref(),
             "a preference's subtitle",
-            super::MAX_SUBTITLE_CHARS,
+            crate::workspace::MAX_SUBTITLE_CHARS,
         )
     })
 }

@@ -1,22 +1,12 @@
 //! Export: a thread's rows as the lines of a recording, in order of occurrence.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize, de::DeserializeOwned};
-use serde_json::Value;
 
 use super::*;
+use crate::ThreadId;
 use crate::workspace::{WorkspaceError, Workspaces};
-use crate::{
-    ThreadId,
-    panels::{Panel, PanelSet},
-    store::{
-        Document, ForkOrigin, NewRevision, NewToolCall, PlanStep, Preference,
-        journal::{DocumentDelta, HasId, ListOp, apply_list, apply_text},
-        recording::{IdTable, OldMessage},
-    },
-};
 
 /// An item of the timeline, for ordering lines by when they happened.
 pub(super) struct Timed {
@@ -147,5 +137,4 @@ impl Workspaces {
         .await;
         view.settle(lines).await
     }
-
 }

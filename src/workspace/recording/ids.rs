@@ -2,24 +2,21 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize, de::DeserializeOwned};
+use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
 use super::*;
-use crate::workspace::{WorkspaceError, Workspaces};
-use crate::{
-    ThreadId,
-    panels::{Panel, PanelSet},
-    store::{
-        Document, ForkOrigin, NewRevision, NewToolCall, PlanStep, Preference,
-        journal::{DocumentDelta, HasId, ListOp, apply_list, apply_text},
-        recording::{IdTable, OldMessage},
-    },
+use crate::store::{
+    PlanStep, Preference,
+    journal::{HasId, ListOp},
 };
+use crate::workspace::WorkspaceError;
 
 /// Every id a list change names.
-pub(super) fn collect_ids<T: DeserializeOwned + HasId>(change: &PanelChange, into: &mut BTreeSet<i64>) {
+pub(super) fn collect_ids<T: DeserializeOwned + HasId>(
+    change: &PanelChange,
+    into: &mut BTreeSet<i64>,
+) {
     if change.whole {
         if let Ok(items) = serde_json::from_value::<Vec<T>>(change.data.clone()) {
             into.extend(items.iter().map(HasId::id));
@@ -41,8 +38,8 @@ pub(super) fn collect_ids<T: DeserializeOwned + HasId>(change: &PanelChange, int
 
 /// Old ids to new ones.
 pub(super) struct IdMap {
-    steps: BTreeMap<i64, i64>,
-    preferences: BTreeMap<i64, i64>,
+    pub(super) steps: BTreeMap<i64, i64>,
+    pub(super) preferences: BTreeMap<i64, i64>,
 }
 
 impl IdMap {

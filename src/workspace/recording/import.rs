@@ -3,7 +3,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
 use super::*;
@@ -13,7 +12,7 @@ use crate::{
     panels::{Panel, PanelSet},
     store::{
         Document, ForkOrigin, NewRevision, NewToolCall, PlanStep, Preference,
-        journal::{DocumentDelta, HasId, ListOp, apply_list, apply_text},
+        journal::{DocumentDelta, ListOp, apply_list, apply_text},
         recording::{IdTable, OldMessage},
     },
 };
@@ -67,7 +66,7 @@ impl Recording {
                 continue;
             }
             let value: Value = serde_json::from_str(raw).map_err(|err| bad(number, err))?;
-            if let Some(path) = super::rules::find_nul(&value) {
+            if let Some(path) = crate::workspace::rules::find_nul(&value) {
                 return Err(bad(
                     number,
                     format!("`{path}` contains a NUL character (U+0000), which cannot be stored"),
@@ -407,7 +406,9 @@ impl Present {
             ("document", false) => {
                 let delta: DocumentDelta =
                     serde_json::from_value(data.clone()).map_err(parse_err)?;
-                let doc = self.document.get_or_insert_with(super::empty_document);
+                let doc = self
+                    .document
+                    .get_or_insert_with(crate::workspace::empty_document);
                 for op in &delta.ops {
                     apply_text(&mut doc.content, op);
                 }
@@ -448,10 +449,16 @@ impl Present {
         if let Some(document) = &self.document {
             // Each change was checked on its own; what they add up to is checked here, before
             // the transaction commits.
-            if within(Some(&document.content), "", super::MAX_DOCUMENT_CHARS).is_err() {
+            if within(
+                Some(&document.content),
+                "",
+                crate::workspace::MAX_DOCUMENT_CHARS,
+            )
+            .is_err()
+            {
                 return Err(WorkspaceError::invalid(format!(
                     "the recording's document grows past {} characters",
-                    super::MAX_DOCUMENT_CHARS
+                    crate::workspace::MAX_DOCUMENT_CHARS
                 )));
             }
             repo.write_document_exact(thread, document).await?;

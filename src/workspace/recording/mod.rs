@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::WorkspaceError;
+use crate::store::ForkOrigin;
 use checks::*;
 use ids::*;
 
@@ -155,7 +156,6 @@ pub struct PanelChange {
 fn bad(line: usize, reason: impl std::fmt::Display) -> WorkspaceError {
     WorkspaceError::invalid(format!("line {line}: {reason}"))
 }
-
 
 /// The lines as JSON Lines text, one object per line, each line ending in `\n`.
 pub fn to_jsonl(lines: &[Line]) -> Result<String, WorkspaceError> {

@@ -2,8 +2,8 @@
 //! malformed and unknown tool calls, a stream cut mid-way, and no model at all. Each through a
 //! real server and a mock LLM; both engines.
 
-use crate::common::agent as agent_support;
 use crate::common;
+use crate::common::agent as agent_support;
 
 use std::time::{Duration, Instant};
 

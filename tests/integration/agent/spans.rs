@@ -3,8 +3,8 @@
 //! an agent turn, the span of the turn (thread, turn index). Checked on what the process's
 //! subscriber really prints, for a call over the tools endpoint and one made by the agent.
 
-use crate::common::agent as agent_support;
 use crate::common;
+use crate::common::agent as agent_support;
 
 use std::{
     io::Write,

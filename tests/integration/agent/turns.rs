@@ -3,8 +3,8 @@
 //! the next model request carries, persistence, the step limit, cancelling, busy threads,
 //! events subscribers, bad input and history. Both engines.
 
-use crate::common::agent as agent_support;
 use crate::common;
+use crate::common::agent as agent_support;
 
 use std::time::Duration;
 

@@ -78,9 +78,11 @@ pub fn nginx() -> bool {
         if on_path {
             Ok(())
         } else {
-            Err("nginx is not on the PATH. Install Debian's nginx and add /usr/sbin to the \
+            Err(
+                "nginx is not on the PATH. Install Debian's nginx and add /usr/sbin to the \
                  PATH (`bash .ci/run` does both)"
-                .to_string())
+                    .to_string(),
+            )
         }
     });
     present("the nginx test", found)

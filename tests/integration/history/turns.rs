@@ -4,8 +4,8 @@
 //! says what the person undid, forks keep the conversation up to their revision, and a
 //! recording with turns, messages and tool calls comes back as it was.
 
-use crate::common::agent as agent_support;
 use crate::common;
+use crate::common::agent as agent_support;
 
 use agent_support::*;
 use common::mock_llm::{Script, call};

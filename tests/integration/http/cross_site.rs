@@ -5,8 +5,8 @@
 //! and the web UI keeps its own policy; chat turns and sign-ins past their limit answer `429`
 //! with `Retry-After` and are let in again after it.
 
-use crate::common::agent as agent_support;
 use crate::common;
+use crate::common::agent as agent_support;
 
 use std::{num::NonZeroU32, time::Duration};
 

@@ -123,7 +123,9 @@ const TOOL_ROUTE: &str = "/api/threads/{thread_id}/tools/{tool_name}";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_count_requests_tool_calls_turns_and_model_calls() {
-    if !common::isolated::alone(&test_name!("metrics_count_requests_tool_calls_turns_and_model_calls")) {
+    if !common::isolated::alone(&test_name!(
+        "metrics_count_requests_tool_calls_turns_and_model_calls"
+    )) {
         return;
     }
     let tdb = TestDb::new(Engine::Sqlite).await;

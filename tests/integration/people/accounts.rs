@@ -4,8 +4,8 @@
 //! message, MCP with a personal token confined to that person's threads, one-person mode, and
 //! threads from before accounts going to the first administrator.
 
-use crate::common::agent as agent_support;
 use crate::common;
+use crate::common::agent as agent_support;
 
 use std::time::Duration;
 

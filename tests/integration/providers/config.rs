@@ -154,8 +154,13 @@ fn an_unknown_provider_is_rejected() {
     assert_eq!(agent.text_tool_calls, TextToolCalls::Off);
     assert_eq!(agent.max_tokens, Some(512));
     // Every answer is bounded even when nobody set a bound.
-    let bounded = parsed.llm.agent_config(haico::agent::AgentConfig::default());
-    assert_eq!(bounded.max_tokens, Some(haico::agent::providers::config::DEFAULT_MAX_ANSWER_TOKENS));
+    let bounded = parsed
+        .llm
+        .agent_config(haico::agent::AgentConfig::default());
+    assert_eq!(
+        bounded.max_tokens,
+        Some(haico::agent::providers::config::DEFAULT_MAX_ANSWER_TOKENS)
+    );
     assert!(Cli::try_parse_from(["haico", "--llm-max-tokens", "0"]).is_err());
     let error = Cli::try_parse_from(["haico", "--llm-snapshot-role", "assistant"]).unwrap_err();
     assert!(error.to_string().contains("use system or user"), "{error}");
