@@ -44,7 +44,7 @@ use serde_json::{Value, json};
 
 mod wire;
 
-pub use wire::{anthropic_event, split};
+pub use wire::anthropic_event;
 
 /// Which wire format a mock speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

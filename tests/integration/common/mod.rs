@@ -56,7 +56,6 @@ pub enum Engine {
 /// schema behind); [`TestDb::cleanup`] does the same after closing the pools first.
 pub struct TestDb {
     pub db: Database,
-    pub engine: Engine,
     pub url: String,
     schema: Option<String>,
     _dir: Option<tempfile::TempDir>,
@@ -77,7 +76,7 @@ impl TestDb {
                 let db = Database::connect(&url, &pool).await.expect("open sqlite");
                 Self {
                     db,
-                    engine,
+
                     url,
                     schema: None,
                     _dir: Some(dir),
@@ -104,7 +103,7 @@ impl TestDb {
                 let db = Database::connect(&url, &pool).await.expect("open postgres");
                 Self {
                     db,
-                    engine,
+
                     url,
                     schema: Some(schema),
                     _dir: None,
@@ -198,10 +197,6 @@ impl Harness {
         &self.test_db.db
     }
 
-    pub fn engine(&self) -> Engine {
-        self.test_db.engine
-    }
-
     /// Runs one call and returns everything about it.
     pub async fn call_full(&self, tool: &str, args: Value) -> ToolCall {
         self.runtime.call(&self.tools, tool, args).await
@@ -288,6 +283,7 @@ pub mod agent;
 pub mod child;
 pub mod cluster;
 pub mod fuzz;
+#[macro_use]
 pub mod isolated;
 pub mod mcp;
 pub mod mock_llm;

@@ -25,6 +25,7 @@ fn args() -> LlmArgs {
         llm_replay_file: None,
         llm_snapshot_role: SnapshotRole::System,
         llm_text_tool_calls: TextToolCalls::Auto,
+        llm_max_tokens: haico::agent::providers::config::DEFAULT_MAX_ANSWER_TOKENS,
     }
 }
 

@@ -42,7 +42,6 @@ pub const ENTER: &str = "\u{e007}";
 pub const ESCAPE: &str = "\u{e00c}";
 pub const CONTROL: &str = "\u{e009}";
 pub const BACKSPACE: &str = "\u{e003}";
-pub const END: &str = "\u{e010}";
 pub const TAB: char = '\u{e004}';
 pub const ENTER_KEY: char = '\u{e007}';
 /// Releases held modifier keys.
@@ -123,16 +122,6 @@ impl ServerOptions {
             name: name.to_string(),
             password: password.to_string(),
             admin: false,
-        });
-        self
-    }
-
-    /// An administrator's account, signing in with `password`.
-    pub fn admin_account(mut self, name: &str, password: &str) -> Self {
-        self.accounts.push(Account {
-            name: name.to_string(),
-            password: password.to_string(),
-            admin: true,
         });
         self
     }
@@ -267,11 +256,6 @@ impl Server {
     /// The absolute URL of `path` (which starts with `/`).
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.base, path)
-    }
-
-    /// The database URL the server uses (same across restarts).
-    pub fn database_url(&self) -> &str {
-        &self.database_url
     }
 
     fn command(&self) -> Command {
@@ -990,29 +974,6 @@ impl Browser {
         .await;
     }
 
-    /// Like [`Self::wait_text`] with a timeout.
-    pub async fn wait_text_for(&self, css: &str, needle: &str, timeout: Duration) {
-        self.wait_js_for(
-            &format!("an element `{css}` whose text contains {needle:?}"),
-            TEXT_JS,
-            vec![json!(css), json!(needle)],
-            timeout,
-        )
-        .await;
-    }
-
-    /// Waits until no element matching `css` has text containing `needle`.
-    pub async fn wait_no_text(&self, css: &str, needle: &str) {
-        self.wait_js(
-            &format!("no element `{css}` whose text contains {needle:?}"),
-            &format!(
-                "const found = (() => {{ {TEXT_JS} }})(); return found === true ? {{ok: false, texts: found}} : true;"
-            ),
-            vec![json!(css), json!(needle)],
-        )
-        .await;
-    }
-
     /// Waits until the element matching `css` has attribute `attr` equal to `value`.
     pub async fn wait_attr(&self, css: &str, attr: &str, value: &str) {
         self.wait_js(
@@ -1142,12 +1103,6 @@ impl Browser {
             text.to_string()
         };
         self.send_keys(css, &keys).await;
-    }
-
-    /// Types `text` into `css` after what is there.
-    pub async fn append_keys(&self, css: &str, text: &str) {
-        self.send_keys(css, &format!("{CONTROL}{END}{NULL}{text}"))
-            .await;
     }
 
     async fn send_keys(&self, css: &str, keys: &str) {
