@@ -15,6 +15,10 @@ mod errors;
 mod signature;
 mod tool_attr;
 
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests;
+
 use proc_macro::TokenStream;
 
 /// Implements `haico::tools::ToolCollection` for the self type of an inherent impl block, with

@@ -1,11 +1,11 @@
 //! The tools: each domain, the runtime, the rules every path shares, chart rendering and the
-//! tool macros' compile-time checks.
+//! collections the tool macros accept.
 
 mod chart_svg;
 mod charts_artifacts;
 mod documents;
 mod input_nul;
-mod macros;
+mod macro_cases;
 mod preferences;
 mod runtime;
 mod todos;

@@ -1,4 +1,5 @@
-// A read-only tool takes a view, a writing tool an edit; the entries say which is which.
+//! A read-only tool takes a view, a writing tool an edit; the entries say which is which.
+
 use haico::tools::{Invoke, ToolCollection, ToolResult, workspace_tool, workspace_tools};
 use haico::workspace::{Edit, View};
 
@@ -17,7 +18,8 @@ impl MixedTools {
     }
 }
 
-fn main() {
+#[test]
+fn read_only_and_writing_tools_get_their_handles() {
     let entries = <MixedTools as ToolCollection>::entries();
     assert!(matches!(entries[0].invoke, Invoke::Read(_)));
     assert!(matches!(entries[1].invoke, Invoke::Write(_)));

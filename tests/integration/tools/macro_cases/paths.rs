@@ -1,6 +1,7 @@
-// The attributes also work when named by path, next to other methods and attributes.
-use haico::workspace::Edit;
+//! The attributes also work when named by path, next to other methods and attributes.
+
 use haico::tools::{ToolCollection, ToolResult};
+use haico::workspace::Edit;
 
 pub struct PathTools;
 
@@ -15,7 +16,8 @@ impl PathTools {
     const GREETING: &str = "hi";
 }
 
-fn main() {
+#[test]
+fn attributes_named_by_path() {
     let _ = PathTools;
     assert_eq!(PathTools::GREETING, "hi");
     let entries = PathTools::entries();

@@ -1,6 +1,7 @@
-// A collection with one args tool and one no-args tool; `main` reads its entries.
-use haico::workspace::Edit;
+//! A collection with one args tool and one no-args tool; the test reads its entries.
+
 use haico::tools::{ToolCollection, ToolError, ToolResult, workspace_tool, workspace_tools};
+use haico::workspace::Edit;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
@@ -32,7 +33,8 @@ impl NoteTools {
     }
 }
 
-fn main() {
+#[test]
+fn args_and_no_args_tools_are_entries_in_order() {
     let tools = NoteTools {
         prefix: String::new(),
     };
