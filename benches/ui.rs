@@ -8,7 +8,13 @@
 //! changes it.
 //!
 //! `cargo bench --bench ui` (needs Debian's chromium and chromium-driver, as the browser tests).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    dead_code,
+    unused_imports
+)]
 
 #[path = "../tests/integration/web_ui/browser.rs"]
 mod browser;

@@ -4,6 +4,11 @@
 # reads the server's own log for the prompt tokens it evaluated per call and how long that took.
 #
 #   bash scripts/eval_local.sh [SCENARIOS…]      default: eval/
+#   EACH=1 bash scripts/eval_local.sh eval/      one `haico eval` per scenario file, so every
+#                                                finished scenario's report is kept (a long run
+#                                                can be stopped and resumed: files already
+#                                                reported are skipped), then one table of all
+#                                                (scripts/eval_table.py)
 #
 # Settings (environment): HAICO_BIN (default: target/release/haico, built if missing),
 # LLM_DIR (/opt/local-llm), LLM_PORT (18081), OUT (target/eval-local), and any HAICO_LLM_* to
@@ -42,6 +47,24 @@ export HAICO_LLM_TIMEOUT_SECS=${HAICO_LLM_TIMEOUT_SECS:-600}
 export HAICO_LLM_MAX_TOKENS=${HAICO_LLM_MAX_TOKENS:-1024}
 status=0
 offset=$( [ -f "$log" ] && wc -c <"$log" || echo 0 )
+if [ "${EACH:-0}" = 1 ]; then
+  mkdir -p "$OUT/each"
+  files=()
+  for path in "${@:-eval/}"; do
+    if [ -d "$path" ]; then files+=("$path"/*.json); else files+=("$path"); fi
+  done
+  for file in "${files[@]}"; do
+    name=$(basename "$file" .json)
+    [ -f "$OUT/each/$name.json" ] && continue
+    echo "== $name"
+    "$HAICO_BIN" eval "$file" --json "$OUT/each/$name.json" --markdown "$OUT/each/$name.md" \
+      || status=$?
+  done
+  table_log=()
+  if [ -n "$started" ] || [ -n "${LLM_LOG:-}" ]; then table_log=(--llama-log "$log" --from "$offset"); fi
+  python3 scripts/eval_table.py "$OUT"/each/*.json "${table_log[@]}" | tee "$OUT/eval.md"
+  exit "$status"
+fi
 "$HAICO_BIN" eval "${@:-eval/}" --json "$OUT/eval.json" --markdown "$OUT/eval.md" || status=$?
 cat "$OUT/eval.md"
 

@@ -162,6 +162,28 @@ fn address(request: &Parts) -> String {
     client_address(&request.headers, peer)
 }
 
+/// The address sign-in attempts are counted under: the peer's, or, when the peer is a proxy
+/// on this machine or a private network, the first `X-Forwarded-For` hop it reports (a
+/// client elsewhere could write any address there, so its header is not believed).
+pub(super) fn client_address(headers: &HeaderMap, peer: Option<std::net::SocketAddr>) -> String {
+    let peer = peer.map(|peer| peer.ip());
+    let trusted_proxy = peer.is_some_and(|ip| match ip {
+        std::net::IpAddr::V4(v4) => v4.is_loopback() || v4.is_private(),
+        std::net::IpAddr::V6(v6) => v6.is_loopback() || v6.is_unique_local(),
+    });
+    let forwarded = headers
+        .get("x-forwarded-for")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(',').next())
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty());
+    match (trusted_proxy, forwarded, peer) {
+        (true, Some(forwarded), _) => forwarded,
+        (_, _, Some(peer)) => peer.to_string(),
+        _ => "unknown".to_string(),
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::panic)]
 mod tests {
@@ -195,27 +217,5 @@ mod tests {
             limiters.chat_turn(&Principal::Local, &request).is_ok(),
             "no chat limit"
         );
-    }
-}
-
-/// The address sign-in attempts are counted under: the peer's, or, when the peer is a proxy
-/// on this machine or a private network, the first `X-Forwarded-For` hop it reports (a
-/// client elsewhere could write any address there, so its header is not believed).
-pub(super) fn client_address(headers: &HeaderMap, peer: Option<std::net::SocketAddr>) -> String {
-    let peer = peer.map(|peer| peer.ip());
-    let trusted_proxy = peer.is_some_and(|ip| match ip {
-        std::net::IpAddr::V4(v4) => v4.is_loopback() || v4.is_private(),
-        std::net::IpAddr::V6(v6) => v6.is_loopback() || v6.is_unique_local(),
-    });
-    let forwarded = headers
-        .get("x-forwarded-for")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(',').next())
-        .map(|v| v.trim().to_string())
-        .filter(|v| !v.is_empty());
-    match (trusted_proxy, forwarded, peer) {
-        (true, Some(forwarded), _) => forwarded,
-        (_, _, Some(peer)) => peer.to_string(),
-        _ => "unknown".to_string(),
     }
 }
