@@ -101,7 +101,7 @@ fn present(what: &str, found: &Result<(), String>) -> bool {
         said.push(what.to_string());
         let _ = writeln!(
             std::io::stderr(),
-            "\nnote: {what} return without running: {why}; \
+            "\nnote: skipping {what} (each returns without running): {why}; \
              HAICO_TEST_REQUIRE_ALL=1 makes this a failure."
         );
     }
