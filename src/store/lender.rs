@@ -197,7 +197,7 @@ impl Lent {
 
     /// Notes a statement's outcome: after a failure the connection is handed back to the
     /// pool to be checked, not kept.
-    pub fn saw<T>(&mut self, result: &Result<T, sqlx::Error>) {
+    fn saw<T>(&mut self, result: &Result<T, sqlx::Error>) {
         if result.is_err() {
             self.clean = false;
         }

@@ -70,28 +70,18 @@ impl WorkspaceRepository {
                     (title, chars, head, tail_text)
                 })
             }
-            Tx::Postgres(ref mut tx) => {
-                let query = sqlx::query(
-                    "SELECT title, chars, \
-                     CASE WHEN chars <= $2 THEN content ELSE substr(content, 1, $3::int) END, \
-                     CASE WHEN chars <= $2 THEN NULL ELSE right(content, $4::int) END \
-                     FROM documents WHERE thread_id = $1",
-                )
-                .bind(thread_id)
-                .bind(keep)
-                .bind(head)
-                .bind(tail);
-                let row = tx
-                    .fetch_optional(query)
+            Tx::Postgres(_) => {
+                let row: Option<(String, i64, String, Option<String>)> = self
+                    .fetch_optional(
+                        "SELECT title, chars, \
+                         CASE WHEN chars <= $2 THEN content ELSE substr(content, 1, $3::int) END, \
+                         CASE WHEN chars <= $2 THEN NULL ELSE right(content, $4::int) END \
+                         FROM documents WHERE thread_id = $1",
+                        &params![thread_id, keep, head, tail],
+                    )
                     .await
                     .context("reading the document excerpt")?;
-                type Fields = (String, i64, String, Option<String>);
-                row.map(|row| <Fields as sqlx::FromRow<_>>::from_row(&row))
-                    .transpose()
-                    .context("reading the document excerpt")?
-                    .map(|(title, chars, head, tail)| {
-                        (title, chars, head, tail.unwrap_or_default())
-                    })
+                row.map(|(title, chars, head, tail)| (title, chars, head, tail.unwrap_or_default()))
             }
         };
         Ok(row.map(|(title, total_chars, head, tail)| DocumentExcerpt {

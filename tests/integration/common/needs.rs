@@ -22,7 +22,7 @@ pub const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 /// Whether PostgreSQL answers at `HAICO_TEST_POSTGRES_URL`: the test goes on when it does.
 pub fn postgres() -> bool {
     static FOUND: OnceLock<Result<(), String>> = OnceLock::new();
-    let found = FOUND.get_or_init(|| {
+    present(&FOUND, "the PostgreSQL cases", || {
         let url = postgres_url();
         let parsed = reqwest::Url::parse(&url).map_err(|e| format!("{url} is not a URL: {e}"))?;
         let host = parsed.host_str().unwrap_or("127.0.0.1").to_string();
@@ -43,14 +43,13 @@ pub fn postgres() -> bool {
                  point HAICO_TEST_POSTGRES_URL at a server where user postgres may create schemas"
             ))
         }
-    });
-    present("the PostgreSQL cases", found)
+    })
 }
 
 /// Whether headless Chromium and chromedriver are installed (Debian's packages).
 pub fn chromium() -> bool {
     static FOUND: OnceLock<Result<(), String>> = OnceLock::new();
-    let found = FOUND.get_or_init(|| {
+    present(&FOUND, "the browser tests", || {
         let missing: Vec<&str> = [CHROMIUM, CHROMEDRIVER]
             .into_iter()
             .filter(|path| !Path::new(path).exists())
@@ -64,14 +63,13 @@ pub fn chromium() -> bool {
                 missing.join(" and ")
             ))
         }
-    });
-    present("the browser tests", found)
+    })
 }
 
 /// Whether `nginx` is on the PATH.
 pub fn nginx() -> bool {
     static FOUND: OnceLock<Result<(), String>> = OnceLock::new();
-    let found = FOUND.get_or_init(|| {
+    present(&FOUND, "the nginx test", || {
         let on_path = std::env::var_os("PATH")
             .map(|path| std::env::split_paths(&path).any(|dir| dir.join("nginx").is_file()))
             .unwrap_or(false);
@@ -84,14 +82,20 @@ pub fn nginx() -> bool {
                     .to_string(),
             )
         }
-    });
-    present("the nginx test", found)
+    })
 }
 
-/// `true` when the part is there; otherwise fails under `HAICO_TEST_REQUIRE_ALL=1`, or says
-/// once, on the real stderr (the test harness captures `eprintln!`), that `what` is skipped.
-fn present(what: &str, found: &Result<(), String>) -> bool {
-    let Err(why) = found else { return true };
+/// `true` when the part is there (`probe` runs once per process, its answer kept in `found`);
+/// otherwise fails under `HAICO_TEST_REQUIRE_ALL=1`, or says once, on the real stderr (the
+/// test harness captures `eprintln!`), that `what` is skipped.
+fn present(
+    found: &'static OnceLock<Result<(), String>>,
+    what: &str,
+    probe: impl FnOnce() -> Result<(), String>,
+) -> bool {
+    let Err(why) = found.get_or_init(probe) else {
+        return true;
+    };
     if require_all() {
         panic!("{why} (HAICO_TEST_REQUIRE_ALL=1: every part of the suite must run)");
     }
