@@ -12,7 +12,12 @@ use crate::{
 
 /// haico: a shared workspace where a person and an LLM agent co-construct a solution.
 #[derive(Debug, Parser)]
-#[command(name = "haico", version, about)]
+// The version names the commit too (`build.rs`), so a bug report says which build it saw.
+#[command(
+    name = "haico",
+    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("HAICO_COMMIT"), ")"),
+    about
+)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]

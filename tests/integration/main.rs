@@ -13,6 +13,7 @@ mod common;
 
 mod agent;
 mod cli;
+mod deploy;
 mod fuzz;
 mod history;
 mod http;

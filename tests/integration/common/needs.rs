@@ -1,5 +1,5 @@
 //! Parts of the suite that need something outside the crate: a PostgreSQL server, Chromium
-//! with chromedriver, nginx. A plain `cargo test` on a machine without them still passes: each
+//! with chromedriver, nginx, systemd-analyze. A plain `cargo test` on a machine without them still passes: each
 //! test that needs a missing part returns at its start, and the first one prints a note on
 //! stderr naming the part and how to provide it. With `HAICO_TEST_REQUIRE_ALL=1` (what
 //! `.ci/run` sets) a missing part fails the test instead, so CI cannot go green on half a suite.
@@ -79,6 +79,27 @@ pub fn nginx() -> bool {
             Err(
                 "nginx is not on the PATH. Install Debian's nginx and add /usr/sbin to the \
                  PATH (`bash .ci/run` does both)"
+                    .to_string(),
+            )
+        }
+    })
+}
+
+/// Whether `systemd-analyze` (Debian's systemd package) is installed, to check the unit in
+/// `deploy/`.
+pub fn systemd_analyze() -> bool {
+    static FOUND: OnceLock<Result<(), String>> = OnceLock::new();
+    present(&FOUND, "the systemd unit check", || {
+        let found = std::process::Command::new("systemd-analyze")
+            .arg("--version")
+            .output()
+            .is_ok_and(|out| out.status.success());
+        if found {
+            Ok(())
+        } else {
+            Err(
+                "systemd-analyze is not installed. Install Debian's systemd package \
+                 (`bash .ci/run` does)"
                     .to_string(),
             )
         }
