@@ -27,6 +27,7 @@ use serde_json::Value;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+pub use super::caller::{McpCaller, McpThread, SessionCloser};
 use super::{
     notify::{self, Audience},
     resources::{self, ResourceUri},
@@ -36,24 +37,10 @@ use super::{
 use crate::{
     ThreadId,
     events::{last_seq, subscribe},
+    people::{Access, Op, ToolUse, permits},
     store::StoreError,
     tools::{ToolRuntime, build_tools},
 };
-
-/// The thread an HTTP request is for, put into the request's extensions by the `/mcp` route.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct McpThread(pub ThreadId);
-
-/// Who an MCP request acts as: the person its changes record, and whether they may change the
-/// thread (a viewer may read resources and call the tools that only read). Put into an HTTP
-/// request's extensions by the `/mcp` route; fixed for a stdio process.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct McpCaller {
-    /// The person, when there is one.
-    pub actor: Option<crate::workspace::Actor>,
-    /// Whether they may change the thread.
-    pub may_edit: bool,
-}
 
 /// The protocol versions this server speaks: every revision rmcp implements, from 2024-11-05
 /// (with the `initialize` handshake) to 2026-07-28 (without it).
@@ -100,6 +87,8 @@ pub struct HaicoMcp {
     baselines: Mutex<Vec<(ThreadId, Baseline)>>,
     /// Cancelled on drop: stops the session's follower.
     stop: CancellationToken,
+    /// Over HTTP, how to close the session once its caller may no longer read the thread.
+    close: Option<SessionCloser>,
 }
 
 impl HaicoMcp {
@@ -117,6 +106,13 @@ impl HaicoMcp {
     /// notification stream knows what was subscribed on another one.
     pub fn sharing(mut self, sessions: McpSessions) -> Self {
         self.stored = Some(sessions);
+        self
+    }
+
+    /// Closes the HTTP session with `close` once its caller may no longer read the thread, so
+    /// its notification stream ends as REST's events stream does.
+    pub fn closing_with(mut self, close: SessionCloser) -> Self {
+        self.close = Some(close);
         self
     }
 
@@ -149,6 +145,7 @@ impl HaicoMcp {
             following: tokio::sync::Mutex::new(false),
             baselines: Mutex::new(Vec::new()),
             stop: CancellationToken::new(),
+            close: None,
         }
     }
 
@@ -163,7 +160,8 @@ impl HaicoMcp {
                 .cloned()
                 .unwrap_or(McpCaller {
                     actor: None,
-                    may_edit: false,
+                    access: Access::Viewer,
+                    watch: None,
                 }),
         }
     }
@@ -222,6 +220,7 @@ impl HaicoMcp {
         peer: rmcp::Peer<RoleServer>,
         thread: ThreadId,
         stored: Option<(McpSessions, String)>,
+        caller: &McpCaller,
     ) -> Result<(), ErrorData> {
         let mut following = self.following.lock().await;
         if *following {
@@ -231,16 +230,29 @@ impl HaicoMcp {
         let events = subscribe(db, self.runtime.bus().clone(), thread.as_str(), None)
             .await
             .map_err(|err| resources::storage_error(err.0.into()))?;
+        let session = stored.as_ref().map(|(_, id)| id.clone());
         let audience = Audience::Session {
             peer,
             subscribed: Arc::clone(&self.subscribed),
             stored,
         };
         let stop = self.stop.clone();
+        let lost = caller.access_lost(thread.clone());
+        let close = self.close.clone();
         tokio::spawn(async move {
-            if let Err(err) = notify::follow(events, thread, audience, stop.cancelled_owned()).await
-            {
-                tracing::warn!(error = %err, "resource notifications stopped");
+            tokio::select! {
+                followed = notify::follow(events, thread, audience, stop.cancelled_owned()) => {
+                    if let Err(err) = followed {
+                        tracing::warn!(error = %err, "resource notifications stopped");
+                    }
+                }
+                // The caller may no longer read the thread: no more notifications, and the
+                // session (with its stream) ends.
+                () = lost => {
+                    if let (Some(close), Some(session)) = (close, session) {
+                        close(session).await;
+                    }
+                }
             }
         });
         *following = true;
@@ -327,15 +339,8 @@ impl ServerHandler for HaicoMcp {
         let read_only = toolset
             .get(&request.name)
             .is_some_and(|tool| tool.read_only());
-        if !caller.may_edit && !read_only {
-            return Err(ErrorData::invalid_request(
-                format!(
-                    "you may read this thread but not change it, so `{}` is not allowed: ask \
-                     its owner to share it with you as an editor",
-                    request.name
-                ),
-                None,
-            ));
+        if let Err(refusal) = permits(caller.access, Op::CallTool(ToolUse::of(read_only))) {
+            return Err(ErrorData::invalid_request(refusal.to_string(), None));
         }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let call = self
@@ -390,7 +395,8 @@ impl ServerHandler for HaicoMcp {
             return Err(resources::not_found(&request.uri, &thread));
         }
         let stored = self.stored_session(&context.extensions);
-        self.follow_session(context.peer.clone(), thread, stored.clone())
+        let caller = self.caller(&context.extensions);
+        self.follow_session(context.peer.clone(), thread, stored.clone(), &caller)
             .await?;
         if let Some((sessions, id)) = stored {
             sessions
@@ -428,8 +434,9 @@ impl ServerHandler for HaicoMcp {
             return;
         };
         let stored = self.stored_session(&context.extensions);
+        let caller = self.caller(&context.extensions);
         if let Err(err) = self
-            .follow_session(context.peer.clone(), thread, stored)
+            .follow_session(context.peer.clone(), thread, stored, &caller)
             .await
         {
             tracing::warn!(error = %err.message, "cannot follow the thread");
@@ -484,9 +491,16 @@ impl ServerHandler for HaicoMcp {
         .await
         .map_err(|err| resources::storage_error(err.0.into()))?;
         let audience = Audience::Listener(context.sink().clone());
-        notify::follow(events, thread, audience, context.cancelled())
-            .await
-            .map_err(|err| resources::storage_error(err.0.into()))
+        // The listener ends once its caller may no longer read the thread.
+        let lost = self
+            .caller(&context.request_context().extensions)
+            .access_lost(thread.clone());
+        tokio::select! {
+            followed = notify::follow(events, thread, audience, context.cancelled()) => {
+                followed.map_err(|err| resources::storage_error(err.0.into()))
+            }
+            () = lost => Ok(()),
+        }
     }
 }
 
