@@ -67,7 +67,7 @@ pub fn router(state: &AppState, max_body_bytes: usize) -> Router<AppState> {
     let runtime = state.runtime().clone();
     let sessions = McpSessions::new(runtime.database().clone());
     let mut config = StreamableHttpServerConfig::default()
-        // The API's cross-site policy (`http/origin.rs`) has checked Host and Origin before
+        // The API's cross-site policy (`http/guards/origin.rs`) has checked Host and Origin before
         // the request gets here, knowing this server's own origin, its public names and a
         // trusted proxy's `X-Forwarded-Host`; rmcp's static lists would refuse what it allows.
         .disable_allowed_hosts()

@@ -27,17 +27,18 @@ use serde_json::Value;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::caller::Binding;
 pub use super::caller::{McpCaller, McpThread, SessionCloser};
 use super::{
     notify::{self, Audience},
-    resources::{self, ResourceUri},
+    resources,
     sessions::McpSessions,
     tools,
 };
 use crate::{
     ThreadId,
     events::{last_seq, subscribe},
-    people::{Access, Op, ToolUse, permits},
+    people::{Op, ToolUse, permits},
     store::StoreError,
     tools::{ToolRuntime, build_tools},
 };
@@ -61,18 +62,11 @@ preferences, artifacts) that you may read and subscribe to: the person edits the
 /// A read of a thread's last event number, started when a `subscriptions/listen` arrived.
 type Baseline = JoinHandle<Result<i64, StoreError>>;
 
-enum Binding {
-    /// `haico mcp --thread ID`, acting as one caller.
-    Fixed(ThreadId, McpCaller),
-    /// HTTP: the thread of the first request, set once.
-    FromRequest(OnceLock<ThreadId>),
-}
-
 /// The server handler. One value serves one stdio process, one HTTP session or one stateless
 /// HTTP request; following tasks it starts end when it is dropped.
 pub struct HaicoMcp {
     runtime: ToolRuntime,
-    binding: Binding,
+    pub(super) binding: Binding,
     /// URIs subscribed with `resources/subscribe`.
     subscribed: Arc<Mutex<HashSet<String>>>,
     /// Over HTTP, the stored sessions, which share a session's subscriptions between replicas.
@@ -94,7 +88,7 @@ pub struct HaicoMcp {
 impl HaicoMcp {
     /// A server for `thread` (stdio), acting as `caller`.
     pub fn for_thread(runtime: ToolRuntime, thread: ThreadId, caller: McpCaller) -> Self {
-        Self::new(runtime, Binding::Fixed(thread, caller))
+        Self::new(runtime, Binding::Fixed(thread, Box::new(caller)))
     }
 
     /// A server that takes its thread from each request's [`McpThread`] (HTTP).
@@ -146,70 +140,6 @@ impl HaicoMcp {
             baselines: Mutex::new(Vec::new()),
             stop: CancellationToken::new(),
             close: None,
-        }
-    }
-
-    /// Who a request acts as. An HTTP request without a caller (not routed through `/mcp`)
-    /// may only read.
-    fn caller(&self, extensions: &rmcp::model::Extensions) -> McpCaller {
-        match &self.binding {
-            Binding::Fixed(_, caller) => caller.clone(),
-            Binding::FromRequest(_) => extensions
-                .get::<axum::http::request::Parts>()
-                .and_then(|parts| parts.extensions.get::<McpCaller>())
-                .cloned()
-                .unwrap_or(McpCaller {
-                    actor: None,
-                    access: Access::Viewer,
-                    watch: None,
-                }),
-        }
-    }
-
-    /// The thread a request is for.
-    fn thread(&self, extensions: &rmcp::model::Extensions) -> Result<ThreadId, ErrorData> {
-        match &self.binding {
-            Binding::Fixed(thread, _) => Ok(thread.clone()),
-            Binding::FromRequest(bound) => {
-                let requested = extensions
-                    .get::<axum::http::request::Parts>()
-                    .and_then(|parts| parts.extensions.get::<McpThread>())
-                    .map(|thread| thread.0.clone())
-                    .ok_or_else(|| {
-                        ErrorData::invalid_request(
-                            "no thread chosen: connect to /mcp/{thread_id}",
-                            None,
-                        )
-                    })?;
-                let bound = bound.get_or_init(|| requested.clone());
-                if *bound == requested {
-                    Ok(requested)
-                } else {
-                    Err(ErrorData::invalid_request(
-                        format!(
-                            "this session works on thread `{bound}`, not `{requested}`: start a \
-                             new session at /mcp/{requested}"
-                        ),
-                        None,
-                    ))
-                }
-            }
-        }
-    }
-
-    /// The thread the URIs of a subscription filter name, when the handler cannot tell
-    /// otherwise before the request's context is known.
-    fn thread_of_filter(&self, filter: &SubscriptionFilter) -> Option<ThreadId> {
-        match &self.binding {
-            Binding::Fixed(thread, _) => Some(thread.clone()),
-            Binding::FromRequest(bound) => bound.get().cloned().or_else(|| {
-                filter
-                    .resource_subscriptions
-                    .iter()
-                    .flatten()
-                    .find_map(|uri| ResourceUri::parse(uri))
-                    .map(|uri| uri.thread)
-            }),
         }
     }
 

@@ -79,7 +79,7 @@ impl<A: Asks> FromRequestParts<AppState> for Authorized<A> {
         let Some(op) = A::op(&params) else {
             return Ok(Self(state.acting_as(caller.anyone()), PhantomData));
         };
-        let principal = caller.principal()?;
+        let principal = caller.principal().map_err(|refusal| *refusal)?;
         if principal == Principal::Anonymous {
             return Err(refused(Refusal::SignIn, None));
         }

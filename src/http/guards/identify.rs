@@ -65,14 +65,16 @@ pub(in crate::http) enum Caller {
 
 impl Caller {
     /// The principal, or the refusal of a request that needs one.
-    pub(in crate::http) fn principal(&self) -> Result<Principal, Response> {
+    pub(in crate::http) fn principal(&self) -> Result<Principal, Box<Response>> {
         match self {
             Caller::Known(principal) => Ok(principal.clone()),
-            Caller::Unknown(refusal) => Err(refusal
-                .lock()
-                .ok()
-                .and_then(|mut refusal| refusal.take())
-                .unwrap_or_else(|| unauthorized(&Refusal::SignIn.to_string(), None))),
+            Caller::Unknown(refusal) => Err(Box::new(
+                refusal
+                    .lock()
+                    .ok()
+                    .and_then(|mut refusal| refusal.take())
+                    .unwrap_or_else(|| unauthorized(&Refusal::SignIn.to_string(), None)),
+            )),
         }
     }
 
@@ -303,9 +305,9 @@ mod tests {
 
     #[test]
     fn the_query_token_is_read_decoded() {
-        let uri: axum::http::Uri = "/x?last_event_id=3&access_token=a%2Bb".parse().unwrap();
+        let uri = axum::http::Uri::from_static("/x?last_event_id=3&access_token=a%2Bb");
         assert_eq!(query_token(&uri), Some("a+b".to_string()));
-        let uri: axum::http::Uri = "/x?last_event_id=3".parse().unwrap();
+        let uri = axum::http::Uri::from_static("/x?last_event_id=3");
         assert_eq!(query_token(&uri), None);
     }
 }
