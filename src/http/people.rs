@@ -1,7 +1,7 @@
 //! People over HTTP: accounts (`/api/users…`, administrators only), signing in and out of
 //! the web UI (`/api/session`), who the caller is (`GET /api/me`), and whom a thread is shared
 //! with (`/api/threads/{thread_id}/members…`, its owner and administrators). Who may call each
-//! route is [`super::access`]'s table; the rules themselves live in [`crate::people`].
+//! route is what its handler's `Authorized<…>` names; the rule itself is [`crate::people::may`].
 
 use axum::{
     http::{HeaderMap, HeaderValue, StatusCode, header},

@@ -2,8 +2,9 @@
 //! thread's owner, an editor, a viewer, an outsider, an administrator's account and someone
 //! anonymous, on both engines: both adapters give the same answer, from the one rule
 //! (`haico::people::may`). A viewer reads everything, the read-only tools included, and calls
-//! no tool that writes; an editor calls them all. And an MCP notification stream ends, like
-//! REST's events stream, once its caller loses access.
+//! no tool that writes; an editor calls them all. And the other streams end, like REST's
+//! events stream (`accounts.rs`), once their caller loses access: an MCP notification stream,
+//! and a chat turn's answer.
 
 use std::time::Duration;
 
@@ -11,7 +12,13 @@ use reqwest::{Method, header};
 use serde_json::{Value, json};
 
 use super::access::{EVERYONE, Who, admin, make_people, make_thread, send};
-use crate::common::{self, server::TestServer};
+use crate::common::{
+    self,
+    agent::Setup,
+    mock_llm::{MockLlm, Script},
+    server::TestServer,
+    sse::SseReader,
+};
 
 /// The administrator's token of the test server.
 const ADMIN_TOKEN: &str = "admin-token-for-the-walk";
@@ -231,5 +238,48 @@ backend_tests! {
         assert_eq!(after.status(), 404);
         server.shutdown().await;
         tdb.cleanup().await;
+    }
+
+    // A chat turn's answer streams to an editor until the turn is done, or until the editor
+    // may no longer read the thread: then it ends (the turn itself runs on, started by someone
+    // who could, and is cancelled here).
+    async fn a_chat_answer_ends_when_access_is_lost(engine) {
+        let setup = Setup::new(
+            engine,
+            MockLlm::openai(vec![Script::hang()]).await,
+            haico::agent::AgentConfig::default(),
+            None,
+        )
+        .await;
+        let server = &setup.server;
+        // The first account, made in one-person mode, administers the server.
+        let boss = server.post("/api/users", &json!({"name": "boss", "role": "admin"})).await.expect(201);
+        let boss = boss["token"].as_str().unwrap().to_string();
+        // A server without accounts looks again at most once a second: from then on, every
+        // request says who it is.
+        tokio::time::sleep(Duration::from_millis(1_100)).await;
+        let ed = send(server, Method::POST, "/api/users", Some(&boss), Some(&json!({"name": "ed"}))).await;
+        assert_eq!(ed.status, 201);
+        let ed = ed.json()["token"].as_str().unwrap().to_string();
+        let made = send(server, Method::POST, "/api/threads", Some(&boss), Some(&json!({"id": "chat-lost"}))).await;
+        assert_eq!(made.status, 201);
+        let shared = send(server, Method::PUT, "/api/threads/chat-lost/members/ed", Some(&boss),
+            Some(&json!({"role": "editor"}))).await;
+        assert_eq!(shared.status, 200);
+        let answer = server.client.post(server.url("/api/threads/chat-lost/chat"))
+            .bearer_auth(&ed)
+            .json(&json!({"message": "Take your time."}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200);
+        let mut answer = SseReader::from_response(answer);
+        assert_eq!(answer.next(Duration::from_secs(15)).await.event, "turn");
+        let unshared = send(server, Method::DELETE, "/api/threads/chat-lost/members/ed", Some(&boss), None).await;
+        assert_eq!(unshared.status, 200);
+        answer.expect_end(Duration::from_secs(12)).await;
+        let cancelled = send(server, Method::POST, "/api/threads/chat-lost/cancel", Some(&boss), None).await;
+        assert_eq!(cancelled.status, 202);
+        setup.cleanup().await;
     }
 }
