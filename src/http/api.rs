@@ -7,7 +7,6 @@
 //! serves the document.
 
 use axum::{
-    extract::State,
     http::header,
     response::{IntoResponse, Response},
 };
@@ -16,14 +15,13 @@ use utoipa::{
     openapi::{
         self, ContentBuilder, Ref, RefOr, ResponseBuilder,
         header::Header,
-        path::Operation,
         security::{HttpAuthScheme, HttpBuilder, SecurityScheme},
     },
 };
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use super::guards::{Authorized, Read, UseServer};
 use super::{
-    access::{self, Rule},
     artifacts, chat, document, events, health, history, html, info, metrics, objective, people,
     plan, preferences,
     schema::{DocumentConflict, ErrorBody, ThreadPath},
@@ -33,15 +31,20 @@ use super::{
 
 /// The name of the bearer security scheme in the document.
 const BEARER: &str = "bearer";
-/// The shared `401` response.
-const UNAUTHORIZED: &str = "Unauthorized";
+/// The shared `401` response, which every route asking for someone lists (see
+/// [`super::guards::authorized`]).
+pub(super) const UNAUTHORIZED: &str = "Unauthorized";
 /// The shared `403` response of routes that need more than reading.
-const FORBIDDEN: &str = "Forbidden";
+pub(super) const FORBIDDEN: &str = "Forbidden";
 
 /// Every documented route of the API.
 pub(super) fn routes() -> OpenApiRouter<AppState> {
+    guarded_routes().merge(health::router())
+}
+
+/// Every documented route but the health check: those served behind the guards.
+pub(super) fn guarded_routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
-        .merge(health::router())
         .merge(metrics::router())
         .routes(routes!(openapi_json))
         .merge(info::router())
@@ -73,11 +76,12 @@ pub fn openapi_document() -> openapi::OpenApi {
     tag = "operations",
     summary = "This document",
     responses(
+        UseServer,
         (status = 200, description = "The OpenAPI 3.1 document of this API", content_type = "application/json",
          body = Object),
     ),
 )]
-async fn openapi_json(State(state): State<AppState>) -> Response {
+async fn openapi_json(Authorized(state, _): Authorized<UseServer>) -> Response {
     (
         [(header::CONTENT_TYPE, "application/json")],
         state.openapi_json.to_string(),
@@ -99,6 +103,7 @@ async fn openapi_json(State(state): State<AppState>) -> Response {
     params(ThreadPath),
     request_body(content = Object, description = "A JSON-RPC 2.0 message; send `Accept: application/json, text/event-stream`", content_type = "application/json"),
     responses(
+        Read,
         (status = 200, description = "The JSON-RPC answer, as JSON or as an event stream", content_type = "text/event-stream", body = String),
         (status = 202, description = "A notification or a response was accepted"),
         (status = 400, description = "The thread id is malformed", body = ErrorBody),
@@ -116,6 +121,7 @@ fn mcp_post() {}
     summary = "Listen to an MCP session's notifications",
     params(ThreadPath, ("Mcp-Session-Id" = String, Header, description = "The session, from the answer to `initialize`")),
     responses(
+        Read,
         (status = 200, description = "Server-Sent Events carrying JSON-RPC messages", content_type = "text/event-stream", body = String),
         (status = 400, description = "The thread id is malformed", body = ErrorBody),
     ),
@@ -131,6 +137,7 @@ fn mcp_get() {}
     summary = "End an MCP session",
     params(ThreadPath, ("Mcp-Session-Id" = String, Header, description = "The session to end")),
     responses(
+        Read,
         (status = 200, description = "The session is closed"),
         (status = 400, description = "The thread id is malformed", body = ErrorBody),
     ),
@@ -169,9 +176,9 @@ fn mcp_delete() {}
 )]
 struct ApiDoc;
 
-/// What every operation shares and the attributes do not repeat: the bearer scheme and the
-/// `401` it answers without a valid token. Applied to the finished document, so it reaches the
-/// routes merged after the base document was made.
+/// What every operation shares: the bearer scheme and the `401` and `403` responses the
+/// operations refer to (each lists them through the marker of its `Authorized<…>`, e.g.
+/// `responses(Edit, …)`). Applied to the finished document.
 pub(super) struct Conventions;
 
 impl Modify for Conventions {
@@ -187,7 +194,7 @@ impl Modify for Conventions {
                          administrator's `HAICO_API_TOKEN`; needed once accounts exist or the \
                          token is set. The events stream also accepts it as `?{}=<token>`, for \
                          `EventSource` clients that cannot set headers.",
-                        access::ACCESS_TOKEN_PARAM
+                        super::guards::ACCESS_TOKEN_PARAM
                     )))
                     .build(),
             ),
@@ -216,43 +223,6 @@ impl Modify for Conventions {
                 .build(),
             ),
         );
-        for (path, item) in &mut doc.paths.paths {
-            let operations: [(axum::http::Method, &mut Option<Operation>); 5] = [
-                (axum::http::Method::GET, &mut item.get),
-                (axum::http::Method::PUT, &mut item.put),
-                (axum::http::Method::POST, &mut item.post),
-                (axum::http::Method::DELETE, &mut item.delete),
-                (axum::http::Method::PATCH, &mut item.patch),
-            ];
-            for (method, operation) in operations {
-                let Some(operation) = operation else {
-                    continue;
-                };
-                let rule = access::rule_for(&method, path);
-                if rule == Some(Rule::Open) {
-                    continue;
-                }
-                if matches!(
-                    rule,
-                    Some(
-                        Rule::Admin
-                            | Rule::Thread(crate::people::Access::Editor)
-                            | Rule::Thread(crate::people::Access::Owner)
-                    )
-                ) {
-                    operation
-                        .responses
-                        .responses
-                        .entry("403".to_string())
-                        .or_insert_with(|| RefOr::Ref(Ref::from_response_name(FORBIDDEN)));
-                }
-                operation
-                    .responses
-                    .responses
-                    .entry("401".to_string())
-                    .or_insert_with(|| RefOr::Ref(Ref::from_response_name(UNAUTHORIZED)));
-            }
-        }
     }
 }
 

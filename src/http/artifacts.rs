@@ -8,7 +8,7 @@ use axum::{
 use serde::Deserialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::access::Acting;
+use super::guards::{Authorized, Read};
 use super::{
     error::ApiError,
     extract::{Json, Path, Query},
@@ -46,12 +46,13 @@ struct ListQuery {
     summary = "List the thread's artifacts, newest first",
     params(ThreadPath, ListQuery),
     responses(
+        Read,
         (status = 200, description = "The artifacts' metadata", body = Vec<ArtifactSummary>),
         PathErrors,
     ),
 )]
 async fn list_artifacts(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Read>,
     Path(path): Path<ThreadPath>,
     Query(query): Query<ListQuery>,
 ) -> Result<Json<Vec<ArtifactSummary>>, ApiError> {
@@ -70,12 +71,13 @@ async fn list_artifacts(
     summary = "Read an artifact with its payload",
     params(ArtifactPath),
     responses(
+        Read,
         (status = 200, description = "The artifact", body = Artifact),
         PathErrors,
     ),
 )]
 async fn get_artifact(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Read>,
     Path(path): Path<ArtifactPath>,
 ) -> Result<Json<Artifact>, ApiError> {
     let artifact = state
@@ -93,13 +95,14 @@ async fn get_artifact(
     summary = "Draw a chart artifact as SVG",
     params(ArtifactPath),
     responses(
+        Read,
         (status = 200, description = "The chart", content_type = "image/svg+xml", body = String),
         PathErrors,
         (status = 422, description = "The chart's payload cannot be drawn", body = ErrorBody),
     ),
 )]
 async fn chart_svg(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Read>,
     Path(path): Path<ArtifactPath>,
 ) -> Result<Response, ApiError> {
     let artifact_id = path.artifact_id;

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::access::Acting;
+use super::guards::{Authorized, Chat, Read, TurnAllowed};
 use super::{
     error::ApiError,
     extract::{Json, Path, Query},
@@ -48,6 +48,7 @@ struct ChatRequest {
     params(ThreadPath),
     request_body(content = ChatRequest, content_type = "application/json"),
     responses(
+        Chat,
         (status = 200, description = "`text/event-stream`: `turn`, then `token`, `step`, `artifact` and `workspace` events as they happen, `message` with the answer (or `error`), and `done` last", content_type = "text/event-stream", body = String),
         PathErrors,
         BodyErrors,
@@ -56,7 +57,8 @@ struct ChatRequest {
     ),
 )]
 async fn chat(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Chat>,
+    _: TurnAllowed,
     Path(ThreadPath { thread_id: id }): Path<ThreadPath>,
     Json(body): Json<ChatRequest>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
@@ -79,8 +81,16 @@ async fn chat(
     let turn = started.turn_index;
     let first_seq = started.first_seq;
     // Everything from the turn's first event on, ending right after this turn's `done`.
+    // The answer ends, like every stream, once its caller may no longer read the thread (the
+    // turn itself runs on: it was started by someone who could).
     let events = stream
         .take_until(state.closing().clone().cancelled_owned())
+        .take_until(
+            state
+                .people()
+                .clone()
+                .access_lost(state.principal().clone(), id.clone()),
+        )
         .filter(move |item| {
             // Events logged before this turn began (another client's edit a moment earlier)
             // belong to the thread's stream, not to this response.
@@ -130,13 +140,14 @@ fn event_turn(data: &str) -> Option<i64> {
     summary = "Cancel the thread's running turn",
     params(ThreadPath),
     responses(
+        Chat,
         (status = 202, description = "The turn is being cancelled", body = Object, example = json!({"cancelled": true})),
         PathErrors,
         (status = 409, description = "No turn is running on this thread", body = ErrorBody),
     ),
 )]
 async fn cancel(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Chat>,
     Path(ThreadPath { thread_id: id }): Path<ThreadPath>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     // Here or on another replica; a 404 for a thread that does not exist.
@@ -155,12 +166,13 @@ async fn cancel(
     summary = "The conversation: every turn with its messages and steps",
     params(ThreadPath, HtmlParam),
     responses(
+        Read,
         (status = 200, description = "The turns, in order; with `?html=true` the assistant's messages also have `html`, their text rendered to sanitised HTML", body = Vec<TurnRecord>),
         PathErrors,
     ),
 )]
 async fn messages(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Read>,
     Path(path): Path<ThreadPath>,
     Query(param): Query<HtmlParam>,
 ) -> Result<Json<Vec<TurnRecord>>, ApiError> {

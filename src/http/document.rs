@@ -7,7 +7,7 @@
 use serde::Deserialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::access::Acting;
+use super::guards::{Authorized, Edit, Read};
 use super::{
     error::ApiError,
     extract::{Json, Path, Query},
@@ -42,12 +42,13 @@ struct PutDocument {
     summary = "Read the document (version 0 when there is none yet)",
     params(ThreadPath, HtmlParam),
     responses(
+        Read,
         (status = 200, description = "The document; with `?html=true` also `html`, its body rendered to sanitised HTML", body = DocumentView),
         PathErrors,
     ),
 )]
 async fn get_document(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Read>,
     Path(path): Path<ThreadPath>,
     Query(param): Query<HtmlParam>,
 ) -> Result<Json<DocumentView>, ApiError> {
@@ -63,6 +64,7 @@ async fn get_document(
     params(ThreadPath),
     request_body(content = PutDocument, content_type = "application/json"),
     responses(
+        Edit,
         (status = 200, description = "The document as stored, with its new version", body = Document),
         PathErrors,
         BodyErrors,
@@ -70,7 +72,7 @@ async fn get_document(
     ),
 )]
 async fn put_document(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Edit>,
     Path(path): Path<ThreadPath>,
     Json(body): Json<PutDocument>,
 ) -> Result<Json<Document>, ApiError> {

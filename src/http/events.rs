@@ -3,6 +3,10 @@
 //! Durable events carry their per-thread sequence number as the SSE `id`, so a browser's
 //! automatic reconnect (which sends `Last-Event-ID`) resumes exactly where it left off, also
 //! across a server restart. Clients that cannot set headers may pass `?last_event_id=N`.
+//!
+//! The stream ends once its caller may no longer read the thread (see
+//! [`People::access_lost`](crate::people::People::access_lost)), so the browser's reconnection
+//! gets the same 404 as anyone without access.
 
 use std::{convert::Infallible, time::Duration};
 
@@ -14,17 +18,14 @@ use futures::{Stream, StreamExt};
 use serde::Deserialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::access::Acting;
+use super::guards::{Authorized, Read, TokenInQuery};
 use super::{
     error::ApiError,
     extract::{Path, Query},
     schema::{PathErrors, ThreadPath},
     state::AppState,
 };
-use crate::{
-    events::subscribe,
-    people::{Access, Principal},
-};
+use crate::events::subscribe;
 
 /// How often an idle stream sends a comment line, so proxies keep it open and dead clients
 /// are noticed.
@@ -50,12 +51,14 @@ struct EventsQuery {
         ("last_event_id" = Option<i64>, Query, description = "Resume after this event number, for clients that cannot set headers"),
         ("access_token" = Option<String>, Query, description = "The API token, for `EventSource` clients that cannot send `Authorization` (only this route accepts it)")),
     responses(
+        Read,
         (status = 200, description = "`text/event-stream`: `turn`, `token`, `step`, `artifact`, `workspace`, `message`, `error` and `done` events; durable ones carry their sequence number as `id`", content_type = "text/event-stream", body = String),
         PathErrors,
     ),
 )]
 async fn events(
-    Acting(state): Acting,
+    _: TokenInQuery,
+    Authorized(state, _): Authorized<Read>,
     Path(ThreadPath { thread_id: id }): Path<ThreadPath>,
     Query(query): Query<EventsQuery>,
     headers: HeaderMap,
@@ -85,7 +88,12 @@ async fn events(
     let thread = id.clone();
     let sse = stream
         .take_until(state.closing().clone().cancelled_owned())
-        .take_until(access_lost(state.clone(), id.clone()))
+        .take_until(
+            state
+                .people()
+                .clone()
+                .access_lost(state.principal().clone(), id.clone()),
+        )
         .map(move |item| match item {
             Ok(event) => {
                 let mut sse = Event::default().event(&event.event).data(&event.data);
@@ -102,31 +110,4 @@ async fn events(
             }
         });
     Ok(Sse::new(sse).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)))
-}
-
-/// How often an open stream checks that its person may still see the thread.
-const ACCESS_RECHECK: Duration = Duration::from_secs(5);
-
-/// Resolves once the stream's person may no longer see the thread (it was unshared, the
-/// account removed), so an open stream does not outlive the access it was opened with; the
-/// browser's reconnection then gets the same 404 as anyone without access. Never resolves for
-/// one-person mode and the administrator's token.
-async fn access_lost(state: AppState, thread: crate::ThreadId) {
-    let Some(opened_by) = state.principal().user().cloned() else {
-        return std::future::pending().await;
-    };
-    loop {
-        tokio::time::sleep(ACCESS_RECHECK).await;
-        // The account as it is now, not as it was when the stream opened: a removed account,
-        // or an administrator made a member again, must not keep what it had.
-        let now = match state.people().user_named(&opened_by.name).await {
-            Ok(Some(user)) if user.id == opened_by.id => user,
-            Ok(_) => return,
-            // The database is away: keep the stream, which fails by itself if it stays away.
-            Err(_) => continue,
-        };
-        if let Ok(Access::None) = state.people().access(&Principal::User(now), &thread).await {
-            return;
-        }
-    }
 }

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::access::Acting;
+use super::guards::{Authorized, Edit, Read, UseServer};
 use super::{
     error::ApiError,
     extract::{Json, Path, Query},
@@ -118,12 +118,13 @@ struct ForkRequest {
     summary = "The thread's revisions, newest first, a page at a time",
     params(ThreadPath, HistoryQuery),
     responses(
+        Read,
         (status = 200, description = "A page of revisions and where the next one starts", body = HistoryPage),
         PathErrors,
     ),
 )]
 async fn history(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Read>,
     Path(path): Path<ThreadPath>,
     Query(query): Query<HistoryQuery>,
 ) -> Result<Json<HistoryPage>, ApiError> {
@@ -141,12 +142,13 @@ async fn history(
     summary = "What changed in the document between two revisions, as a unified diff",
     params(ThreadPath, DiffQuery),
     responses(
+        Read,
         (status = 200, description = "The line-based unified diff", body = DocumentDiff),
         PathErrors,
     ),
 )]
 async fn document_diff(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Read>,
     Path(path): Path<ThreadPath>,
     Query(query): Query<DiffQuery>,
 ) -> Result<Json<DocumentDiff>, ApiError> {
@@ -165,13 +167,14 @@ async fn document_diff(
     params(ThreadPath),
     request_body(content = RestoreRequest, content_type = "application/json"),
     responses(
+        Edit,
         (status = 200, description = "The revision the workspace is at now, and the workspace", body = Rewritten),
         PathErrors,
         BodyErrors,
     ),
 )]
 async fn restore(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Edit>,
     Path(path): Path<ThreadPath>,
     Json(body): Json<RestoreRequest>,
 ) -> Result<Json<Rewritten>, ApiError> {
@@ -189,13 +192,14 @@ async fn restore(
     summary = "Undo the workspace changes of an agent turn, as one new revision",
     params(TurnPath),
     responses(
+        Edit,
         (status = 200, description = "The revision the workspace is at now, and the workspace", body = Rewritten),
         PathErrors,
         (status = 409, description = "A later change touched a panel the turn changed (or the turn changed nothing to undo): nothing was changed", body = RevertConflicts),
     ),
 )]
 async fn revert_turn(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Edit>,
     Path(path): Path<TurnPath>,
 ) -> Result<Json<Rewritten>, ApiError> {
     let (rev, workspace) = state
@@ -213,6 +217,7 @@ async fn revert_turn(
     params(ThreadPath),
     request_body(content = ForkRequest, content_type = "application/json"),
     responses(
+        Read,
         (status = 201, description = "The new thread; `forked_from` names where it came from", body = Thread),
         PathErrors,
         BodyErrors,
@@ -220,7 +225,7 @@ async fn revert_turn(
     ),
 )]
 async fn fork(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Read>,
     Path(path): Path<ThreadPath>,
     Json(body): Json<ForkRequest>,
 ) -> Result<(StatusCode, Json<Thread>), ApiError> {
@@ -240,11 +245,15 @@ async fn fork(
     summary = "The thread as a recording (JSON Lines, `haico-recording/1`)",
     params(ThreadPath),
     responses(
+        Read,
         (status = 200, description = "One JSON object per line, in order of occurrence: the thread, then its turns, messages, tool calls (`step`), revisions with what they changed, and artifacts with their payloads (see docs/RECORDING.md)", content_type = "application/x-ndjson", body = String),
         PathErrors,
     ),
 )]
-async fn export(Acting(state): Acting, Path(path): Path<ThreadPath>) -> Result<Response, ApiError> {
+async fn export(
+    Authorized(state, _): Authorized<Read>,
+    Path(path): Path<ThreadPath>,
+) -> Result<Response, ApiError> {
     let lines = state.workspaces().export(&path.thread_id).await?;
     let body = to_jsonl(&lines)?;
     let disposition = format!("attachment; filename=\"{}.haico.jsonl\"", path.thread_id);
@@ -276,6 +285,7 @@ struct ImportQuery {
     params(ImportQuery),
     request_body(content = String, description = "A recording, as `GET …/export` answers it", content_type = "application/x-ndjson"),
     responses(
+        UseServer,
         (status = 201, description = "The new thread: its messages, history and workspace at every revision are the recording's", body = Thread),
         (status = 400, description = "The recording is not valid (the text gives the line and the reason); nothing was written", body = ErrorBody),
         (status = 409, description = "A thread with the chosen id exists", body = ErrorBody),
@@ -284,7 +294,7 @@ struct ImportQuery {
     ),
 )]
 async fn import(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<UseServer>,
     Query(query): Query<ImportQuery>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use super::guards::{Authorized, UseServer};
 use super::{error::ApiError, extract::Json, schema::BodyErrors, state::AppState};
 use crate::{
     markdown::{to_safe_html, to_safe_html_until},
@@ -209,12 +210,14 @@ fn answers(turns: &mut [TurnRecord]) -> impl Iterator<Item = &mut MessageRecord>
                    `rel=\"noopener noreferrer\"`), images only from http(s) URLs.",
     request_body(content = MarkdownRequest, content_type = "application/json"),
     responses(
+        UseServer,
         (status = 200, description = "The HTML", body = MarkdownHtml,
          example = json!({"html": "<p><strong>hi</strong></p>\n"})),
         BodyErrors,
     ),
 )]
 async fn render_markdown(
+    _: Authorized<UseServer>,
     Json(body): Json<MarkdownRequest>,
 ) -> Result<Json<MarkdownHtml>, ApiError> {
     let html = render_one(body.markdown).await?;

@@ -2,11 +2,11 @@
 //! a language model is configured (and if not, how to configure one), and whether the server
 //! requires an API token.
 
-use axum::extract::State;
 use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use super::guards::{Authorized, UseServer};
 use super::{extract::Json, state::AppState};
 use crate::agent::model::CONFIGURE_HINT;
 
@@ -51,6 +51,7 @@ fn configure_hint() -> String {
     tag = "ui",
     summary = "The server's version, its language model and whether it requires a token",
     responses(
+        UseServer,
         (status = 200, description = "What the server is and how it is set up", body = ServerInfo,
          example = json!({
              "name": "haico",
@@ -60,7 +61,7 @@ fn configure_hint() -> String {
          })),
     ),
 )]
-async fn server_info(State(state): State<AppState>) -> Json<ServerInfo> {
+async fn server_info(Authorized(state, _): Authorized<UseServer>) -> Json<ServerInfo> {
     let agent = state.agent();
     let configured = agent.model_configured();
     Json(ServerInfo {

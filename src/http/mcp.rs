@@ -4,9 +4,11 @@
 //! The thread is the last path segment, so any MCP client that takes a URL can pick one (no
 //! custom header needed); a thread that does not exist yet is created on the first POST, as
 //! `haico mcp` does, owned by the caller. The route sits inside the API router, behind the
-//! same access rules: MCP clients send `Authorization: Bearer <token>` like any API client,
-//! and a personal token acts as that person: threads they may not see do not exist, a viewer
-//! reads resources and calls only the tools that read, and every change records them.
+//! same guards: MCP clients send `Authorization: Bearer <token>` like any API client, and a
+//! personal token acts as that person under the one rule of [`crate::people::may`]: threads
+//! they may not see do not exist, a viewer reads resources and calls only the tools that read
+//! (as on REST's tools endpoint), every change records them, and a notification stream ends
+//! (its session closed) once its caller may no longer read the thread.
 //!
 //! rmcp's `StreamableHttpService` does the protocol: sessions (`Mcp-Session-Id`) for clients
 //! that open with `initialize`, stateless requests for 2026-07-28 clients, SSE responses and
@@ -30,7 +32,7 @@ use std::sync::Arc;
 
 use axum::{
     Router,
-    extract::{Path, Request, State, rejection::PathRejection},
+    extract::{Path, Request, rejection::PathRejection},
     http::Method,
     response::{IntoResponse, Response},
     routing::{any, get},
@@ -41,14 +43,17 @@ use rmcp::transport::streamable_http_server::{
 };
 use tower::ServiceExt;
 
-use super::{ApiError, AppState};
+use super::{
+    ApiError, AppState,
+    guards::{Authorized, UseServer, authorized::refused},
+};
 use crate::{
     ThreadId,
     mcp::{
-        HaicoMcp, McpCaller, McpThread, ensure_thread,
+        HaicoMcp, McpCaller, McpThread, SessionCloser, ensure_thread,
         sessions::{McpSessionError, McpSessions, Standing},
     },
-    people::{Access, Principal},
+    people::{Op, permits},
 };
 
 /// The MCP endpoint, one per thread.
@@ -62,7 +67,7 @@ pub fn router(state: &AppState, max_body_bytes: usize) -> Router<AppState> {
     let runtime = state.runtime().clone();
     let sessions = McpSessions::new(runtime.database().clone());
     let mut config = StreamableHttpServerConfig::default()
-        // The API's cross-site policy (`http/origin.rs`) has checked Host and Origin before
+        // The API's cross-site policy (`http/guards/origin.rs`) has checked Host and Origin before
         // the request gets here, knowing this server's own origin, its public names and a
         // trusted proxy's `X-Forwarded-Host`; rmcp's static lists would refuse what it allows.
         .disable_allowed_hosts()
@@ -74,8 +79,22 @@ pub fn router(state: &AppState, max_body_bytes: usize) -> Router<AppState> {
     config.session_store = Some(Arc::new(sessions.clone()));
     let manager = Arc::new(LocalSessionManager::default());
     let shared = sessions.clone();
+    // A notification stream whose caller lost access to the thread ends its session here.
+    let closer = Arc::clone(&manager);
+    let close: SessionCloser = Arc::new(move |id: String| {
+        let manager = Arc::clone(&closer);
+        Box::pin(async move {
+            if let Err(err) = manager.close_session(&id.into()).await {
+                tracing::warn!(error = %err, "closing the MCP session of a caller without access");
+            }
+        })
+    });
     let service: McpService = StreamableHttpService::new(
-        move || Ok(HaicoMcp::per_request(runtime.clone()).sharing(shared.clone())),
+        move || {
+            Ok(HaicoMcp::per_request(runtime.clone())
+                .sharing(shared.clone())
+                .closing_with(Arc::clone(&close)))
+        },
         Arc::clone(&manager),
         config,
     );
@@ -85,9 +104,9 @@ pub fn router(state: &AppState, max_body_bytes: usize) -> Router<AppState> {
         sessions,
     };
     let handler =
-        move |state: State<AppState>,
+        move |caller: Authorized<UseServer>,
               path: Result<Path<String>, PathRejection>,
-              request: Request| { mcp(state, path, request, served.clone()) };
+              request: Request| { mcp(caller, path, request, served.clone()) };
     // POST carries JSON-RPC, GET opens a session's notification stream, DELETE ends a session;
     // other methods get the API's JSON 405.
     Router::new()
@@ -108,7 +127,7 @@ struct Mcp {
 
 /// Hands the request to rmcp with the thread attached.
 async fn mcp(
-    State(state): State<AppState>,
+    Authorized(state, _): Authorized<UseServer>,
     path: Result<Path<String>, PathRejection>,
     mut request: Request,
     mcp: Mcp,
@@ -121,13 +140,8 @@ async fn mcp(
         Ok(thread) => thread,
         Err(err) => return ApiError::from(err).into_response(),
     };
-    // The access middleware put the caller here; it let the request through because the
-    // caller may see the thread, or because the thread does not exist yet.
-    let principal = request
-        .extensions()
-        .get::<Principal>()
-        .cloned()
-        .unwrap_or(Principal::Anonymous);
+    // Anyone signed in gets here: a thread that does not exist yet is made for its caller.
+    let principal = state.principal().clone();
     let workspaces = state.workspaces().acting_as(principal.actor());
     if request.method() == Method::POST
         && let Err(err) = ensure_thread(&workspaces, &thread).await
@@ -140,12 +154,15 @@ async fn mcp(
         Ok(access) => access,
         Err(err) => return ApiError::from(err).into_response(),
     };
-    if access == Access::None {
-        return ApiError::thread_not_found(thread.as_str()).into_response();
+    // For everyone, administrators too, a thread that does not exist (a `GET` or `DELETE` for
+    // one never made) is `404`; every tool call asks again what this access allows.
+    if let Err(refusal) = permits(access, Op::Read) {
+        return refused(refusal, Some(&thread));
     }
     request.extensions_mut().insert(McpCaller {
         actor: principal.actor(),
-        may_edit: access >= Access::Editor,
+        access,
+        watch: Some((state.people().clone(), principal)),
     });
     request.extensions_mut().insert(McpThread(thread.clone()));
     let session = request
@@ -190,7 +207,7 @@ fn unknown_session() -> Response {
         .into_response()
 }
 
-async fn no_thread() -> ApiError {
+async fn no_thread(_: Authorized<UseServer>) -> ApiError {
     ApiError::NotFound(
         "MCP is served per thread: connect to /mcp/{thread_id} (the thread is created if it \
          does not exist)"

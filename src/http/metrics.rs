@@ -11,6 +11,7 @@ use axum::{
 };
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use super::guards::{Administer, Authorized};
 use super::state::AppState;
 
 /// The `route` label of a request that matched no route (kept apart so a scan of random paths
@@ -27,11 +28,12 @@ pub(super) fn router() -> OpenApiRouter<AppState> {
     path = "/metrics",
     tag = "operations",
     responses(
+        Administer,
         (status = 200, description = "Metrics in Prometheus' text exposition format (version 0.0.4)",
          content_type = "text/plain", body = String),
     ),
 )]
-async fn metrics_text() -> Response {
+async fn metrics_text(_: Authorized<Administer>) -> Response {
     (
         [(
             header::CONTENT_TYPE,

@@ -5,16 +5,15 @@
 //! ([`crate::workspace`]) and answer its outcome as JSON; every rule, write and announcement
 //! happens there. [`api`] holds the one route list and the OpenAPI document made from it;
 //! [`app`] builds the router, [`serve`] runs it until a shutdown signal. Every error body is
-//! `{"error": "…"}` (see [`ApiError`]). Around the routes: who the caller is and what each
-//! route allows them ([`access`]: one-person mode, the administrator's token, personal tokens
-//! and sign-in sessions), request metrics (`GET /metrics`), one tracing span per request, and response
+//! `{"error": "…"}` (see [`ApiError`]). Around the routes: who the caller is ([`guards`]: one-person
+//! mode, the administrator's token, personal tokens and sign-in sessions) — each handler then
+//! names what it asks to do (`Authorized<Edit>`…), which [`crate::people::may`] allows or
+//! refuses —, request metrics (`GET /metrics`), one tracing span per request, and response
 //! compression (gzip or Brotli when the client asks; never for event streams, which must flush
 //! every event as it happens).
 
-mod access;
 mod api;
 mod artifacts;
-mod auth;
 mod chat;
 mod connections;
 mod deadline;
@@ -22,16 +21,15 @@ mod document;
 mod error;
 mod events;
 mod extract;
+pub mod guards;
 mod health;
 mod history;
 mod html;
 mod info;
-mod limits;
 mod mcp;
 mod metrics;
 mod objective;
 mod open_files;
-mod origin;
 mod people;
 mod plan;
 mod preferences;
@@ -50,18 +48,18 @@ use tower_http::{
     compression::CompressionLayer, set_header::SetResponseHeaderLayer, trace::TraceLayer,
 };
 
-pub use access::{ACCESS_TOKEN_PARAM, RULES, Rule, SESSION_COOKIE, rule_for};
 pub use api::openapi_document;
-pub use auth::{ApiToken, InvalidApiToken};
 pub use connections::{ConnectionLimits, DEFAULT_HEADER_TIMEOUT_SECS, DEFAULT_IDLE_TIMEOUT_SECS};
 pub use error::ApiError;
-pub use limits::{
+pub use guards::auth::{ApiToken, InvalidApiToken};
+pub use guards::limits::{
     DEFAULT_CHAT_TURNS_PER_MINUTE, DEFAULT_SIGN_INS_PER_MINUTE, RateLimit, RateLimits,
 };
+pub use guards::origin::{InvalidOriginPolicy, OriginPolicy};
+pub use guards::{ACCESS_TOKEN_PARAM, SESSION_COOKIE};
 pub use open_files::{
     OpenFiles, default_max_connections, open_files_limit, raise_open_files_limit,
 };
-pub use origin::{InvalidOriginPolicy, OriginPolicy};
 pub use state::AppState;
 
 /// Default request body limit: room for a multi-megabyte document in one request.
@@ -76,7 +74,7 @@ pub struct HttpConfig {
     /// Largest accepted request body, in bytes.
     pub max_body_bytes: usize,
     /// The administrator's token (`HAICO_API_TOKEN`). When set, or when accounts exist, every
-    /// request must say who it is (see [`RULES`]); `GET /api/info` reports whether it is set.
+    /// request must say who it is (see [`guards`]); `GET /api/info` reports whether it is set.
     pub api_token: Option<ApiToken>,
     /// Header and idle timeouts, and the cap on open connections.
     pub connections: ConnectionLimits,
@@ -104,7 +102,11 @@ pub fn app(state: AppState, config: &HttpConfig) -> Router {
     // Installs the process-wide recorder on first use, so `/metrics` and the hooks in the tool
     // runtime and the agent record from the first request on.
     crate::metrics::handle();
-    let (api, mut doc) = api::routes().split_for_parts();
+    let (api, mut doc) = api::guarded_routes().split_for_parts();
+    // The health check is everybody's and must answer within its own time budget even while
+    // the database (which knows the accounts) does not: it is served outside the guards.
+    let (health, health_doc) = health::router().split_for_parts();
+    doc.merge(health_doc);
     utoipa::Modify::modify(&api::Conventions, &mut doc);
     let openapi_json = serde_json::to_string_pretty(&doc).unwrap_or_else(|err| {
         tracing::error!(error = %err, "could not encode the OpenAPI document");
@@ -114,11 +116,19 @@ pub fn app(state: AppState, config: &HttpConfig) -> Router {
     let router = api
         .merge(ui::router())
         .merge(mcp::router(&state, config.max_body_bytes))
-        .fallback(|| async { ApiError::NotFound("no such route".to_string()) })
-        .method_not_allowed_fallback(|| async { ApiError::unserved_method() });
-    // Layers run after routing (so both see the matched route); the access check sits inside
-    // the metrics layer, so refused requests are counted too.
-    let router = router.layer(middleware::from_fn_with_state(state.clone(), access::guard));
+        .fallback(guards::authorized::no_route)
+        .method_not_allowed_fallback(guards::authorized::unserved_method);
+    // Layers run after routing (so both see the matched route); the guard sits inside the
+    // metrics layer, so refused requests are counted too.
+    let router = router
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            guards::identify::guard,
+        ))
+        .merge(health)
+        // The health route's other methods, answered like any route's (the extractor finds
+        // the caller itself there).
+        .method_not_allowed_fallback(guards::authorized::unserved_method);
     // Compression's default predicate skips small bodies, images (but SVG) and
     // `text/event-stream`, so event streams are never buffered by an encoder.
     router

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::access::Acting;
+use super::guards::{Authorized, Edit, Read};
 use super::{
     error::ApiError,
     extract::{Json, Path},
@@ -35,12 +35,13 @@ struct PutObjective {
     summary = "Read the objective",
     params(ThreadPath),
     responses(
+        Read,
         (status = 200, description = "The objective, `null` when none is set", body = ObjectiveView),
         PathErrors,
     ),
 )]
 async fn get_objective(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Read>,
     Path(path): Path<ThreadPath>,
 ) -> Result<Json<ObjectiveView>, ApiError> {
     let objective = state.workspaces().objective(&path.thread_id).await?;
@@ -55,13 +56,14 @@ async fn get_objective(
     params(ThreadPath),
     request_body(content = PutObjective, content_type = "application/json"),
     responses(
+        Edit,
         (status = 200, description = "The objective as stored (one line)", body = ObjectiveView),
         PathErrors,
         BodyErrors,
     ),
 )]
 async fn put_objective(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Edit>,
     Path(path): Path<ThreadPath>,
     Json(body): Json<PutObjective>,
 ) -> Result<Json<ObjectiveView>, ApiError> {

@@ -1,7 +1,7 @@
 //! People over HTTP: accounts (`/api/users…`, administrators only), signing in and out of
 //! the web UI (`/api/session`), who the caller is (`GET /api/me`), and whom a thread is shared
 //! with (`/api/threads/{thread_id}/members…`, its owner and administrators). Who may call each
-//! route is [`super::access`]'s table; the rules themselves live in [`crate::people`].
+//! route is what its handler's `Authorized<…>` names; the rule itself is [`crate::people::may`].
 
 use axum::{
     http::{HeaderMap, HeaderValue, StatusCode, header},
@@ -11,11 +11,12 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
+use super::guards::{Administer, Anyone, Authorized, ManageSharing, SignInAllowed, UseServer};
 use super::{
-    access::{Acting, SESSION_COOKIE, session_key},
     error::ApiError,
     extract::{Json, Path},
-    limits::client_address,
+    guards::limits::client_address,
+    guards::{SESSION_COOKIE, identify::session_key},
     schema::{BodyErrors, ErrorBody, PathErrors, ThreadPath},
     state::AppState,
 };
@@ -155,10 +156,10 @@ struct Share {
     tag = "people",
     summary = "Whether accounts exist, and who this browser is signed in as",
     security(()),
-    responses((status = 200, description = "The sign-in state", body = SessionState)),
+    responses(Anyone, (status = 200, description = "The sign-in state", body = SessionState)),
 )]
 async fn session_state(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Anyone>,
     headers: HeaderMap,
 ) -> Result<Json<SessionState>, ApiError> {
     let people = state.people();
@@ -178,6 +179,7 @@ async fn session_state(
     security(()),
     request_body(content = SignIn, content_type = "application/json"),
     responses(
+        Anyone,
         (status = 200, description = "Signed in: `Set-Cookie: haico_session=…; HttpOnly; SameSite=Strict` (and `Secure` behind HTTPS), valid 14 days or until signed out", body = User),
         BodyErrors,
         (status = 401, description = "The name or the password is wrong", body = ErrorBody),
@@ -186,7 +188,8 @@ async fn session_state(
     ),
 )]
 async fn sign_in(
-    Acting(state): Acting,
+    _: SignInAllowed,
+    Authorized(state, _): Authorized<Anyone>,
     headers: HeaderMap,
     Peer(peer): Peer,
     Json(body): Json<SignIn>,
@@ -216,9 +219,12 @@ async fn sign_in(
     tag = "people",
     summary = "Sign out (ends the session on the server and clears the cookie)",
     security(()),
-    responses((status = 204, description = "Signed out (also when no session was open)")),
+    responses(Anyone, (status = 204, description = "Signed out (also when no session was open)")),
 )]
-async fn sign_out(Acting(state): Acting, headers: HeaderMap) -> Result<Response, ApiError> {
+async fn sign_out(
+    Authorized(state, _): Authorized<Anyone>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
     if let Some(key) = session_key(&headers) {
         state.people().sign_out(&key).await?;
     }
@@ -239,9 +245,9 @@ async fn sign_out(Acting(state): Acting, headers: HeaderMap) -> Result<Response,
     path = "/api/me",
     tag = "people",
     summary = "Who the caller is",
-    responses((status = 200, description = "The caller", body = Me)),
+    responses(UseServer, (status = 200, description = "The caller", body = Me)),
 )]
-async fn me(Acting(state): Acting) -> Json<Me> {
+async fn me(Authorized(state, _): Authorized<UseServer>) -> Json<Me> {
     Json(Me::of(state.principal()))
 }
 
@@ -251,11 +257,14 @@ async fn me(Acting(state): Acting) -> Json<Me> {
     tag = "people",
     summary = "List the accounts (administrators)",
     responses(
+        Administer,
         (status = 200, description = "Every account, by name (never a password hash or token)", body = Vec<User>),
         (status = 403, description = "The caller is not an administrator", body = ErrorBody),
     ),
 )]
-async fn list_users(Acting(state): Acting) -> Result<Json<Vec<User>>, ApiError> {
+async fn list_users(
+    Authorized(state, _): Authorized<Administer>,
+) -> Result<Json<Vec<User>>, ApiError> {
     Ok(Json(state.people().users().await?))
 }
 
@@ -266,6 +275,7 @@ async fn list_users(Acting(state): Acting) -> Result<Json<Vec<User>>, ApiError> 
     summary = "Make an account (administrators)",
     request_body(content = NewUser, content_type = "application/json"),
     responses(
+        Administer,
         (status = 201, description = "The account with its personal token, shown this once", body = UserWithToken),
         BodyErrors,
         (status = 403, description = "The caller is not an administrator", body = ErrorBody),
@@ -273,7 +283,7 @@ async fn list_users(Acting(state): Acting) -> Result<Json<Vec<User>>, ApiError> 
     ),
 )]
 async fn create_user(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Administer>,
     Json(body): Json<NewUser>,
 ) -> Result<(StatusCode, Json<UserWithToken>), ApiError> {
     let admin = match body.role.as_deref() {
@@ -299,6 +309,7 @@ async fn create_user(
     summary = "Remove an account (administrators)",
     params(NamePath),
     responses(
+        Administer,
         (status = 204, description = "Removed: its sessions end and its token stops working; threads it owned stay, without an owner (administrators see them)"),
         (status = 400, description = "The name is not a valid account name, or it is the caller's own account", body = ErrorBody),
         (status = 403, description = "The caller is not an administrator", body = ErrorBody),
@@ -306,7 +317,7 @@ async fn create_user(
     ),
 )]
 async fn remove_user(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Administer>,
     Path(path): Path<NamePath>,
 ) -> Result<StatusCode, ApiError> {
     if state.principal().name() == Some(path.name.as_str()) {
@@ -325,6 +336,7 @@ async fn remove_user(
     summary = "Give an account a new personal token (administrators)",
     params(NamePath),
     responses(
+        Administer,
         (status = 200, description = "The account with its new token, shown this once; the old token stops working", body = UserWithToken),
         (status = 400, description = "The name is not a valid account name", body = ErrorBody),
         (status = 403, description = "The caller is not an administrator", body = ErrorBody),
@@ -332,7 +344,7 @@ async fn remove_user(
     ),
 )]
 async fn reset_token(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Administer>,
     Path(path): Path<NamePath>,
 ) -> Result<Json<UserWithToken>, ApiError> {
     let (user, token) = state.people().reset_token(&path.name).await?;
@@ -346,13 +358,14 @@ async fn reset_token(
     summary = "Whom the thread is shared with (its owner and administrators)",
     params(ThreadPath),
     responses(
+        ManageSharing,
         (status = 200, description = "The owner first (when it has one), then editors and viewers, by name", body = Vec<Member>),
         PathErrors,
         (status = 403, description = "The caller may see the thread but does not own it", body = ErrorBody),
     ),
 )]
 async fn members(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<ManageSharing>,
     Path(path): Path<ThreadPath>,
 ) -> Result<Json<Vec<Member>>, ApiError> {
     state.workspaces().thread(&path.thread_id).await?;
@@ -367,6 +380,7 @@ async fn members(
     params(MemberPath),
     request_body(content = Share, content_type = "application/json"),
     responses(
+        ManageSharing,
         (status = 200, description = "The thread's members now", body = Vec<Member>),
         PathErrors,
         BodyErrors,
@@ -374,7 +388,7 @@ async fn members(
     ),
 )]
 async fn share(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<ManageSharing>,
     Path(path): Path<MemberPath>,
     Json(body): Json<Share>,
 ) -> Result<Json<Vec<Member>>, ApiError> {
@@ -394,13 +408,14 @@ async fn share(
     summary = "Stop sharing the thread with a person",
     params(MemberPath),
     responses(
+        ManageSharing,
         (status = 200, description = "The thread's members now", body = Vec<Member>),
         PathErrors,
         (status = 403, description = "The caller may see the thread but does not own it", body = ErrorBody),
     ),
 )]
 async fn unshare(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<ManageSharing>,
     Path(path): Path<MemberPath>,
 ) -> Result<Json<Vec<Member>>, ApiError> {
     state.workspaces().thread(&path.thread_id).await?;

@@ -16,7 +16,7 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::access::Acting;
+use super::guards::{Authorized, Edit, Read};
 use super::{
     error::ApiError,
     extract::{Json, Path},
@@ -61,12 +61,13 @@ struct UpdateStep {
     summary = "List the plan",
     params(ThreadPath),
     responses(
+        Read,
         (status = 200, description = "The steps, in order", body = Vec<PlanStep>),
         PathErrors,
     ),
 )]
 async fn list_steps(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Read>,
     Path(path): Path<ThreadPath>,
 ) -> Result<Json<Vec<PlanStep>>, ApiError> {
     Ok(Json(state.workspaces().plan(&path.thread_id).await?))
@@ -80,13 +81,14 @@ async fn list_steps(
     params(ThreadPath),
     request_body(content = CreateStep, content_type = "application/json"),
     responses(
+        Edit,
         (status = 201, description = "The new step", body = PlanStep),
         PathErrors,
         BodyErrors,
     ),
 )]
 async fn create_step(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Edit>,
     Path(path): Path<ThreadPath>,
     Json(body): Json<CreateStep>,
 ) -> Result<(StatusCode, Json<PlanStep>), ApiError> {
@@ -106,13 +108,14 @@ async fn create_step(
     params(StepPath),
     request_body(content = UpdateStep, description = "Absent fields stay", content_type = "application/json"),
     responses(
+        Edit,
         (status = 200, description = "The step as it is now", body = PlanStep),
         PathErrors,
         BodyErrors,
     ),
 )]
 async fn update_step(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Edit>,
     Path(path): Path<StepPath>,
     Json(body): Json<UpdateStep>,
 ) -> Result<Json<PlanStep>, ApiError> {
@@ -135,12 +138,13 @@ async fn update_step(
     summary = "Remove a step and its sub-steps",
     params(StepPath),
     responses(
+        Edit,
         (status = 204, description = "Removed"),
         PathErrors,
     ),
 )]
 async fn delete_step(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Edit>,
     Path(path): Path<StepPath>,
 ) -> Result<StatusCode, ApiError> {
     state

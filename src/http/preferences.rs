@@ -7,7 +7,7 @@ use axum::http::StatusCode;
 use serde::{Deserialize, Deserializer};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::access::Acting;
+use super::guards::{Authorized, Edit, Read};
 use super::{
     error::ApiError,
     extract::{Json, Path},
@@ -64,12 +64,13 @@ fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D:
     summary = "List the preferences",
     params(ThreadPath),
     responses(
+        Read,
         (status = 200, description = "The preferences, in order", body = Vec<Preference>),
         PathErrors,
     ),
 )]
 async fn list_preferences(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Read>,
     Path(path): Path<ThreadPath>,
 ) -> Result<Json<Vec<Preference>>, ApiError> {
     Ok(Json(state.workspaces().preferences(&path.thread_id).await?))
@@ -83,13 +84,14 @@ async fn list_preferences(
     params(ThreadPath),
     request_body(content = CreatePreference, content_type = "application/json"),
     responses(
+        Edit,
         (status = 201, description = "The new preference", body = Preference),
         PathErrors,
         BodyErrors,
     ),
 )]
 async fn create_preference(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Edit>,
     Path(path): Path<ThreadPath>,
     Json(body): Json<CreatePreference>,
 ) -> Result<(StatusCode, Json<Preference>), ApiError> {
@@ -113,13 +115,14 @@ async fn create_preference(
     params(PreferencePath),
     request_body(content = UpdatePreference, description = "Absent fields stay; `\"subtitle\": null` clears the subtitle", content_type = "application/json"),
     responses(
+        Edit,
         (status = 200, description = "The preference as it is now", body = Preference),
         PathErrors,
         BodyErrors,
     ),
 )]
 async fn update_preference(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Edit>,
     Path(path): Path<PreferencePath>,
     Json(body): Json<UpdatePreference>,
 ) -> Result<Json<Preference>, ApiError> {
@@ -143,12 +146,13 @@ async fn update_preference(
     summary = "Remove a preference (also a locked one)",
     params(PreferencePath),
     responses(
+        Edit,
         (status = 204, description = "Removed"),
         PathErrors,
     ),
 )]
 async fn delete_preference(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Edit>,
     Path(path): Path<PreferencePath>,
 ) -> Result<StatusCode, ApiError> {
     state

@@ -4,7 +4,10 @@ use std::sync::{Arc, OnceLock};
 
 use tokio_util::sync::CancellationToken;
 
-use super::{HttpConfig, auth::ApiToken, limits::Limiters, origin::OriginPolicy};
+use super::{
+    HttpConfig,
+    guards::{auth::ApiToken, limits::Limiters, origin::OriginPolicy},
+};
 use crate::{
     agent::{Agent, AgentConfig, model::ChatModel, providers::UnconfiguredModel},
     events::{InProcessBus, SharedBus},
@@ -18,7 +21,7 @@ use crate::{
 /// What every handler shares: the workspaces (the domain layer every change goes through), the
 /// tool runtime, the agent, the people, and the server's shutdown signal. A handler's copy
 /// acts as the request's [`Principal`] when it takes it through
-/// [`Acting`](super::access::Acting): its changes record that person.
+/// [`Authorized`](super::guards::Authorized): its changes record that person.
 #[derive(Debug, Clone)]
 pub struct AppState {
     inner: Arc<Shared>,

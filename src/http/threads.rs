@@ -4,7 +4,7 @@ use axum::{body::Bytes, extract::rejection::BytesRejection, http::StatusCode};
 use serde::Deserialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::access::Acting;
+use super::guards::{Authorized, Delete, Edit, Read, UseServer};
 use super::{
     error::ApiError,
     extract::{Json, Path, Query},
@@ -52,6 +52,7 @@ struct RenameThread {
     summary = "Create a thread",
     request_body(content = Option<CreateThread>, description = "Optional: an empty body makes a thread with a new id and the title `New thread`", content_type = "application/json"),
     responses(
+        UseServer,
         (status = 201, description = "The new thread", body = Thread),
         (status = 400, description = "JSON that does not parse, an invalid id or title", body = ErrorBody),
         (status = 409, description = "A thread with that id exists", body = ErrorBody),
@@ -59,7 +60,7 @@ struct RenameThread {
     ),
 )]
 async fn create_thread(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<UseServer>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<Thread>), ApiError> {
     // The body is optional: an empty one means "a new thread with defaults".
@@ -88,10 +89,13 @@ async fn create_thread(
     tag = "threads",
     summary = "List the threads",
     responses(
+        UseServer,
         (status = 200, description = "Every thread the caller may see (all of them for an administrator and in one-person mode), most recently active first", body = Vec<Thread>),
     ),
 )]
-async fn list_threads(Acting(state): Acting) -> Result<Json<Vec<Thread>>, ApiError> {
+async fn list_threads(
+    Authorized(state, _): Authorized<UseServer>,
+) -> Result<Json<Vec<Thread>>, ApiError> {
     let threads = state.workspaces().threads().await?;
     Ok(Json(
         state.people().visible(state.principal(), threads).await?,
@@ -105,12 +109,13 @@ async fn list_threads(Acting(state): Acting) -> Result<Json<Vec<Thread>>, ApiErr
     summary = "Read a thread",
     params(ThreadPath),
     responses(
+        Read,
         (status = 200, description = "The thread", body = Thread),
         PathErrors,
     ),
 )]
 async fn get_thread(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Read>,
     Path(path): Path<ThreadPath>,
 ) -> Result<Json<Thread>, ApiError> {
     let thread = state.workspaces().thread(&path.thread_id).await?;
@@ -127,13 +132,14 @@ async fn get_thread(
     params(ThreadPath),
     request_body(content = RenameThread, content_type = "application/json"),
     responses(
+        Edit,
         (status = 200, description = "The renamed thread", body = Thread),
         PathErrors,
         BodyErrors,
     ),
 )]
 async fn rename_thread(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Edit>,
     Path(path): Path<ThreadPath>,
     Json(body): Json<RenameThread>,
 ) -> Result<Json<Thread>, ApiError> {
@@ -153,12 +159,13 @@ async fn rename_thread(
     summary = "Delete a thread and its whole workspace",
     params(ThreadPath),
     responses(
+        Delete,
         (status = 204, description = "Deleted"),
         PathErrors,
     ),
 )]
 async fn delete_thread(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Delete>,
     Path(path): Path<ThreadPath>,
 ) -> Result<StatusCode, ApiError> {
     state.workspaces().delete_thread(&path.thread_id).await?;
@@ -172,12 +179,13 @@ async fn delete_thread(
     summary = "The workspace snapshot, in display order",
     params(ThreadPath, HtmlParam, AtParam),
     responses(
+        Read,
         (status = 200, description = "Objective, document, plan, preferences and the artifact index (with `?at=`, exactly as they stood right after that revision); with `?html=true` the document also has `html`", body = WorkspaceView),
         PathErrors,
     ),
 )]
 async fn workspace(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<Read>,
     Path(path): Path<ThreadPath>,
     Query(param): Query<HtmlParam>,
     Query(at): Query<AtParam>,

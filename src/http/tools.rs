@@ -4,7 +4,7 @@
 use serde_json::Value;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::access::Acting;
+use super::guards::{Authorized, CallTool, UseServer};
 use super::{
     error::ApiError,
     extract::{AnyJson, Json, Path},
@@ -25,10 +25,11 @@ pub(super) fn router() -> OpenApiRouter<AppState> {
     tag = "agent",
     summary = "The LLM-facing tool list",
     responses(
+        UseServer,
         (status = 200, description = "Every tool: name, description and the JSON Schema of its arguments (with `action_and_reasoning`)", body = Vec<ToolSpec>),
     ),
 )]
-async fn list_tools() -> Json<Vec<&'static ToolSpec>> {
+async fn list_tools(_: Authorized<UseServer>) -> Json<Vec<&'static ToolSpec>> {
     Json(tool_specs())
 }
 
@@ -43,6 +44,7 @@ async fn list_tools() -> Json<Vec<&'static ToolSpec>> {
     params(ToolPath),
     request_body(content = Object, description = "The tool's arguments, `action_and_reasoning` included", content_type = "application/json"),
     responses(
+        CallTool,
         (status = 200, description = "The envelope, as the model sees it: `success` with a `summary` (and the artifact), or an `error` when the call failed and changed nothing", body = crate::tools::Envelope),
         (status = 400, description = "The thread id is malformed, or the body is not JSON", body = ErrorBody),
         (status = 404, description = "The thread or the tool does not exist", body = ErrorBody),
@@ -51,7 +53,7 @@ async fn list_tools() -> Json<Vec<&'static ToolSpec>> {
     ),
 )]
 async fn call_tool(
-    Acting(state): Acting,
+    Authorized(state, _): Authorized<CallTool>,
     Path(path): Path<ToolPath>,
     AnyJson(args): AnyJson,
 ) -> Result<Json<Value>, ApiError> {

@@ -16,13 +16,14 @@
 //! `/mcp/{thread_id}` on the main server (`http/mcp.rs`, part of the HTTP adapter), whose
 //! sessions are stored in the database ([`sessions`]) so that any replica serves them.
 
+mod caller;
 pub mod notify;
 pub mod resources;
 mod server;
 pub mod sessions;
 pub mod tools;
 
-pub use server::{HaicoMcp, McpCaller, McpThread, supported_protocol_versions};
+pub use server::{HaicoMcp, McpCaller, McpThread, SessionCloser, supported_protocol_versions};
 
 use anyhow::Context;
 use rmcp::ServiceExt;
@@ -95,7 +96,8 @@ pub async fn serve_stdio(
     };
     let caller = McpCaller {
         actor: actor.clone(),
-        may_edit: true,
+        access: crate::people::Access::Owner,
+        watch: None,
     };
     let server = HaicoMcp::for_thread(runtime.acting_as(actor), thread.clone(), caller);
     tracing::info!(thread = %thread, "serving MCP on stdio");

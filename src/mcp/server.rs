@@ -27,33 +27,21 @@ use serde_json::Value;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::caller::Binding;
+pub use super::caller::{McpCaller, McpThread, SessionCloser};
 use super::{
     notify::{self, Audience},
-    resources::{self, ResourceUri},
+    resources,
     sessions::McpSessions,
     tools,
 };
 use crate::{
     ThreadId,
     events::{last_seq, subscribe},
+    people::{Op, ToolUse, permits},
     store::StoreError,
     tools::{ToolRuntime, build_tools},
 };
-
-/// The thread an HTTP request is for, put into the request's extensions by the `/mcp` route.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct McpThread(pub ThreadId);
-
-/// Who an MCP request acts as: the person its changes record, and whether they may change the
-/// thread (a viewer may read resources and call the tools that only read). Put into an HTTP
-/// request's extensions by the `/mcp` route; fixed for a stdio process.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct McpCaller {
-    /// The person, when there is one.
-    pub actor: Option<crate::workspace::Actor>,
-    /// Whether they may change the thread.
-    pub may_edit: bool,
-}
 
 /// The protocol versions this server speaks: every revision rmcp implements, from 2024-11-05
 /// (with the `initialize` handshake) to 2026-07-28 (without it).
@@ -74,18 +62,11 @@ preferences, artifacts) that you may read and subscribe to: the person edits the
 /// A read of a thread's last event number, started when a `subscriptions/listen` arrived.
 type Baseline = JoinHandle<Result<i64, StoreError>>;
 
-enum Binding {
-    /// `haico mcp --thread ID`, acting as one caller.
-    Fixed(ThreadId, McpCaller),
-    /// HTTP: the thread of the first request, set once.
-    FromRequest(OnceLock<ThreadId>),
-}
-
 /// The server handler. One value serves one stdio process, one HTTP session or one stateless
 /// HTTP request; following tasks it starts end when it is dropped.
 pub struct HaicoMcp {
     runtime: ToolRuntime,
-    binding: Binding,
+    pub(super) binding: Binding,
     /// URIs subscribed with `resources/subscribe`.
     subscribed: Arc<Mutex<HashSet<String>>>,
     /// Over HTTP, the stored sessions, which share a session's subscriptions between replicas.
@@ -100,12 +81,14 @@ pub struct HaicoMcp {
     baselines: Mutex<Vec<(ThreadId, Baseline)>>,
     /// Cancelled on drop: stops the session's follower.
     stop: CancellationToken,
+    /// Over HTTP, how to close the session once its caller may no longer read the thread.
+    close: Option<SessionCloser>,
 }
 
 impl HaicoMcp {
     /// A server for `thread` (stdio), acting as `caller`.
     pub fn for_thread(runtime: ToolRuntime, thread: ThreadId, caller: McpCaller) -> Self {
-        Self::new(runtime, Binding::Fixed(thread, caller))
+        Self::new(runtime, Binding::Fixed(thread, Box::new(caller)))
     }
 
     /// A server that takes its thread from each request's [`McpThread`] (HTTP).
@@ -117,6 +100,13 @@ impl HaicoMcp {
     /// notification stream knows what was subscribed on another one.
     pub fn sharing(mut self, sessions: McpSessions) -> Self {
         self.stored = Some(sessions);
+        self
+    }
+
+    /// Closes the HTTP session with `close` once its caller may no longer read the thread, so
+    /// its notification stream ends as REST's events stream does.
+    pub fn closing_with(mut self, close: SessionCloser) -> Self {
+        self.close = Some(close);
         self
     }
 
@@ -149,69 +139,7 @@ impl HaicoMcp {
             following: tokio::sync::Mutex::new(false),
             baselines: Mutex::new(Vec::new()),
             stop: CancellationToken::new(),
-        }
-    }
-
-    /// Who a request acts as. An HTTP request without a caller (not routed through `/mcp`)
-    /// may only read.
-    fn caller(&self, extensions: &rmcp::model::Extensions) -> McpCaller {
-        match &self.binding {
-            Binding::Fixed(_, caller) => caller.clone(),
-            Binding::FromRequest(_) => extensions
-                .get::<axum::http::request::Parts>()
-                .and_then(|parts| parts.extensions.get::<McpCaller>())
-                .cloned()
-                .unwrap_or(McpCaller {
-                    actor: None,
-                    may_edit: false,
-                }),
-        }
-    }
-
-    /// The thread a request is for.
-    fn thread(&self, extensions: &rmcp::model::Extensions) -> Result<ThreadId, ErrorData> {
-        match &self.binding {
-            Binding::Fixed(thread, _) => Ok(thread.clone()),
-            Binding::FromRequest(bound) => {
-                let requested = extensions
-                    .get::<axum::http::request::Parts>()
-                    .and_then(|parts| parts.extensions.get::<McpThread>())
-                    .map(|thread| thread.0.clone())
-                    .ok_or_else(|| {
-                        ErrorData::invalid_request(
-                            "no thread chosen: connect to /mcp/{thread_id}",
-                            None,
-                        )
-                    })?;
-                let bound = bound.get_or_init(|| requested.clone());
-                if *bound == requested {
-                    Ok(requested)
-                } else {
-                    Err(ErrorData::invalid_request(
-                        format!(
-                            "this session works on thread `{bound}`, not `{requested}`: start a \
-                             new session at /mcp/{requested}"
-                        ),
-                        None,
-                    ))
-                }
-            }
-        }
-    }
-
-    /// The thread the URIs of a subscription filter name, when the handler cannot tell
-    /// otherwise before the request's context is known.
-    fn thread_of_filter(&self, filter: &SubscriptionFilter) -> Option<ThreadId> {
-        match &self.binding {
-            Binding::Fixed(thread, _) => Some(thread.clone()),
-            Binding::FromRequest(bound) => bound.get().cloned().or_else(|| {
-                filter
-                    .resource_subscriptions
-                    .iter()
-                    .flatten()
-                    .find_map(|uri| ResourceUri::parse(uri))
-                    .map(|uri| uri.thread)
-            }),
+            close: None,
         }
     }
 
@@ -222,6 +150,7 @@ impl HaicoMcp {
         peer: rmcp::Peer<RoleServer>,
         thread: ThreadId,
         stored: Option<(McpSessions, String)>,
+        caller: &McpCaller,
     ) -> Result<(), ErrorData> {
         let mut following = self.following.lock().await;
         if *following {
@@ -231,16 +160,29 @@ impl HaicoMcp {
         let events = subscribe(db, self.runtime.bus().clone(), thread.as_str(), None)
             .await
             .map_err(|err| resources::storage_error(err.0.into()))?;
+        let session = stored.as_ref().map(|(_, id)| id.clone());
         let audience = Audience::Session {
             peer,
             subscribed: Arc::clone(&self.subscribed),
             stored,
         };
         let stop = self.stop.clone();
+        let lost = caller.access_lost(thread.clone());
+        let close = self.close.clone();
         tokio::spawn(async move {
-            if let Err(err) = notify::follow(events, thread, audience, stop.cancelled_owned()).await
-            {
-                tracing::warn!(error = %err, "resource notifications stopped");
+            tokio::select! {
+                followed = notify::follow(events, thread, audience, stop.cancelled_owned()) => {
+                    if let Err(err) = followed {
+                        tracing::warn!(error = %err, "resource notifications stopped");
+                    }
+                }
+                // The caller may no longer read the thread: no more notifications, and the
+                // session (with its stream) ends.
+                () = lost => {
+                    if let (Some(close), Some(session)) = (close, session) {
+                        close(session).await;
+                    }
+                }
             }
         });
         *following = true;
@@ -327,15 +269,8 @@ impl ServerHandler for HaicoMcp {
         let read_only = toolset
             .get(&request.name)
             .is_some_and(|tool| tool.read_only());
-        if !caller.may_edit && !read_only {
-            return Err(ErrorData::invalid_request(
-                format!(
-                    "you may read this thread but not change it, so `{}` is not allowed: ask \
-                     its owner to share it with you as an editor",
-                    request.name
-                ),
-                None,
-            ));
+        if let Err(refusal) = permits(caller.access, Op::CallTool(ToolUse::of(read_only))) {
+            return Err(ErrorData::invalid_request(refusal.to_string(), None));
         }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let call = self
@@ -390,7 +325,8 @@ impl ServerHandler for HaicoMcp {
             return Err(resources::not_found(&request.uri, &thread));
         }
         let stored = self.stored_session(&context.extensions);
-        self.follow_session(context.peer.clone(), thread, stored.clone())
+        let caller = self.caller(&context.extensions);
+        self.follow_session(context.peer.clone(), thread, stored.clone(), &caller)
             .await?;
         if let Some((sessions, id)) = stored {
             sessions
@@ -428,8 +364,9 @@ impl ServerHandler for HaicoMcp {
             return;
         };
         let stored = self.stored_session(&context.extensions);
+        let caller = self.caller(&context.extensions);
         if let Err(err) = self
-            .follow_session(context.peer.clone(), thread, stored)
+            .follow_session(context.peer.clone(), thread, stored, &caller)
             .await
         {
             tracing::warn!(error = %err.message, "cannot follow the thread");
@@ -484,9 +421,16 @@ impl ServerHandler for HaicoMcp {
         .await
         .map_err(|err| resources::storage_error(err.0.into()))?;
         let audience = Audience::Listener(context.sink().clone());
-        notify::follow(events, thread, audience, context.cancelled())
-            .await
-            .map_err(|err| resources::storage_error(err.0.into()))
+        // The listener ends once its caller may no longer read the thread.
+        let lost = self
+            .caller(&context.request_context().extensions)
+            .access_lost(thread.clone());
+        tokio::select! {
+            followed = notify::follow(events, thread, audience, context.cancelled()) => {
+                followed.map_err(|err| resources::storage_error(err.0.into()))
+            }
+            () = lost => Ok(()),
+        }
     }
 }
 

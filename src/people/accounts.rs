@@ -83,7 +83,9 @@ impl People {
                 }
             })
         })
-        .await
+        .await?;
+        self.sharing_changed();
+        Ok(())
     }
 
     /// Gives an account a new personal token (the old one stops working); returns it, once.

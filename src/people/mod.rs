@@ -5,10 +5,13 @@
 //! person signed in (a personal token or a session cookie), or nobody. A thread belongs to the
 //! person who made it and may be shared with others as `viewer` (reads everything) or `editor`
 //! (also chats, calls tools and edits); owners and administrators manage who it is shared
-//! with. For anyone else a thread does not exist. [`People`] holds these rules; the HTTP layer
-//! applies them per route (`http/access.rs`), MCP per call.
+//! with. For anyone else a thread does not exist. The rule itself is one function, [`may`]
+//! (in `may.rs`); the HTTP layer asks it through the extractor each handler names
+//! (`Authorized<Editor>`…, `http/guards`), MCP per tool call, and open streams through
+//! [`People::access_lost`].
 
 mod accounts;
+mod may;
 mod secrets;
 mod sessions;
 mod sharing;
@@ -26,6 +29,7 @@ use chrono::{DateTime, Utc};
 
 pub use accounts::checked_name;
 use accounts::no_account;
+pub use may::{ACCESS_RECHECK, Need, Op, Refusal, ToolUse, may, permits};
 pub use secrets::{TOKEN_PREFIX, digest};
 pub use throttle::{AttemptKeys, FREE_ATTEMPTS, Throttle};
 
@@ -146,6 +150,9 @@ pub struct People {
     accounts: Arc<AtomicBool>,
     /// When the database was last asked whether accounts exist, while none did.
     last_check: Arc<Mutex<Option<Instant>>>,
+    /// Rung when this process changes sharing or accounts: open streams ask again at once
+    /// whether their caller may still read their thread ([`People::access_lost`]).
+    sharing: Arc<tokio::sync::Notify>,
 }
 
 /// How long a server without accounts trusts its last look before asking the database again
@@ -160,6 +167,7 @@ impl People {
             throttle: Arc::new(Throttle::default()),
             accounts: Arc::new(AtomicBool::new(false)),
             last_check: Arc::new(Mutex::new(None)),
+            sharing: Arc::default(),
         }
     }
 

@@ -154,6 +154,7 @@ impl People {
             })
         })
         .await?;
+        self.sharing_changed();
         self.members(thread).await
     }
 
@@ -177,6 +178,7 @@ impl People {
             })
         })
         .await?;
+        self.sharing_changed();
         self.members(thread).await
     }
 }

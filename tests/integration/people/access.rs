@@ -1,10 +1,12 @@
-//! Every route of the server, called as a thread's owner, an editor, a viewer, an outsider and
-//! someone anonymous, on both engines, against a real server with accounts: each answers what
-//! the table below says, and a refused request changes nothing.
+//! Every route of the server, called as a thread's owner, an editor, a viewer, an outsider, an
+//! administrator's account and someone anonymous, on both engines, against a real server with
+//! accounts: each answers what the table below says, and a refused request changes nothing.
 //!
 //! The table is the decision. A route the router serves but the table does not list fails
-//! `every_route_has_a_decision` — adding a route means deciding here who may call it (and in
-//! `haico::http::RULES`, which the server enforces).
+//! `every_route_has_a_decision` — adding a route means deciding here who may call it (and
+//! naming it in the handler's `Authorized<…>`, which the server enforces, and in its
+//! documented responses, which `every_route_has_a_decision` compares with the table). The MCP
+//! methods and tools are walked in `access_mcp.rs`.
 
 use crate::common;
 
@@ -17,25 +19,30 @@ const ADMIN_TOKEN: &str = "admin-token-for-the-walk";
 
 /// Who calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Who {
+pub(super) enum Who {
     Owner,
     Editor,
     Viewer,
     Outsider,
     Anonymous,
+    /// An account made with the `admin` role (the administrator's token makes the fixtures).
+    Admin,
 }
 
-const EVERYONE: [Who; 5] = [
+/// Everyone, the administrator last: its walk removes an account and shares with others.
+pub(super) const EVERYONE: [Who; 6] = [
     Who::Owner,
     Who::Editor,
     Who::Viewer,
     Who::Outsider,
     Who::Anonymous,
+    Who::Admin,
 ];
 
 impl Who {
-    fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
+            Who::Admin => "admin",
             Who::Owner => "owner",
             Who::Editor => "editor",
             Who::Viewer => "viewer",
@@ -175,6 +182,7 @@ fn refusal(need: Need, who: Who) -> Option<u16> {
     match (need, who) {
         (Need::Open, _) => None,
         (_, Who::Anonymous) => Some(401),
+        (_, Who::Admin) => None,
         (Need::Signed, _) => None,
         (Need::Admin, _) => Some(403),
         (_, Who::Outsider) => Some(404),
@@ -187,25 +195,25 @@ fn refusal(need: Need, who: Who) -> Option<u16> {
 }
 
 /// The thread, its items and the people of one walk.
-struct Fixture {
-    thread: String,
+pub(super) struct Fixture {
+    pub(super) thread: String,
     pref: i64,
     todo: i64,
     artifact: i64,
 }
 
 /// The accounts, with their personal tokens.
-struct People {
+pub(super) struct People {
     tokens: std::collections::HashMap<&'static str, String>,
 }
 
 impl People {
-    fn token(&self, who: Who) -> Option<&str> {
+    pub(super) fn token(&self, who: Who) -> Option<&str> {
         self.tokens.get(who.name()).map(String::as_str)
     }
 }
 
-async fn send(
+pub(super) async fn send(
     server: &TestServer,
     method: Method,
     path: &str,
@@ -236,20 +244,28 @@ async fn send(
     }
 }
 
-async fn admin(server: &TestServer, method: Method, path: &str, body: Option<Value>) -> Answer {
+pub(super) async fn admin(
+    server: &TestServer,
+    method: Method,
+    path: &str,
+    body: Option<Value>,
+) -> Answer {
     send(server, method, path, Some(ADMIN_TOKEN), body.as_ref()).await
 }
 
-/// Makes the accounts: the four people of the walk and `someone` (shared with and unshared by
-/// the owners' walks).
-async fn make_people(server: &TestServer) -> People {
+/// Makes the accounts: the five people of the walk, `someone` (shared with and unshared by
+/// the owners' walks) and `spare` (whose token the administrator's walk resets, then removes).
+pub(super) async fn make_people(server: &TestServer) -> People {
     let mut tokens = std::collections::HashMap::new();
-    for name in ["owner", "editor", "viewer", "outsider", "someone"] {
+    for name in [
+        "owner", "editor", "viewer", "outsider", "admin", "someone", "spare",
+    ] {
+        let role = if name == "admin" { "admin" } else { "member" };
         let made = admin(
             server,
             Method::POST,
             "/api/users",
-            Some(json!({"name": name, "password": format!("{name}-password")})),
+            Some(json!({"name": name, "password": format!("{name}-password"), "role": role})),
         )
         .await;
         assert_eq!(made.status, 201, "{:?}", made.json());
@@ -262,7 +278,7 @@ async fn make_people(server: &TestServer) -> People {
 
 /// A thread owned by `owner`, shared with `editor` and `viewer`, with a locked preference, a
 /// step and a chart.
-async fn make_thread(server: &TestServer, people: &People, id: &str) -> Fixture {
+pub(super) async fn make_thread(server: &TestServer, people: &People, id: &str) -> Fixture {
     let owner = people.token(Who::Owner);
     let made = send(
         server,
@@ -336,6 +352,7 @@ fn concrete(route: &str, method: &str, fx: &Fixture, who: Who) -> (String, Optio
         .replace("{turn_index}", "1")
         .replace("{tool_name}", "set_objective")
         .replace("{*path}", "app.css")
+        .replace("/api/users/{name}", "/api/users/spare")
         .replace("{name}", "someone");
     let body = match (method, route) {
         ("POST", "/api/session") => Some(json!({"name": "someone"})),
@@ -525,6 +542,10 @@ fn served_routes() -> Vec<(String, String)> {
     routes
 }
 
+/// Every route the server serves has a row in the table, and the table only routes it serves;
+/// and the OpenAPI document, which every handler's marker (`responses(Edit, …)` next to its
+/// `Authorized<Edit>`) fills, documents the refusals the row decides: `401` for every route
+/// but the open ones, `403` for those that need more than reading (or an administrator).
 #[test]
 fn every_route_has_a_decision() {
     let routes = served_routes();
@@ -532,14 +553,8 @@ fn every_route_has_a_decision() {
         assert!(
             TABLE.iter().any(|(m, r, _)| m == method && r == route),
             "{method} {route} has no row in this test's TABLE: decide who may call it (owner, \
-             editor, viewer, outsider, anonymous), add the row, and give it a rule in \
-             haico::http::RULES"
-        );
-        let method = Method::from_bytes(method.as_bytes()).unwrap();
-        assert!(
-            matches!(haico::http::rule_for(&method, route),
-                Some(rule) if rule != haico::http::Rule::Unserved),
-            "{method} {route} has no rule in haico::http::RULES"
+             editor, viewer, outsider, administrator, anonymous), add the row, and name it in \
+             the handler's `Authorized<…>` and documented responses"
         );
     }
     for (method, route, _) in TABLE {
@@ -548,47 +563,54 @@ fn every_route_has_a_decision() {
             "{method} {route} is in the table but the server does not serve it"
         );
     }
-}
-
-/// A method the table does not list for a route it knows is refused by the guard itself, so a
-/// handler added without a rule is never reachable under a guessed one.
-#[test]
-fn a_method_without_a_rule_is_not_served() {
-    use haico::http::Rule;
-    for (method, route) in [
-        (Method::PATCH, "/healthz"),
-        (Method::DELETE, "/api/threads/{thread_id}/objective"),
-        (Method::PUT, "/api/threads/{thread_id}/chat"),
-    ] {
+    let doc = serde_json::to_value(haico::http::openapi_document()).unwrap();
+    for (method, route, need) in TABLE {
+        let Some(responses) = doc["paths"][route][method.to_lowercase()]["responses"].as_object()
+        else {
+            continue; // The web UI's shell and `/mcp` are not in the document.
+        };
         assert_eq!(
-            haico::http::rule_for(&method, route),
-            Some(Rule::Unserved),
-            "{method} {route}"
+            responses.contains_key("401"),
+            *need != Need::Open || *route == "/api/session" && *method == "POST",
+            "{method} {route}: a documented 401 for {need:?}"
+        );
+        assert_eq!(
+            responses.contains_key("403"),
+            matches!(need, Need::Admin | Need::Writer | Need::Owner)
+                || *route == "/api/session" && *method == "POST",
+            "{method} {route}: a documented 403 for {need:?}"
         );
     }
-    assert_eq!(
-        haico::http::rule_for(&Method::GET, "/api/no-such-route"),
-        None
-    );
 }
 
-#[test]
-fn the_table_and_the_server_rules_agree() {
-    use haico::{http::Rule, people::Access};
-    for (method, route, need) in TABLE {
-        let method = Method::from_bytes(method.as_bytes()).unwrap();
-        let rule = haico::http::rule_for(&method, route).unwrap();
-        let expected = match need {
-            Need::Open => vec![Rule::Open],
-            Need::Signed => vec![Rule::Signed],
-            Need::Admin => vec![Rule::Admin],
-            Need::Reader => vec![Rule::Thread(Access::Viewer), Rule::ThreadOrNew],
-            Need::Writer => vec![Rule::Thread(Access::Editor)],
-            Need::Owner => vec![Rule::Thread(Access::Owner)],
-        };
-        assert!(
-            expected.contains(&rule),
-            "{method} {route}: the test says {need:?}, the server {rule:?}"
-        );
+backend_tests! {
+    // A method a route does not serve, and a path no route serves, are refused before anything
+    // else to someone anonymous (`401`), and answered `405` (with `Allow`) or `404` to those who
+    // say who they are: no handler is reached under a guessed rule.
+    async fn a_method_a_route_does_not_serve_is_not_served(engine) {
+        let tdb = common::TestDb::new(engine).await;
+        let server = TestServer::with_token(&tdb.db, ADMIN_TOKEN).await;
+        let people = make_people(&server).await;
+        let fx = make_thread(&server, &people, "unserved").await;
+        for (method, path) in [
+            (Method::PATCH, "/healthz".to_string()),
+            (Method::DELETE, format!("/api/threads/{}/objective", fx.thread)),
+            (Method::PUT, format!("/api/threads/{}/chat", fx.thread)),
+        ] {
+            let anonymous = send(&server, method.clone(), &path, None, None).await;
+            assert_eq!(anonymous.status, 401, "{method} {path}");
+            for who in [Who::Outsider, Who::Viewer, Who::Owner] {
+                let answer = send(&server, method.clone(), &path, people.token(who), None).await;
+                assert_eq!(answer.status, 405, "{method} {path} as {}", who.name());
+                assert!(answer.json()["error"].is_string(), "{method} {path}");
+                assert!(answer.header(header::ALLOW).is_some(), "{method} {path}");
+            }
+        }
+        let anonymous = send(&server, Method::GET, "/api/no-such-route", None, None).await;
+        assert_eq!(anonymous.status, 401);
+        let signed = send(&server, Method::GET, "/api/no-such-route", people.token(Who::Viewer), None).await;
+        assert_eq!(signed.status, 404);
+        server.shutdown().await;
+        tdb.cleanup().await;
     }
 }

@@ -23,7 +23,7 @@ use governor::{
     clock::{Clock, DefaultClock},
 };
 
-use super::ApiError;
+use crate::http::ApiError;
 use crate::people::Principal;
 
 /// Default chat turns a caller may start in a minute (and at once).
@@ -78,14 +78,14 @@ impl Default for RateLimits {
 
 /// The running limiters of [`RateLimits`] (by default, none).
 #[derive(Debug, Default)]
-pub(super) struct Limiters {
+pub(in crate::http) struct Limiters {
     chat_turns: Option<DefaultKeyedRateLimiter<String>>,
     sign_ins: Option<DefaultKeyedRateLimiter<String>>,
     clock: DefaultClock,
 }
 
 impl Limiters {
-    pub(super) fn new(limits: RateLimits) -> Self {
+    pub(in crate::http) fn new(limits: RateLimits) -> Self {
         let limiter = |limit: Option<RateLimit>| {
             limit
                 .and_then(RateLimit::quota)
@@ -99,7 +99,11 @@ impl Limiters {
     }
 
     /// Counts a chat turn `principal` starts; the refusal past the limit.
-    pub(super) fn chat_turn(&self, principal: &Principal, request: &Parts) -> Result<(), ApiError> {
+    pub(in crate::http) fn chat_turn(
+        &self,
+        principal: &Principal,
+        request: &Parts,
+    ) -> Result<(), ApiError> {
         let Some(limiter) = &self.chat_turns else {
             return Ok(());
         };
@@ -112,7 +116,7 @@ impl Limiters {
     }
 
     /// Counts a sign-in attempt from the request's address; the refusal past the limit.
-    pub(super) fn sign_in(&self, request: &Parts) -> Result<(), ApiError> {
+    pub(in crate::http) fn sign_in(&self, request: &Parts) -> Result<(), ApiError> {
         let Some(limiter) = &self.sign_ins else {
             return Ok(());
         };
@@ -165,7 +169,10 @@ fn address(request: &Parts) -> String {
 /// The address sign-in attempts are counted under: the peer's, or, when the peer is a proxy
 /// on this machine or a private network, the first `X-Forwarded-For` hop it reports (a
 /// client elsewhere could write any address there, so its header is not believed).
-pub(super) fn client_address(headers: &HeaderMap, peer: Option<std::net::SocketAddr>) -> String {
+pub(in crate::http) fn client_address(
+    headers: &HeaderMap,
+    peer: Option<std::net::SocketAddr>,
+) -> String {
     let peer = peer.map(|peer| peer.ip());
     let trusted_proxy = peer.is_some_and(|ip| match ip {
         std::net::IpAddr::V4(v4) => v4.is_loopback() || v4.is_private(),

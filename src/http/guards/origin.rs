@@ -36,7 +36,7 @@ use std::net::IpAddr;
 
 use axum::http::{HeaderMap, Method, header, request::Parts};
 
-use super::ApiError;
+use crate::http::ApiError;
 
 /// The header a trusted reverse proxy names the public host in.
 const FORWARDED_HOST: &str = "x-forwarded-host";
@@ -125,7 +125,7 @@ impl OriginPolicy {
 
     /// Checks the request's Host, Origin and body type; what its Origin showed, or the
     /// refusal.
-    pub(super) fn check(&self, request: &Parts) -> Result<OriginCheck, ApiError> {
+    pub(in crate::http) fn check(&self, request: &Parts) -> Result<OriginCheck, ApiError> {
         let authority = self.authority(request);
         if let Some(authority) = authority {
             self.check_host(authority)?;
@@ -225,7 +225,7 @@ impl OriginPolicy {
 
 /// What the request's `Origin` showed, for the rules that need more than "not foreign".
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum OriginCheck {
+pub(in crate::http) enum OriginCheck {
     /// No `Origin`: not a browser's cross-site request (browsers send one with every write).
     Absent,
     /// This server's own page.
@@ -237,13 +237,13 @@ pub(super) enum OriginCheck {
 impl OriginCheck {
     /// Whether the request proves it comes from a page allowed to use the server: what a
     /// write signed in by the session cookie (which the browser adds by itself) needs.
-    pub(super) fn vouches(self) -> bool {
+    pub(in crate::http) fn vouches(self) -> bool {
         self != OriginCheck::Absent
     }
 }
 
 /// Methods that change nothing.
-pub(super) fn is_safe(method: &Method) -> bool {
+pub(in crate::http) fn is_safe(method: &Method) -> bool {
     matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
 }
 

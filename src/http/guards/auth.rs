@@ -1,7 +1,7 @@
 //! The administrator's token (`HAICO_API_TOKEN`, `--api-token`).
 //!
 //! Whoever presents it as `Authorization: Bearer <token>` acts as the administrator: sees and
-//! manages every thread and every account (see [`super::access`] for how a request says who it
+//! manages every thread and every account (see [`super::identify`] for how a request says who it
 //! is, and what each route allows). Only the token's SHA-256 digest is kept, and a presented
 //! token is compared by digest in constant time, so neither the comparison's timing nor its
 //! length reveals the token.
