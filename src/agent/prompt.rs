@@ -157,10 +157,7 @@ impl PromptWorkspace {
                 }
                 Panel::Plan => self.plan = view.plan_page(as_i64(budget.plan_steps)).await?,
                 Panel::Artifacts => {
-                    let recent = ArtifactQuery {
-                        artifact_type: None,
-                        limit: as_i64(budget.artifacts),
-                    };
+                    let recent = ArtifactQuery::for_prompt(budget.artifacts);
                     self.artifacts = view.artifacts(&recent).await?;
                     self.artifacts_total = view.artifact_count().await?;
                 }
@@ -207,7 +204,10 @@ impl PromptWorkspace {
             artifacts: ws
                 .artifacts
                 .iter()
-                .take(budget.artifacts)
+                .take(
+                    usize::try_from(ArtifactQuery::for_prompt(budget.artifacts).limit())
+                        .unwrap_or(0),
+                )
                 .cloned()
                 .collect(),
             artifacts_total: as_i64(ws.artifacts.len()),

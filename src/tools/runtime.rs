@@ -404,7 +404,8 @@ impl ToolRuntime {
     }
 }
 
-/// Stores the body's artifact and, in a turn, records the call, all inside the call's edit.
+/// Reports the artifact the body stored and, in a turn, records the call, all inside the call's
+/// edit.
 async fn finish(
     edit: &mut Edit,
     output: ToolOutput,
@@ -413,8 +414,7 @@ async fn finish(
     started: Instant,
 ) -> Result<Envelope, WorkspaceError> {
     let mut envelope = Envelope::ok(output.summary);
-    if let Some(artifact) = output.artifact {
-        let stored = edit.store_artifact(artifact).await?;
+    if let Some(stored) = output.artifact {
         envelope.artifact = Some(json!({
             "artifact_type": stored.artifact_type,
             "title": stored.title,
@@ -435,7 +435,7 @@ async fn finish(
 
 /// The row a call of a turn is recorded as; `result` is its envelope.
 fn tool_call_record<'a>(call: &'a ToolCall, result: &'a Value, at: InTurn) -> NewToolCall<'a> {
-    // (A model's made-up tool name with a NUL in it is scrubbed where the call is made.)
+    // (What a model made up may hold NUL characters: the workspace scrubs them as it records.)
     NewToolCall {
         turn_index: at.turn_index,
         call_index: at.call_index,
@@ -491,14 +491,12 @@ fn split_action_and_reasoning(args: Value) -> Result<(String, Value), (String, V
         Value::Object(map) => map,
         other => {
             let message = format!("arguments must be a JSON object, got {}", json_kind(&other));
-            return Err((message, scrub_value(other)));
+            return Err((message, other));
         }
     };
     if let Some(path) = crate::workspace::rules::find_nul_in_object(&map) {
-        let message = format!(
-            "`{path}` contains a NUL character (U+0000), which cannot be stored; remove it"
-        );
-        return Err((message, scrub_value(Value::Object(map))));
+        let message = crate::workspace::rules::nul_in(&path).to_string();
+        return Err((message, Value::Object(map)));
     }
     let message = match map.remove(ACTION_AND_REASONING) {
         Some(Value::String(text)) if !text.trim().is_empty() => {
@@ -521,22 +519,6 @@ fn split_action_and_reasoning(args: Value) -> Result<(String, Value), (String, V
         ),
     };
     Err((message, Value::Object(map)))
-}
-
-/// The value with every NUL character in its strings (and keys) replaced, for the record of a
-/// call that was refused because of one.
-fn scrub_value(value: Value) -> Value {
-    use crate::workspace::rules::scrub_nul;
-    match value {
-        Value::String(text) => Value::String(scrub_nul(&text).into_owned()),
-        Value::Array(items) => Value::Array(items.into_iter().map(scrub_value).collect()),
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .map(|(key, item)| (scrub_nul(&key).into_owned(), scrub_value(item)))
-                .collect(),
-        ),
-        other => other,
-    }
 }
 
 /// Opening the call's edit or view failed: the thread is unknown, or the database is down.

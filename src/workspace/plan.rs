@@ -121,9 +121,7 @@ impl StepPlacement {
                 if let Some(depth) = depth
                     && !(0..=MAX_DEPTH).contains(&depth)
                 {
-                    return Err(WorkspaceError::invalid(format!(
-                        "`depth` is {depth}: give a depth from 0 to {MAX_DEPTH}"
-                    )));
+                    return Err(depth_out_of_range("depth", depth));
                 }
                 Ok(Self::End { depth })
             }
@@ -165,6 +163,32 @@ fn checked_outline(steps: &[StepDraft]) -> Result<Vec<NewPlanStep>, WorkspaceErr
 /// Checks the text of a step to write.
 fn checked_step_text<'a>(text: &'a str, field: &str) -> Result<&'a str, WorkspaceError> {
     require_text(text, field, MAX_STEP_CHARS)
+}
+
+/// "`depth` is -1: give a depth from 0 to 12".
+fn depth_out_of_range(field: &str, depth: i64) -> WorkspaceError {
+    WorkspaceError::invalid(format!(
+        "`{field}` is {depth}: give a depth from 0 to {MAX_DEPTH}"
+    ))
+}
+
+/// "…; the plan nests at most 12 levels": the one text of the depth limit.
+fn too_deep(what: std::fmt::Arguments<'_>) -> WorkspaceError {
+    WorkspaceError::invalid(format!("{what}; the plan nests at most {MAX_DEPTH} levels"))
+}
+
+/// Checks a step as a recording brings it in (in a whole plan or an operation's items) by the
+/// rules every edit keeps: its text, and a depth from 0 to [`MAX_DEPTH`]. `field` names it in
+/// errors (`data[0]`).
+pub(super) fn check_recorded_step(step: &PlanStep, field: &str) -> Result<(), WorkspaceError> {
+    checked_step_text(&step.text, &format!("{field}.text"))?;
+    if step.depth > MAX_DEPTH {
+        return Err(too_deep(format_args!("`{field}.depth` is {}", step.depth)));
+    }
+    if step.depth < 0 {
+        return Err(depth_out_of_range(&format!("{field}.depth"), step.depth));
+    }
+    Ok(())
 }
 
 /// The text "step 4 not found in this thread".
@@ -257,8 +281,8 @@ impl Edit {
         };
         let deepest = steps.iter().map(|s| s.depth).max().unwrap_or(0) + base;
         if deepest > MAX_DEPTH {
-            return Err(WorkspaceError::invalid(format!(
-                "the outline would reach depth {deepest}; the plan nests at most {MAX_DEPTH} levels"
+            return Err(too_deep(format_args!(
+                "the outline would reach depth {deepest}"
             )));
         }
         for step in &mut steps {
@@ -386,8 +410,8 @@ impl Edit {
                     .await?
                     .ok_or_else(|| unknown_reference("parent_id", parent_id))?;
                 if parent.depth + 1 > MAX_DEPTH {
-                    return Err(WorkspaceError::invalid(format!(
-                        "step {parent_id} is at depth {}; the plan nests at most {MAX_DEPTH} levels",
+                    return Err(too_deep(format_args!(
+                        "step {parent_id} is at depth {}",
                         parent.depth
                     )));
                 }
