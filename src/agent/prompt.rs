@@ -29,7 +29,8 @@ pub struct PromptBudget {
     pub document_chars: usize,
     /// Plan steps shown (the first ones; the rest summarised).
     pub plan_steps: usize,
-    /// Artifacts listed (newest first).
+    /// Artifacts listed (newest first; never more than the agent's own list shows,
+    /// [`AGENT_LIST_MAX`](crate::workspace::AGENT_LIST_MAX)).
     pub artifacts: usize,
 }
 
