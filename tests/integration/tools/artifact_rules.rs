@@ -98,6 +98,23 @@ backend_tests! {
         h.cleanup().await;
     }
 
+    async fn an_invalid_chart_is_refused_over_rest_with_the_domains_text(engine) {
+        // REST has no chart route of its own; its tools endpoint is the REST way in.
+        let (tdb, server) = common::server::setup(engine).await;
+        server.create_thread("t").await;
+        let before = server.workspace("t").await;
+        let envelope = server.tool("t", "chart_generator", tool_args("T", &["a", "b"], &[1.0])).await;
+        assert_eq!(envelope["success"], json!(false));
+        assert_eq!(
+            envelope["error"],
+            json!("invalid arguments: `data.series[0].values` has 1 values but there are 2 labels: give exactly one value per label")
+        );
+        assert_eq!(server.workspace("t").await, before, "nothing was stored");
+        let listed = server.get("/api/threads/t/artifacts").await.expect(200);
+        assert_eq!(listed, json!([]));
+        common::server::teardown(tdb, server).await;
+    }
+
     async fn mcp_lists_artifacts_under_the_domains_limits(engine) {
         let h = Harness::new(engine).await;
         let workspaces = h.runtime.workspaces();
