@@ -36,6 +36,13 @@ impl ChartType {
         }
     }
 
+    /// The chart kind an artifact type tag stands for (`line_chart` → line, …).
+    pub fn from_artifact_type(artifact_type: &str) -> Option<Self> {
+        [ChartType::Line, ChartType::Bar, ChartType::Pie]
+            .into_iter()
+            .find(|kind| kind.artifact_type() == artifact_type)
+    }
+
     /// The artifact type the chart is stored under (`line_chart`, …).
     pub fn artifact_type(self) -> &'static str {
         match self {
@@ -122,6 +129,22 @@ pub struct ChartPayload {
     pub y_axis_title: Option<String>,
     /// Style options as given.
     pub style: ChartStyle,
+}
+
+impl ChartPayload {
+    /// The payload as a draft of a `chart_type` chart, to be checked again (a recording brings
+    /// in payloads that no check has seen in this database).
+    pub fn into_draft(self, chart_type: ChartType) -> ChartDraft {
+        ChartDraft {
+            chart_type,
+            title: self.title,
+            description: self.description,
+            data: self.data,
+            x_axis_title: self.x_axis_title,
+            y_axis_title: self.y_axis_title,
+            style: Some(self.style),
+        }
+    }
 }
 
 /// Why a chart cannot be made; the text says what to fix.

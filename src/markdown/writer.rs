@@ -4,7 +4,7 @@
 //! The HTML pulldown-cmark makes of Markdown is a fixed set of elements around escaped text;
 //! what the sanitiser did to it was checking its attributes. [`Writer`] writes those elements
 //! itself, as the sanitiser would leave them: URLs pass the same scheme check
-//! ([`url_allowed`], then [`super::filter_attribute`]), ids get [`super::ID_PREFIX`], links
+//! ([`urls::url_allowed`], then [`super::filter_attribute`]), ids get [`super::ID_PREFIX`], links
 //! `rel="noopener noreferrer"`, code blocks only a `language-…` class, and text and attribute
 //! values are escaped as html5ever's serializer escapes them. So a document without raw HTML
 //! renders exactly as before, without the sanitiser's parse.
@@ -14,7 +14,7 @@
 //! it), and it holds the Markdown HTML written in between, so that `<details>` … `</details>`
 //! around Markdown blocks stays one piece. A group is then either
 //! - *trivial*: only bare tags (no attributes) of elements the sanitiser keeps as they are
-//!   ([`TRIVIAL`]), each closed in the group by its end tag, around text and Markdown that is
+//!   ([`groups::TRIVIAL`]), each closed in the group by its end tag, around text and Markdown that is
 //!   balanced too. Nothing in it can carry script, so it is written as it is; or
 //! - sanitised: it goes into one document for the sanitiser, where each stretch of HTML
 //!   written directly between groups stands as a *separator*, a text node
@@ -31,141 +31,14 @@ use std::{collections::HashMap, fmt::Write as _};
 
 use pulldown_cmark::{Alignment, CodeBlockKind, CowStr, Event, LinkType, Tag, TagEnd};
 
-use super::{LINK_SCHEMES, bounds::Step, filter_attribute};
+use super::{bounds::Step, filter_attribute};
 
-/// Elements a trivial group may hold as bare tags: kept by the sanitiser with no attribute
-/// added, and parsed as ordinary elements (no raw text, no foreign content).
-const TRIVIAL: [&str; 52] = [
-    "abbr",
-    "b",
-    "bdi",
-    "blockquote",
-    "br",
-    "center",
-    "cite",
-    "code",
-    "dd",
-    "del",
-    "details",
-    "dfn",
-    "div",
-    "dl",
-    "dt",
-    "em",
-    "figcaption",
-    "figure",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "hr",
-    "i",
-    "ins",
-    "kbd",
-    "li",
-    "mark",
-    "ol",
-    "p",
-    "pre",
-    "q",
-    "s",
-    "samp",
-    "small",
-    "span",
-    "strike",
-    "strong",
-    "sub",
-    "summary",
-    "sup",
-    "table",
-    "tbody",
-    "td",
-    "th",
-    "thead",
-    "tr",
-    "tt",
-    "u",
-    "ul",
-];
+mod groups;
+mod urls;
 
-/// Trivial elements without content.
-const TRIVIAL_VOID: [&str; 2] = ["br", "hr"];
-
-/// What a render made: HTML written directly, and the raw HTML that needs sanitising.
-pub struct Parts {
-    /// The HTML written directly; `out[chunk_ends[k - 1]..chunk_ends[k]]` is stretch `k`.
-    out: String,
-    chunk_ends: Vec<usize>,
-    /// The sanitiser's document: the sanitised groups, with a separator for each stretch.
-    batch: String,
-    /// Where the Markdown left out (past the output budget) begins.
-    pub rest_from: Option<usize>,
-}
-
-impl Parts {
-    /// The final HTML, `sanitise` applied to the raw HTML's document.
-    pub fn assemble(self, sanitise: impl FnOnce(&str) -> String) -> String {
-        if self.chunk_ends.len() <= 1 {
-            return self.out;
-        }
-        let clean = sanitise(&self.batch);
-        let chunk = |k: usize| {
-            let start = if k == 0 { 0 } else { self.chunk_ends[k - 1] };
-            &self.out[start..self.chunk_ends[k]]
-        };
-        let mut html = String::with_capacity(clean.len() + self.out.len());
-        let mut next = 0;
-        let mut from = 0;
-        let mut search = 0;
-        while let Some(offset) = clean[search..].find(SEPARATOR) {
-            let at = search + offset;
-            let digits_from = at + SEPARATOR.len();
-            let digits = clean[digits_from..]
-                .bytes()
-                .take_while(u8::is_ascii_digit)
-                .count();
-            let end = digits_from + digits;
-            search = digits_from;
-            let index = clean[digits_from..end].parse::<usize>().ok();
-            if clean.as_bytes().get(end) == Some(&b'"')
-                && index == Some(next)
-                && next < self.chunk_ends.len()
-            {
-                html.push_str(&clean[from..at]);
-                html.push_str(chunk(next));
-                next += 1;
-                from = end + 1;
-                search = from;
-            }
-        }
-        html.push_str(&clean[from..]);
-        for k in next..self.chunk_ends.len() {
-            html.push_str(chunk(k));
-        }
-        html
-    }
-}
-
-/// How a separator begins: a private-use character and a quote, then the index and a quote.
-const SEPARATOR: &str = "\u{E000}\"";
-
-fn push_separator(batch: &mut String, index: usize) {
-    batch.push_str(SEPARATOR);
-    let _ = write!(batch, "{index}\"");
-}
-
-/// Raw HTML being gathered (see the module header).
-struct Group {
-    html: String,
-    /// Trivial so far.
-    trivial: bool,
-    /// The trivial elements it opened and has not closed.
-    open: Vec<String>,
-    /// The Markdown depth where it began.
-    depth: usize,
-}
+pub use groups::Parts;
+use groups::{Group, push_separator, trivial_tags};
+use urls::{href_value, safe_href, url_allowed};
 
 /// What the output held when the last top-level block began outside a group.
 #[derive(Clone, Copy, Default)]
@@ -635,188 +508,6 @@ fn counts_end(tag: &TagEnd) -> bool {
     )
 }
 
-/// `html` as written in a trivial group, if every `<` in it begins a bare tag of a [`TRIVIAL`]
-/// element (`<b>`, `</b>`, `<br>`, `<br/>`, `<br />`), each end tag closing the element on
-/// top of `open`, which it keeps up to date. The text around the tags is safe as it is (in an
-/// ordinary element's content only `<` begins markup); its `>`s are escaped as the sanitiser
-/// would.
-fn trivial_tags(html: &str, open: &mut Vec<String>) -> Option<String> {
-    let bytes = html.as_bytes();
-    let mut out = String::with_capacity(html.len() + html.len() / 8);
-    let mut i = 0;
-    loop {
-        let text_end = bytes[i..]
-            .iter()
-            .position(|&b| b == b'<')
-            .map_or(bytes.len(), |offset| i + offset);
-        let text = &html[i..text_end];
-        if text.contains(['>', '\0']) {
-            out.push_str(&text.replace('>', "&gt;").replace('\0', ""));
-        } else {
-            out.push_str(text);
-        }
-        if text_end == bytes.len() {
-            return Some(out);
-        }
-        let mut j = text_end + 1;
-        let end_tag = bytes.get(j) == Some(&b'/');
-        if end_tag {
-            j += 1;
-        }
-        let name_start = j;
-        while bytes.get(j).is_some_and(u8::is_ascii_alphanumeric) {
-            j += 1;
-        }
-        let name = html[name_start..j].to_ascii_lowercase();
-        if !end_tag {
-            if bytes.get(j..j + 2) == Some(b" /") {
-                j += 2;
-            } else if bytes.get(j) == Some(&b'/') {
-                j += 1;
-            }
-        }
-        if bytes.get(j) != Some(&b'>') || !TRIVIAL.contains(&name.as_str()) {
-            return None;
-        }
-        out.push('<');
-        if end_tag {
-            if open.last() != Some(&name) {
-                return None;
-            }
-            open.pop();
-            out.push('/');
-        }
-        out.push_str(&name);
-        out.push('>');
-        if !end_tag && !TRIVIAL_VOID.contains(&name.as_str()) {
-            open.push(name);
-        }
-        i = j + 1;
-    }
-}
-
-/// Bytes pulldown-cmark writes as they are in a URL (the others are %-encoded).
-const HREF_SAFE: &[u8] =
-    b"!#$%&'()*+,-./0123456789:;=?@ABCDEFGHIJKLMNOPQRSTUVWXYZ^_abcdefghijklmnopqrstuvwxyz~";
-
-/// A link destination as pulldown-cmark writes it into `href`, as the attribute's value: bytes
-/// outside [`HREF_SAFE`] %-encoded.
-fn href_value(url: &str) -> String {
-    let mut value = String::with_capacity(url.len());
-    for b in url.bytes() {
-        if HREF_SAFE.contains(&b) {
-            value.push(char::from(b));
-        } else {
-            let _ = write!(value, "%{b:02X}");
-        }
-    }
-    value
-}
-
-/// The sanitiser's URL check: a URL with an allowed scheme, or a relative one.
-fn url_allowed(value: &str) -> bool {
-    // An in-page link has no scheme: the parser would answer `RelativeUrlWithoutBase`.
-    if value.starts_with('#') {
-        return true;
-    }
-    match url::Url::parse(value) {
-        Ok(url) => LINK_SCHEMES.contains(&url.scheme()),
-        Err(error) => error == url::ParseError::RelativeUrlWithoutBase,
-    }
-}
-
-/// A link's `href` as the sanitiser leaves it, `None` when it drops it.
-fn safe_href(value: &str) -> Option<String> {
-    if !url_allowed(value) {
-        return None;
-    }
-    filter_attribute("a", "href", value).map(|href| href.into_owned())
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::panic)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_href_table_is_pulldown_cmarks() {
-        let all: String = (1u8..0x80).map(char::from).collect::<String>() + "é";
-        let mut expected = String::new();
-        pulldown_cmark::html::push_html(
-            &mut expected,
-            [Event::Start(Tag::Link {
-                link_type: LinkType::Inline,
-                dest_url: all.clone().into(),
-                title: "".into(),
-                id: "".into(),
-            })]
-            .into_iter(),
-        );
-        let decoded = expected.replace("&#x27;", "'").replace("&amp;", "&");
-        assert_eq!(decoded, format!("<a href=\"{}\">", href_value(&all)));
-    }
-
-    #[test]
-    fn trivial_tags_are_bare_and_balanced() {
-        for html in [
-            "<div>",
-            "</div>",
-            "<b>x</b>",
-            "<br><br/><br />",
-            "a &amp; b > c",
-            "<DIV></div>",
-        ] {
-            let mut open = vec!["div".to_string()];
-            assert!(trivial_tags(html, &mut open).is_some(), "{html}");
-        }
-        for html in [
-            "<div class=x>",
-            "</b>",
-            "<a>",
-            "<img>",
-            "<script>",
-            "<style>",
-            "<textarea>",
-            "<!-- x -->",
-            "a < b",
-            "<div",
-            "<svg>",
-            "<input>",
-            "</br>",
-        ] {
-            let mut open = vec!["div".to_string()];
-            assert!(trivial_tags(html, &mut open).is_none(), "{html}");
-        }
-    }
-
-    #[test]
-    fn trivial_text_is_escaped_as_the_sanitiser_would() {
-        let mut open = Vec::new();
-        assert_eq!(
-            trivial_tags("<DIV>a > b &lt;div><BR /></div>", &mut open).unwrap(),
-            "<div>a &gt; b &lt;div&gt;<br></div>"
-        );
-        assert!(open.is_empty());
-    }
-
-    #[test]
-    fn separators_are_replaced_once_and_in_order() {
-        let parts = Parts {
-            out: "AB".into(),
-            chunk_ends: vec![1, 2],
-            batch: String::new(),
-            rest_from: None,
-        };
-        let html = parts.assemble(|_| "\u{E000}\"1\"x\u{E000}\"0\"y\u{E000}\"1\"z".to_string());
-        // `1` before `0` is not taken; the real `1` is.
-        assert_eq!(html, "\u{E000}\"1\"xAyBz");
-        let parts = Parts {
-            out: "AB".into(),
-            chunk_ends: vec![1, 2],
-            batch: String::new(),
-            rest_from: None,
-        };
-        // Stretches whose separators were removed are kept, at the end.
-        assert_eq!(parts.assemble(|_| "x".to_string()), "xAB");
-    }
-}
+mod tests;

@@ -6,7 +6,7 @@
 //! | `haico://thread/{thread_id}/document` | `{"title", "content", "version"}` (version 0: none yet) |
 //! | `haico://thread/{thread_id}/plan` | `[{"id", "text", "depth", "done"}]` |
 //! | `haico://thread/{thread_id}/preferences` | `[{"id", "title", "subtitle", "kind", "locked"}]` |
-//! | `haico://thread/{thread_id}/artifacts` | `[{"id", "artifact_type", "title", "turn_index", "created_at"}]`, newest first |
+//! | `haico://thread/{thread_id}/artifacts` | `[{"id", "artifact_type", "title", "turn_index", "created_at"}]`, the newest [`LIST_MAX`](crate::workspace::LIST_MAX) |
 //! | `haico://thread/{thread_id}/artifacts/{artifact_id}` | the artifact with its `payload` |
 //! | `haico://thread/{thread_id}/artifacts/{artifact_id}/chart.svg` | a chart drawn as `image/svg+xml` (base64 blob) |
 //! | `haico://thread/{thread_id}/history` | the newest revisions, as `GET …/history?limit=500` |
@@ -33,9 +33,6 @@ pub const URI_PREFIX: &str = "haico://thread/";
 pub const JSON_MIME: &str = "application/json";
 /// The MIME type of a drawn chart.
 pub const SVG_MIME: &str = "image/svg+xml";
-/// How many artifacts `resources/list` names one by one (newest first); older ones stay
-/// readable through the templates.
-pub const LISTED_ARTIFACTS: i64 = 100;
 
 /// What a haico resource URI points at, within its thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,10 +153,9 @@ pub async fn list(
             )
             .with_mime_type(JSON_MIME),
     );
-    let newest = ArtifactQuery {
-        artifact_type: None,
-        limit: LISTED_ARTIFACTS,
-    };
+    // The newest ones one by one (the domain's index limit); older ones stay readable
+    // through the templates.
+    let newest = ArtifactQuery::index();
     let artifacts = workspaces.artifacts(thread, &newest).await?;
     for artifact in artifacts {
         let label = artifact
@@ -262,14 +258,7 @@ async fn read_in(
                 Panel::Document => to_json(&view.document().await?.unwrap_or_else(empty_document)),
                 Panel::Plan => to_json(&view.plan().await?),
                 Panel::Preferences => to_json(&view.preferences().await?),
-                Panel::Artifacts => to_json(
-                    &view
-                        .artifacts(&ArtifactQuery {
-                            artifact_type: None,
-                            limit: i64::MAX,
-                        })
-                        .await?,
-                ),
+                Panel::Artifacts => to_json(&view.artifacts(&ArtifactQuery::panel()).await?),
             };
             ResourceContents::text(value.to_string(), uri).with_mime_type(JSON_MIME)
         }

@@ -24,16 +24,8 @@
 //! statement. [`Doorbell::start`] therefore rings itself once and waits for the echo; without
 //! it the replica says so in the log and stays with polling.
 
-use std::{
-    collections::HashMap,
-    sync::{
-        Arc, Mutex,
-        atomic::{AtomicU8, Ordering},
-    },
-    time::Duration,
-};
+use std::{sync::Arc, time::Duration};
 
-use serde::Serialize;
 use sha2::Digest;
 use sqlx::{
     PgPool,
@@ -43,6 +35,13 @@ use tokio::{sync::mpsc, task::JoinHandle};
 
 use super::ReplicaId;
 use crate::events::PollingBus;
+
+mod status;
+mod wire;
+
+use status::{DOWN, LISTENING, TURNED_OFF, UNSUPPORTED};
+pub use status::{DoorbellHealth, DoorbellStatus};
+use wire::{Ring, parse, payloads};
 
 /// The notification channel's prefix. Channels are per database, not per schema, so the
 /// channel is named after the schema the tables live in (`haico_doorbell_public`): two
@@ -66,9 +65,6 @@ async fn channel_of(pool: &PgPool) -> String {
     }
 }
 
-/// The largest payload sent (PostgreSQL refuses 8000 bytes and more).
-const MAX_PAYLOAD: usize = 7_000;
-
 /// How long the start-up self-test waits for its own ring.
 const ECHO_WITHIN: Duration = Duration::from_secs(3);
 
@@ -82,87 +78,6 @@ const RING_WINDOW: Duration = Duration::from_millis(5);
 
 /// Pause before trying to listen again after the connection failed.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
-
-/// What a replica asks the others.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Ring {
-    /// The thread's log grew to `seq`.
-    Event { thread: String, seq: i64 },
-    /// Stop the thread's running turn.
-    Cancel { thread: String },
-    /// The start-up self-test.
-    Probe { nonce: String },
-}
-
-/// How the doorbell is doing, for `/healthz`, `/metrics` and the poller's pace.
-#[derive(Debug, Default)]
-pub struct DoorbellStatus {
-    state: AtomicU8,
-    reason: Mutex<String>,
-}
-
-/// The doorbell's state as `/healthz` shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-pub struct DoorbellHealth {
-    /// `listen` while other replicas' events arrive by `LISTEN/NOTIFY`, `poll` while they
-    /// arrive only by polling the event log.
-    pub mode: &'static str,
-    /// Whether the mode is the one this replica wants (`false`: the listening connection is
-    /// down, or `LISTEN` does not work here).
-    pub ok: bool,
-    /// Why not, and what it costs.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
-
-const STARTING: u8 = 0;
-const LISTENING: u8 = 1;
-const DOWN: u8 = 2;
-const UNSUPPORTED: u8 = 3;
-const TURNED_OFF: u8 = 4;
-
-impl DoorbellStatus {
-    /// Whether rings are being heard right now.
-    pub fn listening(&self) -> bool {
-        self.state.load(Ordering::Acquire) == LISTENING
-    }
-
-    /// The state for `/healthz`.
-    pub fn health(&self) -> DoorbellHealth {
-        let reason = self.reason.lock().map(|r| r.clone()).unwrap_or_default();
-        match self.state.load(Ordering::Acquire) {
-            LISTENING => DoorbellHealth {
-                mode: "listen",
-                ok: true,
-                error: None,
-            },
-            // The operator's choice: polling is what was asked for.
-            TURNED_OFF => DoorbellHealth {
-                mode: "poll",
-                ok: true,
-                error: None,
-            },
-            STARTING => DoorbellHealth {
-                mode: "poll",
-                ok: false,
-                error: Some("the LISTEN connection is being set up".to_string()),
-            },
-            _ => DoorbellHealth {
-                mode: "poll",
-                ok: false,
-                error: Some(reason),
-            },
-        }
-    }
-
-    fn set(&self, state: u8, reason: &str) {
-        if let Ok(mut current) = self.reason.lock() {
-            *current = reason.to_string();
-        }
-        self.state.store(state, Ordering::Release);
-        crate::metrics::doorbell_listening(state == LISTENING);
-    }
-}
 
 /// Rings the other replicas; cheap to clone.
 #[derive(Debug, Clone)]
@@ -353,65 +268,6 @@ async fn ring_loop(pool: PgPool, channel: Arc<str>, mut rx: mpsc::UnboundedRecei
     }
 }
 
-/// Lines for `rings` (events coalesced per thread to the newest), cut into payloads that fit.
-fn payloads(rings: Vec<Ring>) -> Vec<String> {
-    let mut newest: HashMap<String, i64> = HashMap::new();
-    let mut lines = Vec::new();
-    for ring in rings {
-        match ring {
-            Ring::Event { thread, seq } => {
-                let entry = newest.entry(thread).or_insert(seq);
-                *entry = (*entry).max(seq);
-            }
-            Ring::Cancel { thread } => lines.push(format!("c {thread}")),
-            Ring::Probe { nonce } => lines.push(format!("p {nonce}")),
-        }
-    }
-    lines.extend(
-        newest
-            .into_iter()
-            .map(|(thread, seq)| format!("e {thread} {seq}")),
-    );
-    let mut payloads = Vec::new();
-    let mut current = String::new();
-    for line in lines {
-        if !current.is_empty() && current.len() + 1 + line.len() > MAX_PAYLOAD {
-            payloads.push(std::mem::take(&mut current));
-        }
-        if !current.is_empty() {
-            current.push('\n');
-        }
-        current.push_str(&line);
-    }
-    if !current.is_empty() {
-        payloads.push(current);
-    }
-    payloads
-}
-
-/// Reads a payload back; lines it does not understand are skipped.
-fn parse(payload: &str) -> Vec<Ring> {
-    payload
-        .lines()
-        .filter_map(|line| {
-            let mut parts = line.split(' ');
-            match (parts.next(), parts.next(), parts.next()) {
-                (Some("e"), Some(thread), Some(seq)) => Some(Ring::Event {
-                    thread: thread.to_string(),
-                    seq: seq.parse().ok()?,
-                }),
-                (Some("c"), Some(thread), None) => Some(Ring::Cancel {
-                    thread: thread.to_string(),
-                }),
-                (Some("p"), Some(nonce), None) => Some(Ring::Probe {
-                    nonce: nonce.to_string(),
-                }),
-                _ => None,
-            }
-        })
-        .collect()
-}
-
 /// The doorbell's two connections for rings and the reads they cause, opened lazily with the
 /// main pool's settings.
 fn side_pool(pool: &PgPool) -> PgPool {
@@ -531,54 +387,4 @@ async fn listen_loop(listening: Listening, echo: tokio::sync::oneshot::Sender<()
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::panic)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn payloads_coalesce_events_and_stay_small() {
-        let mut rings = vec![Ring::Cancel { thread: "t".into() }];
-        for seq in 1..=5 {
-            rings.push(Ring::Event {
-                thread: "a".into(),
-                seq,
-            });
-        }
-        let sent = payloads(rings);
-        assert_eq!(sent.len(), 1);
-        let mut got = parse(&sent[0]);
-        got.sort_by_key(|r| format!("{r:?}"));
-        assert_eq!(
-            got,
-            vec![
-                Ring::Cancel { thread: "t".into() },
-                Ring::Event {
-                    thread: "a".into(),
-                    seq: 5
-                },
-            ]
-        );
-
-        let many: Vec<Ring> = (0..2_000)
-            .map(|i| Ring::Event {
-                thread: format!("thread-{i:0>60}"),
-                seq: i,
-            })
-            .collect();
-        let sent = payloads(many);
-        assert!(sent.len() > 1);
-        assert!(sent.iter().all(|p| p.len() <= MAX_PAYLOAD));
-        let back: usize = sent.iter().map(|p| parse(p).len()).sum();
-        assert_eq!(back, 2_000);
-    }
-
-    #[test]
-    fn parse_skips_what_it_does_not_know() {
-        assert_eq!(
-            parse("x y\ne t notanumber\ne t 7\nc\n"),
-            vec![Ring::Event {
-                thread: "t".into(),
-                seq: 7
-            }]
-        );
-    }
-}
+mod tests;

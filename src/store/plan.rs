@@ -18,13 +18,12 @@ use super::{
 };
 use crate::panels::Panel;
 
-/// The distance between neighbouring keys after a renumber, and between appended steps: wide
-/// enough that 32 insertions into the same gap fit before a renumber is needed.
-pub const KEY_GAP: i64 = 1 << 32;
+mod batch;
+mod by_id;
+mod keys;
 
-/// No key is ever larger: past it the plan is renumbered instead, so arithmetic on keys never
-/// overflows and `i64::MAX` can stand for "the end of the plan" in a range.
-const MAX_KEY: i64 = i64::MAX / 4;
+pub use by_id::StepPlace;
+pub use keys::{KEY_GAP, StepRange};
 
 /// A step to insert: text and absolute depth.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -33,22 +32,6 @@ pub struct NewPlanStep {
     pub text: String,
     /// Absolute outline depth.
     pub depth: i64,
-}
-
-/// A run of steps by key, `[start, end)`; `end` is `None` for "to the end of the plan".
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StepRange {
-    /// The key of the first step in the run.
-    pub start: i64,
-    /// The key of the first step after the run, if there is one.
-    pub end: Option<i64>,
-}
-
-impl StepRange {
-    /// Whether the step with `key` lies in the run.
-    pub fn contains(&self, key: i64) -> bool {
-        key >= self.start && self.end.is_none_or(|end| key < end)
-    }
 }
 
 /// What an index lookup finds: the step's id, key, depth and text.
@@ -102,50 +85,6 @@ pub struct StepsChanged<T> {
     /// `(0-based position, result)` per step changed.
     pub steps: Vec<(i64, T)>,
 }
-
-/// The positions a batch statement is given: distinct and not negative, as JSON for the
-/// statement, sorted to pair with its rows, and how far into the plan the statement must rank.
-struct Targets {
-    json: String,
-    sorted: Vec<i64>,
-    limit: i64,
-}
-
-impl Targets {
-    fn new(positions: &[i64]) -> Self {
-        let mut sorted: Vec<i64> = positions.iter().copied().filter(|p| *p >= 0).collect();
-        sorted.sort_unstable();
-        sorted.dedup();
-        let limit = sorted.last().map_or(0, |last| last.saturating_add(1));
-        let json = format!(
-            "[{}]",
-            sorted
-                .iter()
-                .map(i64::to_string)
-                .collect::<Vec<_>>()
-                .join(",")
-        );
-        Self {
-            json,
-            sorted,
-            limit,
-        }
-    }
-}
-
-/// A step a batch statement changed, with its key (to put the rows in plan order) and the
-/// plan's length (counted by the same statement).
-struct ChangedRow {
-    sort_key: i64,
-    id: i64,
-    text: String,
-    depth: i64,
-    done: bool,
-    plan_len: i64,
-}
-
-record!(ChangedRow { sort_key: i64, id: i64, text: String, depth: i64, done: bool,
-    plan_len: i64 } => ChangedRow { sort_key, id, text, depth, done, plan_len });
 
 impl WorkspaceRepository {
     /// The whole plan, in order. On SQLite the rows are read one by one, inline; on
@@ -332,7 +271,7 @@ impl WorkspaceRepository {
             return Ok(room);
         }
         self.renumber(thread_id, at.index, count).await?;
-        Ok(((at.index + 1) * KEY_GAP, KEY_GAP))
+        Ok(keys::after_renumber(at.index))
     }
 
     /// The first key and the stride for `count` new steps ahead of the step keyed `before`
@@ -350,20 +289,7 @@ impl WorkspaceRepository {
             )
             .await
             .context("finding room for steps")?;
-        let low = previous.unwrap_or(0);
-        Ok(match before {
-            // At the end: one gap after the other, while the keys stay in range.
-            None => KEY_GAP
-                .checked_mul(count)
-                .and_then(|span| low.checked_add(span))
-                .filter(|last| *last <= MAX_KEY)
-                .map(|_| (low + KEY_GAP, KEY_GAP)),
-            // Between two steps: spread evenly over the gap, when each new key is distinct.
-            Some(high) => {
-                let stride = (high - low) / (count + 1);
-                (stride >= 1).then_some((low + stride, stride))
-            }
-        })
+        Ok(keys::room(previous, before, count))
     }
 
     /// Gives the thread's steps keys `KEY_GAP` apart in their order, leaving `room` free keys
@@ -378,162 +304,6 @@ impl WorkspaceRepository {
                  WHERE todos.id = ranked.id", &params![thread_id, at, room, KEY_GAP]).await
         .context("renumbering the plan")?;
         Ok(())
-    }
-
-    /// Flips done/not-done of the steps at these 0-based `positions`, all in one statement
-    /// that also counts the plan. Returns the plan's length and each position that named a
-    /// step with the step after the change; positions past the end change nothing.
-    pub async fn toggle_steps_at(
-        &mut self,
-        thread_id: &str,
-        positions: &[i64],
-    ) -> Result<StepsChanged<bool>, StoreError> {
-        let targets = Targets::new(positions);
-        let sql = match self.backend() {
-            Backend::Sqlite => {
-                "WITH plan AS (SELECT id, ROW_NUMBER() OVER (ORDER BY sort_key) - 1 AS rank \
-                 FROM todos WHERE thread_id = $1 ORDER BY sort_key LIMIT $3) \
-                 UPDATE todos SET done = NOT done, updated_at = $4 \
-                 WHERE id IN (SELECT id FROM plan WHERE rank IN (SELECT value FROM json_each($2))) \
-                 RETURNING sort_key, id, text, depth, done, \
-                 (SELECT COUNT(*) FROM todos WHERE thread_id = $1) AS plan_len"
-            }
-            Backend::Postgres => {
-                "WITH plan AS (SELECT id, ROW_NUMBER() OVER (ORDER BY sort_key) - 1 AS rank \
-                 FROM todos WHERE thread_id = $1 ORDER BY sort_key LIMIT $3) \
-                 UPDATE todos SET done = NOT done, updated_at = $4 FROM plan \
-                 WHERE todos.id = plan.id AND plan.rank IN \
-                 (SELECT value::bigint FROM jsonb_array_elements_text($2::jsonb)) \
-                 RETURNING todos.sort_key, todos.id, todos.text, todos.depth, todos.done, \
-                 (SELECT COUNT(*) FROM todos WHERE thread_id = $1) AS plan_len"
-            }
-        };
-        let changed = self
-            .batch_edit(thread_id, sql, &targets, "ticking steps")
-            .await?;
-        Ok(StepsChanged {
-            len: changed.len,
-            steps: changed
-                .steps
-                .into_iter()
-                .map(|(position, step)| (position, step.done))
-                .collect(),
-        })
-    }
-
-    /// Rewrites the text of the steps at 0-based positions (`(position, text)`, each position
-    /// once), in one statement that also counts the plan; see [`Self::toggle_steps_at`].
-    pub async fn set_step_texts_at(
-        &mut self,
-        thread_id: &str,
-        updates: &[(i64, &str)],
-    ) -> Result<StepsChanged<()>, StoreError> {
-        let positions: Vec<i64> = updates.iter().map(|(position, _)| *position).collect();
-        let mut targets = Targets::new(&positions);
-        targets.json = serde_json::to_string(
-            &updates
-                .iter()
-                .filter(|(position, _)| *position >= 0)
-                .map(|(position, text)| (position, text))
-                .collect::<Vec<_>>(),
-        )?;
-        let sql = match self.backend() {
-            Backend::Sqlite => {
-                "WITH plan AS (SELECT id, ROW_NUMBER() OVER (ORDER BY sort_key) - 1 AS rank \
-                 FROM todos WHERE thread_id = $1 ORDER BY sort_key LIMIT $3), \
-                 hit AS (SELECT plan.id, json_extract(u.value, '$[1]') AS text FROM plan \
-                 JOIN json_each($2) AS u ON plan.rank = json_extract(u.value, '$[0]')) \
-                 UPDATE todos SET text = hit.text, updated_at = $4 FROM hit \
-                 WHERE todos.id = hit.id \
-                 RETURNING sort_key, id, text, depth, done, \
-                 (SELECT COUNT(*) FROM todos WHERE thread_id = $1) AS plan_len"
-            }
-            Backend::Postgres => {
-                "WITH plan AS (SELECT id, ROW_NUMBER() OVER (ORDER BY sort_key) - 1 AS rank \
-                 FROM todos WHERE thread_id = $1 ORDER BY sort_key LIMIT $3), \
-                 hit AS (SELECT plan.id, u.e->>1 AS text FROM plan \
-                 JOIN jsonb_array_elements($2::jsonb) AS u(e) ON plan.rank = (u.e->>0)::bigint) \
-                 UPDATE todos SET text = hit.text, updated_at = $4 FROM hit \
-                 WHERE todos.id = hit.id \
-                 RETURNING todos.sort_key, todos.id, todos.text, todos.depth, todos.done, \
-                 (SELECT COUNT(*) FROM todos WHERE thread_id = $1) AS plan_len"
-            }
-        };
-        let changed = self
-            .batch_edit(thread_id, sql, &targets, "rewriting steps")
-            .await?;
-        Ok(StepsChanged {
-            len: changed.len,
-            steps: changed
-                .steps
-                .into_iter()
-                .map(|(position, _)| (position, ()))
-                .collect(),
-        })
-    }
-
-    /// Runs a batch statement over `targets` (`$1` thread, `$2` the targets' JSON, `$3` how
-    /// far to rank, `$4` now) and pairs what it changed with the positions.
-    async fn batch_edit(
-        &mut self,
-        thread_id: &str,
-        sql: &str,
-        targets: &Targets,
-        context: &'static str,
-    ) -> Result<StepsChanged<PlanStep>, StoreError> {
-        let at = now();
-        let rows: Vec<ChangedRow> = self
-            .fetch_all(sql, &params![thread_id, &targets.json, targets.limit, at])
-            .await
-            .context(context)?;
-        self.steps_changed(thread_id, targets, rows).await
-    }
-
-    /// Pairs the rows a batch statement changed with the positions that named them (both in
-    /// plan order), journals each step and finds the plan's length: from the statement, or,
-    /// when no position named a step, by counting.
-    async fn steps_changed(
-        &mut self,
-        thread_id: &str,
-        targets: &Targets,
-        mut rows: Vec<ChangedRow>,
-    ) -> Result<StepsChanged<PlanStep>, StoreError> {
-        let len = match rows.first() {
-            Some(row) => row.plan_len,
-            None => self.plan_len(thread_id).await?,
-        };
-        rows.sort_unstable_by_key(|row| row.sort_key);
-        let named: Vec<i64> = targets
-            .sorted
-            .iter()
-            .copied()
-            .filter(|position| *position < len)
-            .collect();
-        if named.len() != rows.len() {
-            return Err(StoreError::Inconsistent(format!(
-                "a batch of step edits matched {} steps for {} positions",
-                rows.len(),
-                named.len()
-            )));
-        }
-        let mut steps = Vec::with_capacity(rows.len());
-        for (position, row) in named.into_iter().zip(rows) {
-            let step = PlanStep {
-                id: row.id,
-                text: row.text,
-                depth: row.depth,
-                done: row.done,
-            };
-            self.updated_step(step.clone());
-            steps.push((position, step));
-        }
-        Ok(StepsChanged { len, steps })
-    }
-
-    /// Records a step that now reads differently.
-    fn updated_step(&mut self, step: PlanStep) {
-        self.mark(Panel::Plan);
-        self.journal_mut().plan.push(ListOp::Update { item: step });
     }
 
     /// Updates a step by id (the user path): text, done and depth, each only when given.
@@ -608,99 +378,3 @@ record!(KeyedStep { sort_key: i64, id: i64, text: String, depth: i64, done: bool
     key: sort_key,
     step: PlanStep { id, text, depth, done },
 });
-
-/// Where a step is in the plan: its stable id, key and depth.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, sqlx::FromRow)]
-pub struct StepPlace {
-    /// Stable id.
-    pub id: i64,
-    /// Its place in the order.
-    #[sqlx(rename = "sort_key")]
-    pub key: i64,
-    /// Outline depth.
-    pub depth: i64,
-}
-
-record!(StepPlace { id: i64, sort_key: i64, depth: i64 } => StepPlace { id, key: sort_key, depth });
-
-impl WorkspaceRepository {
-    /// Key and depth of the step with stable id `id` in this thread's plan.
-    pub async fn step_place(
-        &mut self,
-        thread_id: &str,
-        id: i64,
-    ) -> Result<Option<StepPlace>, StoreError> {
-        self.fetch_optional(
-            "SELECT id, sort_key, depth FROM todos WHERE thread_id = $1 AND id = $2",
-            &params![thread_id, id],
-        )
-        .await
-        .context("locating a step")
-    }
-
-    /// Inserts one step at `at` and returns it with its new id. The caller holds the thread
-    /// lock and checks that the outline stays valid.
-    pub async fn insert_step(
-        &mut self,
-        thread_id: &str,
-        at: InsertAt,
-        text: &str,
-        depth: i64,
-    ) -> Result<PlanStep, StoreError> {
-        let (key, _) = self.keys_for(thread_id, at, 1).await?;
-        let at_time = now();
-        let step: PlanStep = self.fetch_one("INSERT INTO todos (thread_id, sort_key, text, depth, done, created_at, updated_at) \
-                 VALUES ($1, $2, $3, $4, FALSE, $5, $5) RETURNING id, text, depth, done", &params![thread_id, key, text, depth, at_time]).await
-        .context("inserting a step")?;
-        self.mark(Panel::Plan);
-        self.journal_mut().plan.push(ListOp::Insert {
-            at: usize::try_from(at.index).unwrap_or(0),
-            items: vec![step.clone()],
-        });
-        Ok(step)
-    }
-
-    /// Deletes the step with stable id `id` and its sub-steps (the following deeper steps);
-    /// returns how many steps went, or `None` when there is no such step.
-    pub async fn remove_step_subtree(
-        &mut self,
-        thread_id: &str,
-        id: i64,
-    ) -> Result<Option<u64>, StoreError> {
-        let Some(place) = self.step_place(thread_id, id).await? else {
-            return Ok(None);
-        };
-        let range = self.subtree(thread_id, place.key, place.depth).await?;
-        let removed = self.remove_step_ranges(thread_id, &[range]).await?;
-        Ok(Some(removed.into_iter().sum()))
-    }
-}
-
-impl WorkspaceRepository {
-    /// Makes the plan exactly `steps`, in order, keeping their ids: a restore. (Ids never come
-    /// back into use otherwise, so an id of this thread's past is free again once its current
-    /// steps are gone.)
-    pub async fn replace_plan(
-        &mut self,
-        thread_id: &str,
-        steps: &[PlanStep],
-    ) -> Result<(), StoreError> {
-        self.execute(
-            "DELETE FROM todos WHERE thread_id = $1",
-            &params![thread_id],
-        )
-        .await
-        .context("clearing the plan")?;
-        let at = now();
-        for (rank, step) in (1_i64..).zip(steps) {
-            self.execute("INSERT INTO todos (id, thread_id, sort_key, text, depth, done, created_at, updated_at) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $7)", &params![step.id, thread_id, rank * KEY_GAP, &step.text, step.depth, step.done, at]).await
-            .context("restoring a step")?;
-        }
-        self.mark(Panel::Plan);
-        self.journal_mut().plan.push(ListOp::Set {
-            items: steps.to_vec(),
-        });
-        Ok(())
-    }
-}

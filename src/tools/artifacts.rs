@@ -42,7 +42,7 @@ impl ArtifactTools {
         let query = ArtifactQuery::for_agent(args.artifact_type.as_deref(), args.limit)?;
         let artifacts = view.artifacts(&query).await?;
         if artifacts.is_empty() {
-            return Ok(match &query.artifact_type {
+            return Ok(match query.artifact_type() {
                 Some(kind) => format!("(no {kind} artifacts yet)"),
                 None => "(no artifacts yet)".to_string(),
             }

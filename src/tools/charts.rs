@@ -1,12 +1,12 @@
-//! Chart tool: a typed line, bar or pie chart, checked whole (see [`crate::charts::model`]) and
-//! stored as an artifact.
+//! Chart tool: a typed line, bar or pie chart, handed to the workspace, which checks it whole
+//! and stores it as an artifact ([`Edit::add_chart`]).
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{NewArtifact, ToolError, ToolOutput, ToolResult, workspace_tool, workspace_tools};
+use super::{ToolOutput, ToolResult, workspace_tool, workspace_tools};
 use crate::{
-    charts::model::{ChartData, ChartDraft, ChartStyle, ChartType, validate_chart},
+    charts::model::{ChartData, ChartDraft, ChartStyle, ChartType},
     workspace::{Edit, rules::plural},
 };
 
@@ -46,35 +46,26 @@ impl ChartTools {
                        labels plus series, each series with exactly one number per label; a pie \
                        takes exactly one series of non-negative values."
     )]
-    async fn chart_generator(&self, _edit: &mut Edit, args: ChartGeneratorArgs) -> ToolResult {
+    async fn chart_generator(&self, edit: &mut Edit, args: ChartGeneratorArgs) -> ToolResult {
         let chart_type = args.chart_type;
-        let payload = validate_chart(ChartDraft {
-            chart_type,
-            title: args.title,
-            description: args.description,
-            data: args.data,
-            x_axis_title: args.x_axis_title,
-            y_axis_title: args.y_axis_title,
-            style: args.style,
-        })
-        .map_err(|err| ToolError::invalid(err.to_string()))?;
+        let added = edit
+            .add_chart(ChartDraft {
+                chart_type,
+                title: args.title,
+                description: args.description,
+                data: args.data,
+                x_axis_title: args.x_axis_title,
+                y_axis_title: args.y_axis_title,
+                style: args.style,
+            })
+            .await?;
         let summary = format!(
             "created {} chart \"{}\" ({} series, {})",
             chart_type.as_str(),
-            payload.title,
-            payload.data.series.len(),
-            plural(payload.data.labels.len(), "label")
+            added.chart.title,
+            added.chart.data.series.len(),
+            plural(added.chart.data.labels.len(), "label")
         );
-        let title = payload.title.clone();
-        let value = serde_json::to_value(&payload)
-            .map_err(|err| ToolError::invalid(format!("chart could not be encoded: {err}")))?;
-        Ok(ToolOutput::with_artifact(
-            summary,
-            NewArtifact {
-                artifact_type: chart_type.artifact_type().to_string(),
-                payload: value,
-                title: Some(title),
-            },
-        ))
+        Ok(ToolOutput::with_artifact(summary, added.artifact))
     }
 }

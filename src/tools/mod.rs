@@ -28,7 +28,7 @@ pub use collection::{
 };
 pub use envelope::Envelope;
 pub use haico_macros::{workspace_tool, workspace_tools};
-pub use output::{IntoToolResult, NewArtifact, ToolError, ToolOutput, ToolResult};
+pub use output::{IntoToolResult, ToolError, ToolOutput, ToolResult};
 pub use runtime::{FailureKind, InTurn, ToolCall, ToolRuntime};
 pub use spec::{ACTION_AND_REASONING, ToolSpec};
 

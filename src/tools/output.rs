@@ -1,16 +1,19 @@
-//! What a tool body hands back to the runtime: a summary for the model, optionally an artifact
-//! to persist, or a typed error that becomes a failure envelope.
+//! What a tool body hands back to the runtime: a summary for the model, optionally the artifact
+//! the call stored, or a typed error that becomes a failure envelope.
 
-pub use crate::workspace::NewArtifact;
-use crate::{store::StoreError, workspace::WorkspaceError};
+use crate::{
+    store::StoreError,
+    workspace::{StoredArtifact, WorkspaceError},
+};
 
 /// The successful result of a tool body.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutput {
     /// The text the model reads in the envelope's `summary`.
     pub summary: String,
-    /// An artifact to persist with this call, if the tool made one.
-    pub artifact: Option<NewArtifact>,
+    /// The artifact this call stored in its edit (through the workspace, e.g.
+    /// [`Edit::add_chart`](crate::workspace::Edit::add_chart)), for the envelope to report.
+    pub artifact: Option<StoredArtifact>,
 }
 
 impl ToolOutput {
@@ -22,8 +25,8 @@ impl ToolOutput {
         }
     }
 
-    /// A summary plus an artifact for the runtime to store.
-    pub fn with_artifact(summary: impl Into<String>, artifact: NewArtifact) -> Self {
+    /// A summary plus the artifact the call stored, which the envelope reports with its id.
+    pub fn with_artifact(summary: impl Into<String>, artifact: StoredArtifact) -> Self {
         Self {
             summary: summary.into(),
             artifact: Some(artifact),

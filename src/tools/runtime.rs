@@ -6,22 +6,15 @@
 //! written nothing. Changes are committed and announced by the workspace's one commit path
 //! ([`Edit::commit`](crate::workspace::Edit::commit)), never here.
 
-use std::{
-    panic::AssertUnwindSafe,
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
-use futures::FutureExt;
-use serde::Serialize;
 use serde_json::{Map, Value, json};
 use tracing::Instrument;
 
 use super::{
-    args::json_kind,
     collection::{BoundTool, Toolset},
     envelope::Envelope,
-    output::{ToolError, ToolOutput},
-    spec::ACTION_AND_REASONING,
+    output::ToolOutput,
 };
 use crate::{
     events::SharedBus,
@@ -30,41 +23,12 @@ use crate::{
     workspace::{ChangeNote, Edit, Source, StoredArtifact, WorkspaceError, Workspaces},
 };
 
-/// Why a call failed, for callers that map failures onto something else (HTTP status codes,
-/// metrics labels).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FailureKind {
-    /// No tool has that name.
-    UnknownTool,
-    /// The thread does not exist.
-    UnknownThread,
-    /// The arguments were malformed or broke a rule.
-    InvalidArguments,
-    /// The call referred to something that does not exist.
-    NotFound,
-    /// The database failed.
-    Storage,
-    /// The body panicked.
-    Panic,
-    /// The same call was already made in the turn; it was not run again.
-    Repeated,
-}
+mod arguments;
+mod failures;
 
-impl FailureKind {
-    /// The snake-case name, as in metrics labels.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FailureKind::UnknownTool => "unknown_tool",
-            FailureKind::UnknownThread => "unknown_thread",
-            FailureKind::InvalidArguments => "invalid_arguments",
-            FailureKind::NotFound => "not_found",
-            FailureKind::Storage => "storage",
-            FailureKind::Panic => "panic",
-            FailureKind::Repeated => "repeated",
-        }
-    }
-}
+use arguments::split_action_and_reasoning;
+pub use failures::FailureKind;
+use failures::{Failure, contain, declaration_mismatch, open_failure, storage_failure};
 
 /// Everything about one finished call: what was asked, what came back, what changed.
 #[derive(Debug, Clone)]
@@ -103,9 +67,6 @@ pub struct InTurn {
 pub struct ToolRuntime {
     workspaces: Workspaces,
 }
-
-/// A failure on its way to the envelope.
-type Failure = (FailureKind, String);
 
 impl ToolRuntime {
     /// A runtime over `db` with a bus of its own (enough when nobody else subscribes).
@@ -404,7 +365,8 @@ impl ToolRuntime {
     }
 }
 
-/// Stores the body's artifact and, in a turn, records the call, all inside the call's edit.
+/// Reports the artifact the body stored and, in a turn, records the call, all inside the call's
+/// edit.
 async fn finish(
     edit: &mut Edit,
     output: ToolOutput,
@@ -413,8 +375,7 @@ async fn finish(
     started: Instant,
 ) -> Result<Envelope, WorkspaceError> {
     let mut envelope = Envelope::ok(output.summary);
-    if let Some(artifact) = output.artifact {
-        let stored = edit.store_artifact(artifact).await?;
+    if let Some(stored) = output.artifact {
         envelope.artifact = Some(json!({
             "artifact_type": stored.artifact_type,
             "title": stored.title,
@@ -435,7 +396,7 @@ async fn finish(
 
 /// The row a call of a turn is recorded as; `result` is its envelope.
 fn tool_call_record<'a>(call: &'a ToolCall, result: &'a Value, at: InTurn) -> NewToolCall<'a> {
-    // (A model's made-up tool name with a NUL in it is scrubbed where the call is made.)
+    // (What a model made up may hold NUL characters: the workspace scrubs them as it records.)
     NewToolCall {
         turn_index: at.turn_index,
         call_index: at.call_index,
@@ -448,149 +409,8 @@ fn tool_call_record<'a>(call: &'a ToolCall, result: &'a Value, at: InTurn) -> Ne
     }
 }
 
-/// Runs a body with its panics contained: a panic becomes a failure, never a crashed turn.
-async fn contain(name: &str, body: super::ToolFuture<'_>) -> Result<ToolOutput, Failure> {
-    match AssertUnwindSafe(body).catch_unwind().await {
-        Ok(Ok(output)) => Ok(output),
-        Ok(Err(err)) => Err(body_failure(err)),
-        Err(panic) => {
-            tracing::error!(
-                panic = panic_message(&*panic),
-                "tool body panicked; its transaction was rolled back"
-            );
-            Err((
-                FailureKind::Panic,
-                format!(
-                    "tool `{name}` failed with an internal error; nothing was changed. Try again \
-                     or continue without it."
-                ),
-            ))
-        }
-    }
-}
-
-/// A tool's glue and its declaration disagree (cannot happen with generated glue).
-fn declaration_mismatch(name: &str) -> Failure {
-    (
-        FailureKind::Panic,
-        format!("tool `{name}` is declared inconsistently; nothing was changed"),
-    )
-}
-
 /// The name a metrics label may carry: a tool of the toolset, or `unknown` for one the model
 /// made up.
 fn known_tool(tools: &Toolset, name: &str) -> &'static str {
     tools.get(name).map_or("unknown", BoundTool::name)
-}
-
-/// Takes `action_and_reasoning` out of the arguments; it must be a non-empty string. On
-/// failure the error comes with the arguments as sent (an empty sentence left out), for the
-/// record.
-fn split_action_and_reasoning(args: Value) -> Result<(String, Value), (String, Value)> {
-    let mut map = match args {
-        Value::Object(map) => map,
-        other => {
-            let message = format!("arguments must be a JSON object, got {}", json_kind(&other));
-            return Err((message, scrub_value(other)));
-        }
-    };
-    if let Some(path) = crate::workspace::rules::find_nul_in_object(&map) {
-        let message = format!(
-            "`{path}` contains a NUL character (U+0000), which cannot be stored; remove it"
-        );
-        return Err((message, scrub_value(Value::Object(map))));
-    }
-    let message = match map.remove(ACTION_AND_REASONING) {
-        Some(Value::String(text)) if !text.trim().is_empty() => {
-            return Ok((text.trim().to_string(), Value::Object(map)));
-        }
-        Some(Value::String(_)) => format!(
-            "`{ACTION_AND_REASONING}` is empty: say in one plain sentence what you are doing and why"
-        ),
-        Some(other) => {
-            let message = format!(
-                "`{ACTION_AND_REASONING}` must be a string, got {}",
-                json_kind(&other)
-            );
-            map.insert(ACTION_AND_REASONING.to_string(), other);
-            message
-        }
-        None => format!(
-            "missing required argument `{ACTION_AND_REASONING}`: add one short, plain sentence \
-             saying what you are doing and why"
-        ),
-    };
-    Err((message, Value::Object(map)))
-}
-
-/// The value with every NUL character in its strings (and keys) replaced, for the record of a
-/// call that was refused because of one.
-fn scrub_value(value: Value) -> Value {
-    use crate::workspace::rules::scrub_nul;
-    match value {
-        Value::String(text) => Value::String(scrub_nul(&text).into_owned()),
-        Value::Array(items) => Value::Array(items.into_iter().map(scrub_value).collect()),
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .map(|(key, item)| (scrub_nul(&key).into_owned(), scrub_value(item)))
-                .collect(),
-        ),
-        other => other,
-    }
-}
-
-/// Opening the call's edit or view failed: the thread is unknown, or the database is down.
-fn open_failure(err: WorkspaceError) -> Failure {
-    match err {
-        WorkspaceError::UnknownThread(_) => (FailureKind::UnknownThread, err.to_string()),
-        other => storage_failure(other),
-    }
-}
-
-fn storage_failure(err: WorkspaceError) -> Failure {
-    tracing::error!(error = %err, "tool call hit a storage error");
-    (
-        FailureKind::Storage,
-        format!("the workspace could not be saved ({err}); nothing was changed"),
-    )
-}
-
-fn body_failure(err: ToolError) -> Failure {
-    let kind = match &err {
-        ToolError::InvalidArguments(_) => FailureKind::InvalidArguments,
-        ToolError::NotFound(_) => FailureKind::NotFound,
-        ToolError::Store(_) => FailureKind::Storage,
-    };
-    if let ToolError::Store(inner) = &err {
-        tracing::error!(error = %inner, "tool body hit a storage error");
-    }
-    (kind, err.to_string())
-}
-
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    if let Some(text) = panic.downcast_ref::<&str>() {
-        (*text).to_string()
-    } else if let Some(text) = panic.downcast_ref::<String>() {
-        text.clone()
-    } else {
-        "non-text panic".to_string()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn action_and_reasoning_is_required_and_stripped() {
-        let (why, rest) =
-            split_action_and_reasoning(json!({"action_and_reasoning": " Tidy up. ", "x": 1}))
-                .unwrap_or_default();
-        assert_eq!(why, "Tidy up.");
-        assert_eq!(rest, json!({"x": 1}));
-        assert!(split_action_and_reasoning(json!({"x": 1})).is_err());
-        assert!(split_action_and_reasoning(json!({"action_and_reasoning": ""})).is_err());
-        assert!(split_action_and_reasoning(json!({"action_and_reasoning": 3})).is_err());
-        assert!(split_action_and_reasoning(json!([1])).is_err());
-    }
 }

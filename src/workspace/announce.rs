@@ -1,7 +1,8 @@
 //! What a change announces: the JSON of every event on a thread's stream (SPEC section 4).
 //!
 //! Durable events are built here and appended to the thread's log by [`super::Edit::commit`];
-//! the only transient one, `token`, is published by the agent as the answer streams.
+//! the only transient one, `token`, is published by
+//! [`Workspaces::announce_token`](super::Workspaces::announce_token) as the answer streams.
 
 use serde::Serialize;
 use serde_json::{Value, json};

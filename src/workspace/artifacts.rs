@@ -1,6 +1,11 @@
 //! Artifacts: the typed outputs the agent made (today, charts), each tagged with the turn that
 //! made it. They are records of what was made: stored by the call that made them, listed
 //! newest first, never changed.
+//!
+//! A chart is checked here, whole, before it is stored ([`Edit::add_chart`]), and a recording
+//! that brings one in passes the same check ([`checked_recorded_chart`]): there is no other way
+//! into the artifacts table. How many artifacts a list shows is decided here too, for every
+//! adapter: [`ArtifactQuery`] can only be made by its constructors, each with its limit.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -8,6 +13,10 @@ use serde_json::Value;
 use super::{Edit, WorkspaceError, Workspaces};
 use crate::{
     ThreadId,
+    charts::{
+        ChartPayload, ChartType,
+        model::{ChartDraft, validate_chart},
+    },
     store::{Artifact, ArtifactSummary},
 };
 
@@ -17,18 +26,22 @@ pub const AGENT_LIST_DEFAULT: i64 = 20;
 pub const AGENT_LIST_MAX: i64 = 100;
 /// How many artifacts the user path lists when no limit is given.
 pub const LIST_DEFAULT: i64 = 50;
-/// The largest limit the user path accepts.
+/// The largest limit the user path accepts, and the most a whole artifacts panel shows (MCP's
+/// `artifacts` resource).
 pub const LIST_MAX: i64 = 500;
+/// How many artifacts an index names one by one, newest first (MCP's `resources/list`; older
+/// ones stay readable by id).
+pub const INDEX_MAX: i64 = 100;
 
-/// An artifact to store, as a tool body returns it.
+/// An artifact to store: only made by the checks of this module.
 #[derive(Debug, Clone, PartialEq)]
-pub struct NewArtifact {
+struct NewArtifact {
     /// Stable type tag clients dispatch on, e.g. `line_chart`.
-    pub artifact_type: String,
+    artifact_type: String,
     /// The artifact's typed content, stored as JSON.
-    pub payload: Value,
+    payload: Value,
     /// Optional human-readable title for artifact indexes.
-    pub title: Option<String>,
+    title: Option<String>,
 }
 
 /// An artifact as stored and announced.
@@ -46,13 +59,23 @@ pub struct StoredArtifact {
     pub turn_index: i64,
 }
 
-/// Which artifacts to list: optionally one type, at most `limit`, newest first.
+/// What adding a chart did: the artifact as stored, and the chart as checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChartAdded {
+    /// The stored artifact (its id, type, title, payload and turn).
+    pub artifact: StoredArtifact,
+    /// The chart as the check left it (trimmed texts, a style).
+    pub chart: ChartPayload,
+}
+
+/// Which artifacts to list: optionally one type, at most `limit`, newest first. Made only by
+/// the constructors below, so every adapter lists under the domain's limits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArtifactQuery {
     /// Only this type; `None` for all.
-    pub artifact_type: Option<String>,
+    pub(super) artifact_type: Option<String>,
     /// At most this many.
-    pub limit: i64,
+    pub(super) limit: i64,
 }
 
 /// A blank type filter means no filter.
@@ -109,12 +132,109 @@ impl ArtifactQuery {
             limit,
         })
     }
+
+    /// The newest artifacts for the agent's prompt: `count` of them, never more than the
+    /// agent's own list shows ([`AGENT_LIST_MAX`]).
+    pub fn for_prompt(count: usize) -> Self {
+        Self {
+            artifact_type: None,
+            limit: i64::try_from(count).map_or(AGENT_LIST_MAX, |n| n.min(AGENT_LIST_MAX)),
+        }
+    }
+
+    /// The newest artifacts an index names one by one ([`INDEX_MAX`]).
+    pub fn index() -> Self {
+        Self {
+            artifact_type: None,
+            limit: INDEX_MAX,
+        }
+    }
+
+    /// The whole artifacts panel as a client reads it at once: the newest [`LIST_MAX`], the
+    /// largest page the user path gives.
+    pub fn panel() -> Self {
+        Self {
+            artifact_type: None,
+            limit: LIST_MAX,
+        }
+    }
+
+    /// The type asked for, if any (trimmed, never blank).
+    pub fn artifact_type(&self) -> Option<&str> {
+        self.artifact_type.as_deref()
+    }
+
+    /// The most artifacts the list shows.
+    pub fn limit(&self) -> i64 {
+        self.limit
+    }
+}
+
+/// A chart as an artifact: its type tag, its payload as JSON and its title.
+fn chart_artifact(
+    chart_type: ChartType,
+    chart: &ChartPayload,
+) -> Result<NewArtifact, WorkspaceError> {
+    let payload = serde_json::to_value(chart)
+        .map_err(|err| WorkspaceError::invalid(format!("the chart could not be encoded: {err}")))?;
+    Ok(NewArtifact {
+        artifact_type: chart_type.artifact_type().to_string(),
+        payload,
+        title: Some(chart.title.clone()),
+    })
+}
+
+/// A chart checked whole (see [`validate_chart`]); the error says what to fix.
+fn checked_chart(draft: ChartDraft) -> Result<ChartPayload, WorkspaceError> {
+    validate_chart(draft).map_err(|err| WorkspaceError::invalid(err.to_string()))
+}
+
+/// The payload a recording's artifact line may bring in: a chart (by its type tag) that passes
+/// the same check as a new one, with the chart's title as its own, re-encoded as
+/// [`Edit::add_chart`] would store it. A recording cannot bring in what no edit could make.
+pub(super) fn checked_recorded_chart(
+    artifact_type: &str,
+    title: Option<&str>,
+    payload: &Value,
+) -> Result<Value, WorkspaceError> {
+    let chart_type = ChartType::from_artifact_type(artifact_type).ok_or_else(|| {
+        WorkspaceError::invalid(format!(
+            "artifact type {artifact_type:?} is not one haico makes (line_chart, bar_chart or \
+             pie_chart)"
+        ))
+    })?;
+    let given: ChartPayload = serde_json::from_value(payload.clone()).map_err(|err| {
+        WorkspaceError::invalid(format!(
+            "the {artifact_type}'s payload is not a chart: {err}"
+        ))
+    })?;
+    let chart = checked_chart(given.into_draft(chart_type))?;
+    let artifact = chart_artifact(chart_type, &chart)?;
+    if title != artifact.title.as_deref() {
+        return Err(WorkspaceError::invalid(format!(
+            "the artifact's title {title:?} is not its chart's title {:?}",
+            chart.title
+        )));
+    }
+    Ok(artifact.payload)
 }
 
 impl Edit {
-    /// Stores an artifact with the thread's current turn index, to be announced with the
-    /// change.
-    pub async fn store_artifact(
+    /// Checks a chart whole and stores it as an artifact of the thread's current turn, to be
+    /// announced with the change: the one way a chart becomes an artifact, whichever adapter
+    /// asks. A chart that breaks a rule stores nothing.
+    pub async fn add_chart(&mut self, draft: ChartDraft) -> Result<ChartAdded, WorkspaceError> {
+        let chart_type = draft.chart_type;
+        let chart = checked_chart(draft)?;
+        let artifact = self
+            .store_artifact(chart_artifact(chart_type, &chart)?)
+            .await?;
+        Ok(ChartAdded { artifact, chart })
+    }
+
+    /// Stores a checked artifact with the thread's current turn index, to be announced with
+    /// the change.
+    async fn store_artifact(
         &mut self,
         artifact: NewArtifact,
     ) -> Result<StoredArtifact, WorkspaceError> {

@@ -6,8 +6,8 @@
 
 use super::{
     ChangeNote, Committed, Edit, Source, WorkspaceError, Workspaces,
-    announce::{done_event, error_event, message_event, tool_call_event, turn_event},
-    rules::{char_count, scrub_nul},
+    announce::{done_event, error_event, message_event, token_data, tool_call_event, turn_event},
+    rules::{char_count, scrub_nul, scrub_nul_value},
 };
 use crate::{
     ThreadId,
@@ -61,9 +61,21 @@ pub fn checked_message(message: &str) -> Result<&str, WorkspaceError> {
 
 impl Edit {
     /// Records a tool call of a turn and queues its `step` event, ahead of the change's own
-    /// events.
+    /// events. What the model made up (a tool name, malformed arguments) is kept with its NUL
+    /// characters scrubbed.
     pub async fn record_tool_call(&mut self, call: NewToolCall<'_>) -> Result<(), WorkspaceError> {
         let thread = self.thread_str();
+        let tool = scrub_nul(call.tool);
+        let arguments = scrub_nul_value(call.arguments);
+        let action_and_reasoning = call.action_and_reasoning.map(scrub_nul);
+        let result = scrub_nul_value(call.result);
+        let call = NewToolCall {
+            tool: &tool,
+            arguments: &arguments,
+            action_and_reasoning: action_and_reasoning.as_deref(),
+            result: &result,
+            ..call
+        };
         self.repo().add_tool_call(&thread, call).await?;
         self.announce(tool_call_event(
             call.tool,
@@ -231,6 +243,20 @@ impl Workspaces {
             self.thread(thread).await?;
         }
         Ok(found)
+    }
+
+    /// Announces a piece of the agent's answer as it streams: a transient `token` event,
+    /// published to the thread's subscribers and never stored (the whole answer is recorded
+    /// when the turn closes). Like the answer, it is shown with its NUL characters scrubbed.
+    pub fn announce_token(&self, thread: &ThreadId, text: &str) {
+        let text = scrub_nul(text);
+        self.bus.publish(
+            thread.as_str(),
+            vec![std::sync::Arc::new(crate::events::LiveEvent::transient(
+                "token",
+                token_data(&text),
+            ))],
+        );
     }
 
     /// Records a tool call in a transaction of its own (a call that failed, whose own

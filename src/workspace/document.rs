@@ -31,7 +31,7 @@ pub fn empty_document() -> Document {
 }
 
 /// A title as stored: trimmed, within the limit; `None` keeps the current title.
-fn checked_title(title: Option<&str>) -> Result<Option<&str>, WorkspaceError> {
+pub(super) fn checked_title(title: Option<&str>) -> Result<Option<&str>, WorkspaceError> {
     match title {
         Some(title) => {
             let title = title.trim();
@@ -43,7 +43,7 @@ fn checked_title(title: Option<&str>) -> Result<Option<&str>, WorkspaceError> {
 }
 
 /// Checks a whole write before it touches the store.
-fn check_replacement(
+pub(super) fn check_replacement(
     content: &str,
     title: Option<&str>,
     expected_version: Option<i64>,

@@ -44,8 +44,8 @@ mod view;
 pub use actor::Actor;
 pub use announce::Source;
 pub use artifacts::{
-    AGENT_LIST_DEFAULT, AGENT_LIST_MAX, ArtifactQuery, LIST_DEFAULT, LIST_MAX, NewArtifact,
-    StoredArtifact, artifact_line,
+    AGENT_LIST_DEFAULT, AGENT_LIST_MAX, ArtifactQuery, ChartAdded, INDEX_MAX, LIST_DEFAULT,
+    LIST_MAX, StoredArtifact, artifact_line,
 };
 pub use conversation::{MAX_MESSAGE_CHARS, TurnEnd, TurnOpened, checked_message};
 pub use document::{

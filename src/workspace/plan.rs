@@ -15,14 +15,18 @@
 
 use super::{
     Edit, Source, WorkspaceError, Workspaces,
-    rules::{
-        Resolved, as_i64, count, plural, position_of, require_batch, require_text, resolve_indices,
-    },
+    rules::{Resolved, as_i64, count, plural, position_of, require_batch, resolve_indices},
 };
 use crate::{
     ThreadId,
-    store::{InsertAt, NewPlanStep, PlanStep, StepRange, StepsChanged},
+    store::{InsertAt, PlanStep, StepRange, StepsChanged},
 };
+
+mod by_id;
+mod checks;
+
+pub(in crate::workspace) use checks::check_recorded_step;
+use checks::{checked_outline, checked_step_text, depth_out_of_range, too_deep};
 
 /// The longest step text, in characters.
 pub const MAX_STEP_CHARS: usize = 2_000;
@@ -121,9 +125,7 @@ impl StepPlacement {
                 if let Some(depth) = depth
                     && !(0..=MAX_DEPTH).contains(&depth)
                 {
-                    return Err(WorkspaceError::invalid(format!(
-                        "`depth` is {depth}: give a depth from 0 to {MAX_DEPTH}"
-                    )));
+                    return Err(depth_out_of_range("depth", depth));
                 }
                 Ok(Self::End { depth })
             }
@@ -131,43 +133,6 @@ impl StepPlacement {
     }
 }
 
-/// Checks an outline: every text, and depths that start at 0 and deepen one level at a time.
-fn checked_outline(steps: &[StepDraft]) -> Result<Vec<NewPlanStep>, WorkspaceError> {
-    require_batch(steps, "steps")?;
-    let mut checked = Vec::with_capacity(steps.len());
-    let mut previous: Option<i64> = None;
-    for (i, step) in steps.iter().enumerate() {
-        let text = require_text(&step.text, &format!("steps[{i}].text"), MAX_STEP_CHARS)?;
-        let depth = step.depth;
-        match previous {
-            None if depth != 0 => {
-                return Err(WorkspaceError::invalid(format!(
-                    "`steps[0].depth` is {depth}: the first step of an outline must have depth 0"
-                )));
-            }
-            Some(prev) if depth > prev + 1 => {
-                return Err(WorkspaceError::invalid(format!(
-                    "`steps[{i}].depth` is {depth} right after a step of depth {prev}: a step \
-                     can be at most one level deeper than the step before it"
-                )));
-            }
-            _ => {}
-        }
-        previous = Some(depth);
-        checked.push(NewPlanStep {
-            text: text.to_string(),
-            depth,
-        });
-    }
-    Ok(checked)
-}
-
-/// Checks the text of a step to write.
-fn checked_step_text<'a>(text: &'a str, field: &str) -> Result<&'a str, WorkspaceError> {
-    require_text(text, field, MAX_STEP_CHARS)
-}
-
-/// The text "step 4 not found in this thread".
 /// A batch's report in the order the caller named its targets: `indices` resolved against the
 /// length the statement counted, each in-range target with what the statement did to it.
 fn batch_in_order<T: Clone>(indices: &[i64], changed: StepsChanged<T>) -> StepBatch<T> {
@@ -190,17 +155,6 @@ fn batch_in_order<T: Clone>(indices: &[i64], changed: StepsChanged<T>) -> StepBa
         len,
         applied,
     }
-}
-
-fn step_not_found(step_id: i64) -> WorkspaceError {
-    WorkspaceError::NotFound(format!("step {step_id} not found in this thread"))
-}
-
-/// "`parent_id` 9 does not name a step of this thread".
-fn unknown_reference(field: &str, step_id: i64) -> WorkspaceError {
-    WorkspaceError::invalid(format!(
-        "`{field}` {step_id} does not name a step of this thread"
-    ))
 }
 
 impl Edit {
@@ -257,8 +211,8 @@ impl Edit {
         };
         let deepest = steps.iter().map(|s| s.depth).max().unwrap_or(0) + base;
         if deepest > MAX_DEPTH {
-            return Err(WorkspaceError::invalid(format!(
-                "the outline would reach depth {deepest}; the plan nests at most {MAX_DEPTH} levels"
+            return Err(too_deep(format_args!(
+                "the outline would reach depth {deepest}"
             )));
         }
         for step in &mut steps {
@@ -369,120 +323,6 @@ impl Edit {
         })
     }
 
-    /// Adds one step where a person put it; returns it with its id.
-    pub async fn add_step(
-        &mut self,
-        text: &str,
-        placement: StepPlacement,
-    ) -> Result<PlanStep, WorkspaceError> {
-        let text = checked_step_text(text, "text")?;
-        self.lock().await?;
-        let thread = self.thread_str();
-        let (at, depth) = match placement {
-            StepPlacement::Under(parent_id) => {
-                let parent = self
-                    .repo()
-                    .step_place(&thread, parent_id)
-                    .await?
-                    .ok_or_else(|| unknown_reference("parent_id", parent_id))?;
-                if parent.depth + 1 > MAX_DEPTH {
-                    return Err(WorkspaceError::invalid(format!(
-                        "step {parent_id} is at depth {}; the plan nests at most {MAX_DEPTH} levels",
-                        parent.depth
-                    )));
-                }
-                let subtree = self
-                    .repo()
-                    .subtree(&thread, parent.key, parent.depth)
-                    .await?;
-                (self.insert_after(&thread, subtree).await?, parent.depth + 1)
-            }
-            StepPlacement::After(sibling_id) => {
-                let sibling = self
-                    .repo()
-                    .step_place(&thread, sibling_id)
-                    .await?
-                    .ok_or_else(|| unknown_reference("after_id", sibling_id))?;
-                let subtree = self
-                    .repo()
-                    .subtree(&thread, sibling.key, sibling.depth)
-                    .await?;
-                (self.insert_after(&thread, subtree).await?, sibling.depth)
-            }
-            StepPlacement::End { depth } => {
-                let len = self.repo().plan_len(&thread).await?;
-                let deepest_allowed = self
-                    .repo()
-                    .last_step(&thread)
-                    .await?
-                    .map_or(0, |step| step.depth + 1);
-                let depth = depth.unwrap_or(0);
-                if depth > deepest_allowed {
-                    return Err(WorkspaceError::invalid(format!(
-                        "`depth` is {depth} but the last step allows at most {deepest_allowed}: a \
-                         step is at most one level deeper than the step before it"
-                    )));
-                }
-                (
-                    InsertAt {
-                        index: len,
-                        before: None,
-                    },
-                    depth,
-                )
-            }
-        };
-        Ok(self.repo().insert_step(&thread, at, text, depth).await?)
-    }
-
-    /// Where a step placed right after the run `subtree` goes: its index and the step it
-    /// precedes.
-    async fn insert_after(
-        &mut self,
-        thread: &str,
-        subtree: StepRange,
-    ) -> Result<InsertAt, WorkspaceError> {
-        let index = match subtree.end {
-            Some(end) => self.repo().step_index(thread, end).await?,
-            None => self.repo().plan_len(thread).await?,
-        };
-        Ok(InsertAt {
-            index,
-            before: subtree.end,
-        })
-    }
-
-    /// Changes a step's text, its done mark, or both, by id.
-    pub async fn update_step(
-        &mut self,
-        step_id: i64,
-        text: Option<&str>,
-        done: Option<bool>,
-    ) -> Result<PlanStep, WorkspaceError> {
-        if text.is_none() && done.is_none() {
-            return Err(WorkspaceError::invalid(
-                "nothing to change: send text, done or both",
-            ));
-        }
-        let text = text.map(|t| checked_step_text(t, "text")).transpose()?;
-        self.lock().await?;
-        let thread = self.thread_str();
-        self.repo()
-            .update_step(&thread, step_id, text, done)
-            .await?
-            .ok_or_else(|| step_not_found(step_id))
-    }
-
-    /// Removes a step and its sub-steps by id; returns how many steps went.
-    pub async fn remove_step(&mut self, step_id: i64) -> Result<u64, WorkspaceError> {
-        self.lock().await?;
-        let thread = self.thread_str();
-        self.repo()
-            .remove_step_subtree(&thread, step_id)
-            .await?
-            .ok_or_else(|| step_not_found(step_id))
-    }
-
     /// The thread id, the plan's length and `indices` resolved against it, under the lock.
     async fn resolve_steps(
         &mut self,
@@ -492,73 +332,6 @@ impl Edit {
         let thread = self.thread_str();
         let len = count(self.repo().plan_len(&thread).await?);
         Ok((thread, len, resolve_indices(indices, len)))
-    }
-}
-
-impl Workspaces {
-    /// A person adds a step (see [`StepPlacement`]).
-    pub async fn add_step(
-        &self,
-        thread: &ThreadId,
-        text: &str,
-        placement: StepPlacement,
-    ) -> Result<PlanStep, WorkspaceError> {
-        checked_step_text(text, "text")?;
-        let mut edit = self.edit(thread, Source::User).await?;
-        let outcome = edit.add_step(text, placement).await;
-        self.settle(edit, outcome, |step| {
-            format!("added the step \"{}\"", step.text)
-        })
-        .await
-    }
-
-    /// A person rewrites or ticks a step.
-    pub async fn update_step(
-        &self,
-        thread: &ThreadId,
-        step_id: i64,
-        text: Option<&str>,
-        done: Option<bool>,
-    ) -> Result<PlanStep, WorkspaceError> {
-        if text.is_none() && done.is_none() {
-            return Err(WorkspaceError::invalid(
-                "nothing to change: send text, done or both",
-            ));
-        }
-        if let Some(text) = text {
-            checked_step_text(text, "text")?;
-        }
-        let mut edit = self.edit(thread, Source::User).await?;
-        let outcome = edit.update_step(step_id, text, done).await;
-        self.settle(edit, outcome, |step| match (text, done) {
-            (Some(_), _) => format!("rewrote the step \"{}\"", step.text),
-            (None, Some(true)) => format!("ticked off the step \"{}\"", step.text),
-            (None, _) => format!("marked the step \"{}\" not done", step.text),
-        })
-        .await
-    }
-
-    /// A person removes a step with its sub-steps.
-    pub async fn remove_step(&self, thread: &ThreadId, step_id: i64) -> Result<(), WorkspaceError> {
-        let mut edit = self.edit(thread, Source::User).await?;
-        let outcome = edit.remove_step(step_id).await;
-        self.settle(edit, outcome, |removed| {
-            format!(
-                "removed {}",
-                plural(usize::try_from(*removed).unwrap_or(usize::MAX), "step")
-            )
-        })
-        .await
-        .map(|_| ())
-    }
-
-    /// The plan, in order.
-    pub async fn plan(&self, thread: &ThreadId) -> Result<Vec<PlanStep>, WorkspaceError> {
-        {
-            let mut view = self.view(thread).await?;
-            let found = view.plan().await;
-            view.settle(found).await
-        }
     }
 }
 

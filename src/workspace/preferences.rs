@@ -83,6 +83,20 @@ fn checked_draft(draft: &PreferenceDraft, field: &str) -> Result<NewPreference, 
     })
 }
 
+/// Checks a preference as a recording brings it in by the rules every edit keeps (a title, a
+/// subtitle within its limit); `field` names it in errors (`data[0].`).
+pub(super) fn check_recorded_preference(
+    preference: &Preference,
+    field: &str,
+) -> Result<(), WorkspaceError> {
+    let draft = PreferenceDraft {
+        title: preference.title.clone(),
+        subtitle: preference.subtitle.clone(),
+        kind: preference.kind,
+    };
+    checked_draft(&draft, field).map(|_| ())
+}
+
 /// A change checked into a patch; `field` names the item in errors.
 fn checked_change(
     change: &PreferenceChange,

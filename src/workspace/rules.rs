@@ -131,13 +131,39 @@ fn walk_for_nul(value: &serde_json::Value, path: &mut String) -> bool {
     }
 }
 
-/// `text` with every NUL character replaced (for text that comes from a model and must be
-/// kept as a record, not refused).
+/// `text` with every NUL character replaced. The one NUL rule: what people and tools send is
+/// refused ([`check_no_nul`], [`find_nul`] with [`nul_in`]'s text); what a model wrote is kept
+/// as a record, scrubbed by the workspace as it records it (a turn's answer and error, a tool
+/// call's name, arguments and result, a streamed token), never by an adapter.
 pub fn scrub_nul(text: &str) -> std::borrow::Cow<'_, str> {
     if text.contains('\0') {
         std::borrow::Cow::Owned(text.replace('\0', "\u{FFFD}"))
     } else {
         std::borrow::Cow::Borrowed(text)
+    }
+}
+
+/// `value` with every NUL character in its strings and keys replaced, as [`scrub_nul`] does;
+/// borrowed when it holds none.
+pub fn scrub_nul_value(value: &serde_json::Value) -> std::borrow::Cow<'_, serde_json::Value> {
+    if find_nul(value).is_some() {
+        std::borrow::Cow::Owned(scrubbed(value.clone()))
+    } else {
+        std::borrow::Cow::Borrowed(value)
+    }
+}
+
+fn scrubbed(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::String(text) => Value::String(scrub_nul(&text).into_owned()),
+        Value::Array(items) => Value::Array(items.into_iter().map(scrubbed).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(key, item)| (scrub_nul(&key).into_owned(), scrubbed(item)))
+                .collect(),
+        ),
+        other => other,
     }
 }
 
@@ -260,5 +286,14 @@ mod tests {
         assert_eq!(find_nul(&serde_json::json!({"a": ["fine"]})), None);
         assert_eq!(find_nul(&serde_json::json!("\0")).as_deref(), Some("."));
         assert_eq!(scrub_nul("a\0b"), "a\u{FFFD}b");
+        let dirty = serde_json::json!({"k\0": ["x\0", 1], "ok": "fine"});
+        let clean = scrub_nul_value(&dirty);
+        assert_eq!(find_nul(&clean), None);
+        assert_eq!(clean["k\u{FFFD}"][0], serde_json::json!("x\u{FFFD}"));
+        let fine = serde_json::json!({"a": "b"});
+        assert!(matches!(
+            scrub_nul_value(&fine),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 }

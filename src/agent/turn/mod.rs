@@ -32,11 +32,10 @@ use super::{
 };
 use crate::{
     ThreadId,
-    events::LiveEvent,
     replicas::{Doorbell, ReplicaId},
     store::{TurnLease, TurnStatus, TurnUsage, now_ms},
     tools::ToolRuntime,
-    workspace::{Actor, TurnEnd, WorkspaceError, announce::token_data},
+    workspace::{Actor, TurnEnd, WorkspaceError},
 };
 
 /// Why a turn could not start.
@@ -442,11 +441,9 @@ impl Agent {
         }
     }
 
+    /// Streams answer text to the thread's subscribers, through the workspace.
     fn publish_token(&self, thread_id: &ThreadId, text: &str) {
-        self.runtime.bus().publish(
-            thread_id.as_str(),
-            vec![Arc::new(LiveEvent::transient("token", token_data(text)))],
-        );
+        self.runtime.workspaces().announce_token(thread_id, text);
     }
 }
 

@@ -241,8 +241,9 @@ impl Agent {
         at: InTurn,
         made: &mut TurnCalls,
     ) -> crate::tools::ToolCall {
-        // A model's made-up name or text may hold anything; what is recorded holds no NUL.
-        let name = &*crate::workspace::rules::scrub_nul(&call.name);
+        // A model's made-up name or text may hold anything, NUL characters included: the
+        // workspace scrubs them from what it records (`Edit::record_tool_call`).
+        let name = call.name.as_str();
         let raw = call.arguments.as_str();
         let parsed = if raw.trim().is_empty() {
             Ok(Value::Object(serde_json::Map::new()))
@@ -252,10 +253,7 @@ impl Agent {
         let args = match parsed {
             Ok(args) => args,
             Err(err) => {
-                let shown: String = crate::workspace::rules::scrub_nul(raw)
-                    .chars()
-                    .take(2_000)
-                    .collect();
+                let shown: String = raw.chars().take(2_000).collect();
                 return runtime
                     .reject_in_turn(
                         tools,

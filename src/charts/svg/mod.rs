@@ -64,9 +64,7 @@ pub enum RenderError {
 
 /// The chart kind an artifact type stands for (`line_chart` → line, …).
 pub fn chart_type_of(artifact_type: &str) -> Option<ChartType> {
-    [ChartType::Line, ChartType::Bar, ChartType::Pie]
-        .into_iter()
-        .find(|kind| kind.artifact_type() == artifact_type)
+    ChartType::from_artifact_type(artifact_type)
 }
 
 /// Draws a stored chart artifact.

@@ -1,5 +1,6 @@
-//! What a recording may bring in: the data of each change within the limits every other
-//! path keeps.
+//! What a recording may bring in: the data of each change, and each artifact, checked by the
+//! same rules (and worded by the same texts) as every other path, so a recording cannot bring
+//! in what no edit could make.
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -9,110 +10,86 @@ use crate::store::{
     Document, PlanStep, Preference,
     journal::{DocumentDelta, ListOp},
 };
+use crate::workspace::{
+    artifacts::checked_recorded_chart,
+    document::{check_replacement, checked_title},
+    normalize_objective,
+    plan::check_recorded_step,
+    preferences::check_recorded_preference,
+};
 
-/// Checks that a change's data is what its panel keeps, within the limits the workspace's
-/// rules set for every other path: a recording cannot bring in what no edit could make.
-pub(super) fn check_change(change: &PanelChange) -> Result<(), String> {
+/// Checks that a change's data is what its panel keeps, by the workspace's own rules.
+pub(super) fn check_change(change: &PanelChange) -> Result<(), WorkspaceError> {
     let data = change.data.clone();
     let fits = match (change.panel.as_str(), change.whole) {
         ("objective", true) => parse::<Option<String>>(data).and_then(|objective| {
-            within(
-                objective.as_deref(),
-                "the objective",
-                crate::workspace::MAX_OBJECTIVE_CHARS,
-            )
+            objective.map_or(Ok(()), |text| normalize_objective(&text).map(|_| ()))
         }),
         ("document", true) => parse::<Option<Document>>(data).and_then(|document| {
             document.map_or(Ok(()), |doc| {
-                within(
-                    Some(&doc.title),
-                    "the title",
-                    crate::workspace::MAX_DOCUMENT_TITLE_CHARS,
-                )?;
-                within(
-                    Some(&doc.content),
-                    "the document",
-                    crate::workspace::MAX_DOCUMENT_CHARS,
-                )
+                check_replacement(&doc.content, Some(&doc.title), None)
             })
         }),
-        ("document", false) => parse::<DocumentDelta>(data).and_then(|delta| {
-            within(
-                Some(&delta.title),
-                "the title",
-                crate::workspace::MAX_DOCUMENT_TITLE_CHARS,
-            )
+        ("document", false) => parse::<DocumentDelta>(data)
+            .and_then(|delta| checked_title(Some(&delta.title)).map(|_| ())),
+        ("plan", true) => parse::<Vec<PlanStep>>(data).and_then(|steps| {
+            in_whole(&steps).try_for_each(|(field, step)| check_recorded_step(step, &field))
         }),
-        ("plan", true) => parse::<Vec<PlanStep>>(data).and_then(|steps| check_steps(&steps)),
-        ("plan", false) => parse::<Vec<ListOp<PlanStep>>>(data)
-            .and_then(|ops| ops.iter().try_for_each(|op| check_steps(op_items(op)))),
-        ("preferences", true) => {
-            parse::<Vec<Preference>>(data).and_then(|items| check_preferences(&items))
-        }
+        ("plan", false) => parse::<Vec<ListOp<PlanStep>>>(data).and_then(|ops| {
+            in_ops(&ops).try_for_each(|(field, step)| check_recorded_step(step, &field))
+        }),
+        ("preferences", true) => parse::<Vec<Preference>>(data).and_then(|items| {
+            in_whole(&items)
+                .try_for_each(|(field, item)| check_recorded_preference(item, &format!("{field}.")))
+        }),
         ("preferences", false) => parse::<Vec<ListOp<Preference>>>(data).and_then(|ops| {
-            ops.iter()
-                .try_for_each(|op| check_preferences(op_items(op)))
+            in_ops(&ops)
+                .try_for_each(|(field, item)| check_recorded_preference(item, &format!("{field}.")))
         }),
-        (panel, whole) => Err(format!(
+        (panel, whole) => Err(WorkspaceError::invalid(format!(
             "a {} change of panel {panel:?} is not something history keeps",
             if whole { "whole" } else { "partial" }
-        )),
+        ))),
     };
-    fits.map_err(|reason| format!("the {} change: {reason}", change.panel))
+    fits.map_err(|reason| WorkspaceError::invalid(format!("the {} change: {reason}", change.panel)))
 }
 
-/// Fails when `text` is longer than `max` characters.
-pub(super) fn within(text: Option<&str>, what: &str, max: usize) -> Result<(), String> {
-    match text {
-        Some(text) if text.len() > max && crate::workspace::rules::char_count(text) > max => {
-            Err(format!("{what} is longer than {max} characters"))
-        }
-        _ => Ok(()),
-    }
+/// Checks an artifact line: a chart, by the rule every new chart passes. Returns the payload
+/// to store (as [`Edit::add_chart`](crate::workspace::Edit::add_chart) would have stored it).
+pub(super) fn check_artifact(
+    artifact_type: &str,
+    title: Option<&str>,
+    payload: &Value,
+) -> Result<Value, WorkspaceError> {
+    checked_recorded_chart(artifact_type, title, payload)
 }
 
-/// The items a list operation brings in.
-pub(super) fn op_items<T>(op: &ListOp<T>) -> &[T] {
-    match op {
-        ListOp::Insert { items, .. } | ListOp::Add { items } | ListOp::Set { items } => items,
-        ListOp::Update { item } => std::slice::from_ref(item),
-        ListOp::Remove { .. } => &[],
-    }
+/// The items of a whole list, each with its place in the change's data (`data[2]`).
+fn in_whole<T>(items: &[T]) -> impl Iterator<Item = (String, &T)> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| (format!("data[{i}]"), item))
 }
 
-pub(super) fn check_steps(steps: &[PlanStep]) -> Result<(), String> {
-    steps.iter().try_for_each(|step| {
-        if step.text.trim().is_empty() {
-            return Err(format!("step {} has no text", step.id));
-        }
-        within(Some(&step.text), "a step", crate::workspace::MAX_STEP_CHARS)?;
-        if !(0..=crate::workspace::MAX_DEPTH).contains(&step.depth) {
-            return Err(format!(
-                "step {} has depth {}; the plan nests at most {} levels",
-                step.id,
-                step.depth,
-                crate::workspace::MAX_DEPTH
-            ));
-        }
-        Ok(())
+/// The items list operations bring in, each with its place in the change's data
+/// (`data[0].items[3]`, `data[1].item`).
+fn in_ops<T>(ops: &[ListOp<T>]) -> impl Iterator<Item = (String, &T)> {
+    ops.iter().enumerate().flat_map(|(j, op)| {
+        let items: Vec<(String, &T)> = match op {
+            ListOp::Insert { items, .. } | ListOp::Add { items } | ListOp::Set { items } => items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| (format!("data[{j}].items[{i}]"), item))
+                .collect(),
+            ListOp::Update { item } => vec![(format!("data[{j}].item"), item)],
+            ListOp::Remove { .. } => Vec::new(),
+        };
+        items
     })
 }
 
-pub(super) fn check_preferences(items: &[Preference]) -> Result<(), String> {
-    items.iter().try_for_each(|preference| {
-        within(
-            Some(&preference.title),
-            "a preference's title",
-            crate::workspace::MAX_TITLE_CHARS,
-        )?;
-        within(
-            preference.subtitle.as_deref(),
-            "a preference's subtitle",
-            crate::workspace::MAX_SUBTITLE_CHARS,
-        )
-    })
-}
-
-pub(super) fn parse<T: DeserializeOwned>(data: Value) -> Result<T, String> {
-    serde_json::from_value(data).map_err(|err| err.to_string())
+/// The data as the shape its panel keeps; the error says where it differs.
+pub(super) fn parse<T: DeserializeOwned>(data: Value) -> Result<T, WorkspaceError> {
+    serde_json::from_value(data).map_err(|err| WorkspaceError::invalid(err.to_string()))
 }

@@ -67,10 +67,7 @@ impl Recording {
             }
             let value: Value = serde_json::from_str(raw).map_err(|err| bad(number, err))?;
             if let Some(path) = crate::workspace::rules::find_nul(&value) {
-                return Err(bad(
-                    number,
-                    format!("`{path}` contains a NUL character (U+0000), which cannot be stored"),
-                ));
+                return Err(bad(number, crate::workspace::rules::nul_in(&path)));
             }
             let line: Line = serde_json::from_value(value).map_err(|err| bad(number, err))?;
             lines.push((number, line));
@@ -101,7 +98,7 @@ impl Recording {
         }
         let mut turns = BTreeSet::new();
         let mut revisions: BTreeMap<i64, usize> = BTreeMap::new();
-        for (index, (number, line)) in lines.iter().enumerate().skip(1) {
+        for (index, (number, line)) in lines.iter_mut().enumerate().skip(1) {
             match line {
                 Line::Thread { .. } => return Err(bad(*number, "a second thread line")),
                 Line::Turn {
@@ -148,7 +145,16 @@ impl Recording {
                         format!("message role {role:?} is neither user nor assistant"),
                     ));
                 }
-                Line::Message { .. } | Line::Step { .. } | Line::Artifact { .. } => {}
+                Line::Artifact {
+                    artifact_type,
+                    title,
+                    payload,
+                    ..
+                } => {
+                    *payload = check_artifact(artifact_type, title.as_deref(), payload)
+                        .map_err(|reason| bad(*number, reason))?;
+                }
+                Line::Message { .. } | Line::Step { .. } => {}
             }
         }
         let last = revisions.keys().next_back().copied().unwrap_or(0);
@@ -449,18 +455,9 @@ impl Present {
         if let Some(document) = &self.document {
             // Each change was checked on its own; what they add up to is checked here, before
             // the transaction commits.
-            if within(
-                Some(&document.content),
-                "",
-                crate::workspace::MAX_DOCUMENT_CHARS,
-            )
-            .is_err()
-            {
-                return Err(WorkspaceError::invalid(format!(
-                    "the recording's document grows past {} characters",
-                    crate::workspace::MAX_DOCUMENT_CHARS
-                )));
-            }
+            crate::workspace::document::check_replacement(&document.content, None, None).map_err(
+                |reason| WorkspaceError::invalid(format!("the recording's document: {reason}")),
+            )?;
             repo.write_document_exact(thread, document).await?;
         }
         repo.replace_plan(thread, &self.plan).await?;

@@ -366,15 +366,39 @@ backend_tests! {
             (lines[..revision_line].join("\n") + "\n" + &lines[revision_line + 1..].join("\n"), "without gaps"),
             (String::new(), "line 1"),
             // What no edit could make: past the workspace's limits.
-            (beyond(json!({"panel": "objective", "whole": true, "data": "o".repeat(haico::workspace::MAX_OBJECTIVE_CHARS + 1)})), "the objective is longer than"),
-            (beyond(json!({"panel": "plan", "whole": true, "data": [{"id": 1, "text": "deep", "depth": 99, "done": false}]})), "the plan nests at most"),
-            (beyond(json!({"panel": "plan", "whole": false, "data": [{"op": "add", "items": [{"id": 9, "text": " ", "depth": 0, "done": false}]}]})), "has no text"),
+            // … worded as every other path words the rule.
+            (beyond(json!({"panel": "objective", "whole": true, "data": "o".repeat(haico::workspace::MAX_OBJECTIVE_CHARS + 1)})), "the objective change: `objective` is 501 characters long; the limit is 500"),
+            (beyond(json!({"panel": "plan", "whole": true, "data": [{"id": 1, "text": "deep", "depth": 99, "done": false}]})), "`data[0].depth` is 99; the plan nests at most"),
+            (beyond(json!({"panel": "plan", "whole": false, "data": [{"op": "add", "items": [{"id": 9, "text": " ", "depth": 0, "done": false}]}]})), "`data[0].items[0].text` must not be empty"),
+            (beyond(json!({"panel": "preferences", "whole": true, "data": [{"id": 3, "title": "  ", "subtitle": null, "kind": "hard", "locked": false}]})), "`data[0].title` must not be empty"),
         ];
         for (body, expected) in cases {
             let (status, answer) = import(&server, &body, "?id=broken").await;
             assert_eq!(status, 400, "{answer}");
             let error = answer["error"].as_str().unwrap();
             assert!(error.contains(expected), "{error} should mention {expected}");
+        }
+        // An artifact is a chart that passes the chart rule, refused with its line otherwise.
+        let artifact_line = recording.lines().count() + 1;
+        let with_artifact = |artifact_type: &str, payload: Value| -> String {
+            let line = json!({"type": "artifact", "id": 99, "artifact_type": artifact_type, "title": "T",
+                "payload": payload, "turn_index": 0, "rev": 1, "at": "2026-01-01T00:00:00Z"});
+            format!("{recording}{line}\n")
+        };
+        let chart = |labels: Value, values: Value| json!({"title": "T", "description": null,
+            "data": {"labels": labels, "series": [{"name": "s", "values": values}]},
+            "x_axis_title": null, "y_axis_title": null, "style": {}});
+        let artifact_cases = [
+            (with_artifact("pie_chart", chart(json!(["a", "b"]), json!([1, -2]))), "`data.series[0].values[1]` is negative"),
+            (with_artifact("bar_chart", chart(json!([]), json!([]))), "`data.labels` is empty"),
+            (with_artifact("bar_chart", json!({})), "is not a chart"),
+            (with_artifact("note", chart(json!(["a"]), json!([1]))), "artifact type \"note\" is not one haico makes"),
+        ];
+        for (body, expected) in artifact_cases {
+            let (status, answer) = import(&server, &body, "?id=broken").await;
+            assert_eq!(status, 400, "{answer}");
+            let error = answer["error"].as_str().unwrap();
+            assert!(error.starts_with(&format!("line {artifact_line}: ")) && error.contains(expected), "{error} should mention {expected}");
         }
         let refused = server.client.post(server.url("/api/threads/import")).json(&json!({})).send().await.unwrap();
         assert_eq!(refused.status(), 415);

@@ -78,4 +78,30 @@ backend_tests! {
         assert_eq!(threads.as_array().unwrap().len(), 1);
         teardown(tdb, server).await;
     }
+
+    async fn what_a_model_made_up_is_recorded_with_its_nul_scrubbed(engine) {
+        // The workspace scrubs a tool call's record, whatever the adapter passes in: the agent
+        // loop hands over a model's made-up name and arguments as they came.
+        let h = common::Harness::new(engine).await;
+        let workspaces = h.runtime.workspaces();
+        let lease = haico::store::TurnLease { owner: "test", until_ms: i64::MAX };
+        let turn = workspaces.open_turn(&h.thread, "Go.", lease).await.unwrap().turn_index;
+        let tools = haico::tools::build_tools(&h.thread);
+        let at = haico::tools::InTurn { turn_index: turn, call_index: 1 };
+        let call = h.runtime.call_in_turn(&tools, "set\u{0}objective", json!({"objective": "x\u{0}", "action_and_reasoning": "Why\u{0}"}), at).await;
+        assert!(!call.envelope.success);
+        let raw = h.runtime.reject_in_turn(&tools, "bad\u{0}", Value::String("{not json\u{0}".into()),
+            (haico::tools::FailureKind::InvalidArguments, "not JSON \u{0}".into()),
+            haico::tools::InTurn { turn_index: turn, call_index: 2 }).await;
+        assert!(!raw.envelope.success);
+        let turns = workspaces.conversation(&h.thread).await.unwrap();
+        let recorded = serde_json::to_string(&turns).unwrap();
+        assert!(!recorded.contains("\\u0000"), "{recorded}");
+        let calls = &turns.last().unwrap().tool_calls;
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[0].tool, "set\u{FFFD}objective");
+        assert_eq!(calls[1].tool, "bad\u{FFFD}");
+        assert_eq!(calls[1].arguments, json!("{not json\u{FFFD}"));
+        h.cleanup().await;
+    }
 }

@@ -1,6 +1,7 @@
 //! The tools: each domain, the runtime, the rules every path shares, chart rendering and the
 //! collections the tool macros accept.
 
+mod artifact_rules;
 mod chart_svg;
 mod charts_artifacts;
 mod documents;

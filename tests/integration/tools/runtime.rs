@@ -6,12 +6,10 @@ use crate::common;
 use common::Harness;
 use haico::{
     ThreadId,
+    charts::{ChartData, ChartType, Series, model::ChartDraft},
     panels::Panel,
     store::PreferenceKind,
-    tools::{
-        AnyCollection, FailureKind, NewArtifact, ToolError, ToolResult, Toolset, build_tools,
-        tool_specs,
-    },
+    tools::{AnyCollection, FailureKind, ToolError, ToolResult, Toolset, build_tools, tool_specs},
     workspace::{Edit, PreferenceDraft, StepDraft},
 };
 use serde_json::{Value, json};
@@ -41,10 +39,20 @@ impl TestTools {
             kind: PreferenceKind::Hard,
         }])
         .await?;
-        edit.store_artifact(NewArtifact {
-            artifact_type: "bar_chart".into(),
-            payload: json!({}),
-            title: Some("ghost".into()),
+        edit.add_chart(ChartDraft {
+            chart_type: ChartType::Bar,
+            title: "ghost".into(),
+            description: None,
+            data: ChartData {
+                labels: vec!["a".into()],
+                series: vec![Series {
+                    name: "s".into(),
+                    values: vec![1.0],
+                }],
+            },
+            x_axis_title: None,
+            y_axis_title: None,
+            style: None,
         })
         .await?;
         Ok(())

@@ -1,0 +1,185 @@
+//! Edits of steps by position in one statement each (the agent's toggles and rewrites): the
+//! statement finds the steps by rank, changes them and counts the plan.
+
+use super::{PlanStep, StepsChanged, keys::Targets};
+use crate::{
+    panels::Panel,
+    store::{
+        Context, StoreError,
+        journal::ListOp,
+        query::{params, record},
+        repository::{Backend, WorkspaceRepository, now},
+    },
+};
+
+/// A step a batch statement changed, with its key (to put the rows in plan order) and the
+/// plan's length (counted by the same statement).
+struct ChangedRow {
+    sort_key: i64,
+    id: i64,
+    text: String,
+    depth: i64,
+    done: bool,
+    plan_len: i64,
+}
+
+record!(ChangedRow { sort_key: i64, id: i64, text: String, depth: i64, done: bool,
+    plan_len: i64 } => ChangedRow { sort_key, id, text, depth, done, plan_len });
+
+impl WorkspaceRepository {
+    /// Flips done/not-done of the steps at these 0-based `positions`, all in one statement
+    /// that also counts the plan. Returns the plan's length and each position that named a
+    /// step with the step after the change; positions past the end change nothing.
+    pub async fn toggle_steps_at(
+        &mut self,
+        thread_id: &str,
+        positions: &[i64],
+    ) -> Result<StepsChanged<bool>, StoreError> {
+        let targets = Targets::new(positions);
+        let sql = match self.backend() {
+            Backend::Sqlite => {
+                "WITH plan AS (SELECT id, ROW_NUMBER() OVER (ORDER BY sort_key) - 1 AS rank \
+                 FROM todos WHERE thread_id = $1 ORDER BY sort_key LIMIT $3) \
+                 UPDATE todos SET done = NOT done, updated_at = $4 \
+                 WHERE id IN (SELECT id FROM plan WHERE rank IN (SELECT value FROM json_each($2))) \
+                 RETURNING sort_key, id, text, depth, done, \
+                 (SELECT COUNT(*) FROM todos WHERE thread_id = $1) AS plan_len"
+            }
+            Backend::Postgres => {
+                "WITH plan AS (SELECT id, ROW_NUMBER() OVER (ORDER BY sort_key) - 1 AS rank \
+                 FROM todos WHERE thread_id = $1 ORDER BY sort_key LIMIT $3) \
+                 UPDATE todos SET done = NOT done, updated_at = $4 FROM plan \
+                 WHERE todos.id = plan.id AND plan.rank IN \
+                 (SELECT value::bigint FROM jsonb_array_elements_text($2::jsonb)) \
+                 RETURNING todos.sort_key, todos.id, todos.text, todos.depth, todos.done, \
+                 (SELECT COUNT(*) FROM todos WHERE thread_id = $1) AS plan_len"
+            }
+        };
+        let changed = self
+            .batch_edit(thread_id, sql, &targets, "ticking steps")
+            .await?;
+        Ok(StepsChanged {
+            len: changed.len,
+            steps: changed
+                .steps
+                .into_iter()
+                .map(|(position, step)| (position, step.done))
+                .collect(),
+        })
+    }
+
+    /// Rewrites the text of the steps at 0-based positions (`(position, text)`, each position
+    /// once), in one statement that also counts the plan; see [`Self::toggle_steps_at`].
+    pub async fn set_step_texts_at(
+        &mut self,
+        thread_id: &str,
+        updates: &[(i64, &str)],
+    ) -> Result<StepsChanged<()>, StoreError> {
+        let positions: Vec<i64> = updates.iter().map(|(position, _)| *position).collect();
+        let mut targets = Targets::new(&positions);
+        targets.json = serde_json::to_string(
+            &updates
+                .iter()
+                .filter(|(position, _)| *position >= 0)
+                .map(|(position, text)| (position, text))
+                .collect::<Vec<_>>(),
+        )?;
+        let sql = match self.backend() {
+            Backend::Sqlite => {
+                "WITH plan AS (SELECT id, ROW_NUMBER() OVER (ORDER BY sort_key) - 1 AS rank \
+                 FROM todos WHERE thread_id = $1 ORDER BY sort_key LIMIT $3), \
+                 hit AS (SELECT plan.id, json_extract(u.value, '$[1]') AS text FROM plan \
+                 JOIN json_each($2) AS u ON plan.rank = json_extract(u.value, '$[0]')) \
+                 UPDATE todos SET text = hit.text, updated_at = $4 FROM hit \
+                 WHERE todos.id = hit.id \
+                 RETURNING sort_key, id, text, depth, done, \
+                 (SELECT COUNT(*) FROM todos WHERE thread_id = $1) AS plan_len"
+            }
+            Backend::Postgres => {
+                "WITH plan AS (SELECT id, ROW_NUMBER() OVER (ORDER BY sort_key) - 1 AS rank \
+                 FROM todos WHERE thread_id = $1 ORDER BY sort_key LIMIT $3), \
+                 hit AS (SELECT plan.id, u.e->>1 AS text FROM plan \
+                 JOIN jsonb_array_elements($2::jsonb) AS u(e) ON plan.rank = (u.e->>0)::bigint) \
+                 UPDATE todos SET text = hit.text, updated_at = $4 FROM hit \
+                 WHERE todos.id = hit.id \
+                 RETURNING todos.sort_key, todos.id, todos.text, todos.depth, todos.done, \
+                 (SELECT COUNT(*) FROM todos WHERE thread_id = $1) AS plan_len"
+            }
+        };
+        let changed = self
+            .batch_edit(thread_id, sql, &targets, "rewriting steps")
+            .await?;
+        Ok(StepsChanged {
+            len: changed.len,
+            steps: changed
+                .steps
+                .into_iter()
+                .map(|(position, _)| (position, ()))
+                .collect(),
+        })
+    }
+
+    /// Runs a batch statement over `targets` (`$1` thread, `$2` the targets' JSON, `$3` how
+    /// far to rank, `$4` now) and pairs what it changed with the positions.
+    async fn batch_edit(
+        &mut self,
+        thread_id: &str,
+        sql: &str,
+        targets: &Targets,
+        context: &'static str,
+    ) -> Result<StepsChanged<PlanStep>, StoreError> {
+        let at = now();
+        let rows: Vec<ChangedRow> = self
+            .fetch_all(sql, &params![thread_id, &targets.json, targets.limit, at])
+            .await
+            .context(context)?;
+        self.steps_changed(thread_id, targets, rows).await
+    }
+
+    /// Pairs the rows a batch statement changed with the positions that named them (both in
+    /// plan order), journals each step and finds the plan's length: from the statement, or,
+    /// when no position named a step, by counting.
+    async fn steps_changed(
+        &mut self,
+        thread_id: &str,
+        targets: &Targets,
+        mut rows: Vec<ChangedRow>,
+    ) -> Result<StepsChanged<PlanStep>, StoreError> {
+        let len = match rows.first() {
+            Some(row) => row.plan_len,
+            None => self.plan_len(thread_id).await?,
+        };
+        rows.sort_unstable_by_key(|row| row.sort_key);
+        let named: Vec<i64> = targets
+            .sorted
+            .iter()
+            .copied()
+            .filter(|position| *position < len)
+            .collect();
+        if named.len() != rows.len() {
+            return Err(StoreError::Inconsistent(format!(
+                "a batch of step edits matched {} steps for {} positions",
+                rows.len(),
+                named.len()
+            )));
+        }
+        let mut steps = Vec::with_capacity(rows.len());
+        for (position, row) in named.into_iter().zip(rows) {
+            let step = PlanStep {
+                id: row.id,
+                text: row.text,
+                depth: row.depth,
+                done: row.done,
+            };
+            self.updated_step(step.clone());
+            steps.push((position, step));
+        }
+        Ok(StepsChanged { len, steps })
+    }
+
+    /// Records a step that now reads differently.
+    pub(super) fn updated_step(&mut self, step: PlanStep) {
+        self.mark(Panel::Plan);
+        self.journal_mut().plan.push(ListOp::Update { item: step });
+    }
+}

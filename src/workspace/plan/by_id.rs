@@ -1,0 +1,199 @@
+//! A person's plan edits, by stable id: add a step where it was put, change or remove one,
+//! and the one-shot operations of the user path around them.
+
+use super::*;
+
+/// The text "step 4 not found in this thread".
+fn step_not_found(step_id: i64) -> WorkspaceError {
+    WorkspaceError::NotFound(format!("step {step_id} not found in this thread"))
+}
+
+/// "`parent_id` 9 does not name a step of this thread".
+fn unknown_reference(field: &str, step_id: i64) -> WorkspaceError {
+    WorkspaceError::invalid(format!(
+        "`{field}` {step_id} does not name a step of this thread"
+    ))
+}
+
+impl Edit {
+    /// Adds one step where a person put it; returns it with its id.
+    pub async fn add_step(
+        &mut self,
+        text: &str,
+        placement: StepPlacement,
+    ) -> Result<PlanStep, WorkspaceError> {
+        let text = checked_step_text(text, "text")?;
+        self.lock().await?;
+        let thread = self.thread_str();
+        let (at, depth) = match placement {
+            StepPlacement::Under(parent_id) => {
+                let parent = self
+                    .repo()
+                    .step_place(&thread, parent_id)
+                    .await?
+                    .ok_or_else(|| unknown_reference("parent_id", parent_id))?;
+                if parent.depth + 1 > MAX_DEPTH {
+                    return Err(too_deep(format_args!(
+                        "step {parent_id} is at depth {}",
+                        parent.depth
+                    )));
+                }
+                let subtree = self
+                    .repo()
+                    .subtree(&thread, parent.key, parent.depth)
+                    .await?;
+                (self.insert_after(&thread, subtree).await?, parent.depth + 1)
+            }
+            StepPlacement::After(sibling_id) => {
+                let sibling = self
+                    .repo()
+                    .step_place(&thread, sibling_id)
+                    .await?
+                    .ok_or_else(|| unknown_reference("after_id", sibling_id))?;
+                let subtree = self
+                    .repo()
+                    .subtree(&thread, sibling.key, sibling.depth)
+                    .await?;
+                (self.insert_after(&thread, subtree).await?, sibling.depth)
+            }
+            StepPlacement::End { depth } => {
+                let len = self.repo().plan_len(&thread).await?;
+                let deepest_allowed = self
+                    .repo()
+                    .last_step(&thread)
+                    .await?
+                    .map_or(0, |step| step.depth + 1);
+                let depth = depth.unwrap_or(0);
+                if depth > deepest_allowed {
+                    return Err(WorkspaceError::invalid(format!(
+                        "`depth` is {depth} but the last step allows at most {deepest_allowed}: a \
+                         step is at most one level deeper than the step before it"
+                    )));
+                }
+                (
+                    InsertAt {
+                        index: len,
+                        before: None,
+                    },
+                    depth,
+                )
+            }
+        };
+        Ok(self.repo().insert_step(&thread, at, text, depth).await?)
+    }
+
+    /// Where a step placed right after the run `subtree` goes: its index and the step it
+    /// precedes.
+    async fn insert_after(
+        &mut self,
+        thread: &str,
+        subtree: StepRange,
+    ) -> Result<InsertAt, WorkspaceError> {
+        let index = match subtree.end {
+            Some(end) => self.repo().step_index(thread, end).await?,
+            None => self.repo().plan_len(thread).await?,
+        };
+        Ok(InsertAt {
+            index,
+            before: subtree.end,
+        })
+    }
+
+    /// Changes a step's text, its done mark, or both, by id.
+    pub async fn update_step(
+        &mut self,
+        step_id: i64,
+        text: Option<&str>,
+        done: Option<bool>,
+    ) -> Result<PlanStep, WorkspaceError> {
+        if text.is_none() && done.is_none() {
+            return Err(WorkspaceError::invalid(
+                "nothing to change: send text, done or both",
+            ));
+        }
+        let text = text.map(|t| checked_step_text(t, "text")).transpose()?;
+        self.lock().await?;
+        let thread = self.thread_str();
+        self.repo()
+            .update_step(&thread, step_id, text, done)
+            .await?
+            .ok_or_else(|| step_not_found(step_id))
+    }
+
+    /// Removes a step and its sub-steps by id; returns how many steps went.
+    pub async fn remove_step(&mut self, step_id: i64) -> Result<u64, WorkspaceError> {
+        self.lock().await?;
+        let thread = self.thread_str();
+        self.repo()
+            .remove_step_subtree(&thread, step_id)
+            .await?
+            .ok_or_else(|| step_not_found(step_id))
+    }
+}
+
+impl Workspaces {
+    /// A person adds a step (see [`StepPlacement`]).
+    pub async fn add_step(
+        &self,
+        thread: &ThreadId,
+        text: &str,
+        placement: StepPlacement,
+    ) -> Result<PlanStep, WorkspaceError> {
+        checked_step_text(text, "text")?;
+        let mut edit = self.edit(thread, Source::User).await?;
+        let outcome = edit.add_step(text, placement).await;
+        self.settle(edit, outcome, |step| {
+            format!("added the step \"{}\"", step.text)
+        })
+        .await
+    }
+
+    /// A person rewrites or ticks a step.
+    pub async fn update_step(
+        &self,
+        thread: &ThreadId,
+        step_id: i64,
+        text: Option<&str>,
+        done: Option<bool>,
+    ) -> Result<PlanStep, WorkspaceError> {
+        if text.is_none() && done.is_none() {
+            return Err(WorkspaceError::invalid(
+                "nothing to change: send text, done or both",
+            ));
+        }
+        if let Some(text) = text {
+            checked_step_text(text, "text")?;
+        }
+        let mut edit = self.edit(thread, Source::User).await?;
+        let outcome = edit.update_step(step_id, text, done).await;
+        self.settle(edit, outcome, |step| match (text, done) {
+            (Some(_), _) => format!("rewrote the step \"{}\"", step.text),
+            (None, Some(true)) => format!("ticked off the step \"{}\"", step.text),
+            (None, _) => format!("marked the step \"{}\" not done", step.text),
+        })
+        .await
+    }
+
+    /// A person removes a step with its sub-steps.
+    pub async fn remove_step(&self, thread: &ThreadId, step_id: i64) -> Result<(), WorkspaceError> {
+        let mut edit = self.edit(thread, Source::User).await?;
+        let outcome = edit.remove_step(step_id).await;
+        self.settle(edit, outcome, |removed| {
+            format!(
+                "removed {}",
+                plural(usize::try_from(*removed).unwrap_or(usize::MAX), "step")
+            )
+        })
+        .await
+        .map(|_| ())
+    }
+
+    /// The plan, in order.
+    pub async fn plan(&self, thread: &ThreadId) -> Result<Vec<PlanStep>, WorkspaceError> {
+        {
+            let mut view = self.view(thread).await?;
+            let found = view.plan().await;
+            view.settle(found).await
+        }
+    }
+}
