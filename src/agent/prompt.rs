@@ -104,6 +104,8 @@ pub struct PromptWorkspace {
     /// What the person did to the workspace's history since the agent's last turn (restores,
     /// undone turns), one summary each, oldest first.
     pub rewrites: Vec<String>,
+    /// The document mode and the open suggestions, as the snapshot shows them (issue 25).
+    pub suggestions: String,
 }
 
 impl PromptWorkspace {
@@ -133,6 +135,7 @@ impl PromptWorkspace {
             artifacts: Vec::new(),
             artifacts_total: 0,
             rewrites: Vec::new(),
+            suggestions: String::new(),
         };
         ws.reread(view, every_panel(), true, budget).await?;
         Ok(ws)
@@ -164,6 +167,7 @@ impl PromptWorkspace {
                     self.artifacts = view.artifacts(&recent).await?;
                     self.artifacts_total = view.artifact_count().await?;
                 }
+                Panel::Suggestions => self.suggestions = view.suggestions_note().await?,
             }
         }
         if rewrites {
@@ -212,6 +216,7 @@ impl PromptWorkspace {
                 .collect(),
             artifacts_total: as_i64(ws.artifacts.len()),
             rewrites: Vec::new(),
+            suggestions: String::new(),
         }
     }
 }
@@ -231,6 +236,7 @@ struct Sections {
     plan: String,
     document: String,
     artifacts: String,
+    suggestions: String,
 }
 
 impl Sections {
@@ -257,6 +263,7 @@ impl Sections {
                 Panel::Artifacts => {
                     self.artifacts = artifact_index(&ws.artifacts, ws.artifacts_total);
                 }
+                Panel::Suggestions => self.suggestions = ws.suggestions.clone(),
             }
         }
         if rewrites {
@@ -283,6 +290,7 @@ impl Sections {
                 + self.plan.len()
                 + self.document.len()
                 + self.artifacts.len()
+                + self.suggestions.len()
                 + 128,
         );
         out.push_str(SNAPSHOT_PREAMBLE);
@@ -295,6 +303,7 @@ impl Sections {
         out.push_str(&self.plan);
         out.push_str("\n</plan>\n\n");
         out.push_str(&self.document);
+        out.push_str(&self.suggestions);
         out.push_str("<artifacts>\n");
         out.push_str(&self.artifacts);
         out.push_str("\n</artifacts>");

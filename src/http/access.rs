@@ -129,6 +129,22 @@ pub const RULES: &[(&str, &str, Rule)] = &[
         "/api/threads/{thread_id}/workspace",
         Rule::Thread(Access::Viewer),
     ),
+    // Suggestions (issue 25): viewers see them, editors decide.
+    (
+        "GET",
+        "/api/threads/{thread_id}/suggestions",
+        Rule::Thread(Access::Viewer),
+    ),
+    (
+        "POST",
+        "/api/threads/{thread_id}/suggestions/{suggestion_id}/accept",
+        Rule::Thread(Access::Editor),
+    ),
+    (
+        "POST",
+        "/api/threads/{thread_id}/suggestions/{suggestion_id}/reject",
+        Rule::Thread(Access::Editor),
+    ),
     // The workspace, on the user path.
     (
         "GET",

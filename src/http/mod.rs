@@ -37,6 +37,7 @@ mod plan;
 mod preferences;
 mod schema;
 mod state;
+mod suggestions;
 mod threads;
 mod tools;
 pub mod ui;

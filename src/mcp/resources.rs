@@ -128,6 +128,11 @@ fn panel_description(panel: Panel) -> (&'static str, &'static str) {
             "Artifacts",
             "Index of the charts and other outputs made in this thread, newest first.",
         ),
+        Panel::Suggestions => (
+            "Suggestions",
+            "The document mode (direct or suggest) and every suggestion the agent made, with \
+             its status, edits, reason and its diff against the document as it is now.",
+        ),
     }
 }
 
@@ -270,6 +275,15 @@ async fn read_in(
                         })
                         .await?,
                 ),
+                Panel::Suggestions => {
+                    let mode = view.document_mode().await?;
+                    let listed = view.suggestions(None).await?;
+                    json!({
+                        "document_mode": mode.as_str(),
+                        "suggestions": listed.iter().map(crate::workspace::suggestions::to_wire)
+                            .collect::<Vec<_>>(),
+                    })
+                }
             };
             ResourceContents::text(value.to_string(), uri).with_mime_type(JSON_MIME)
         }

@@ -31,7 +31,7 @@ pub fn empty_document() -> Document {
 }
 
 /// A title as stored: trimmed, within the limit; `None` keeps the current title.
-fn checked_title(title: Option<&str>) -> Result<Option<&str>, WorkspaceError> {
+pub(super) fn checked_title(title: Option<&str>) -> Result<Option<&str>, WorkspaceError> {
     match title {
         Some(title) => {
             let title = title.trim();
@@ -43,7 +43,7 @@ fn checked_title(title: Option<&str>) -> Result<Option<&str>, WorkspaceError> {
 }
 
 /// Checks a whole write before it touches the store.
-fn check_replacement(
+pub(super) fn check_replacement(
     content: &str,
     title: Option<&str>,
     expected_version: Option<i64>,
@@ -94,7 +94,7 @@ pub struct DocumentEdited {
 }
 
 /// Checks a batch of edits before the body is read: at least one, each with a passage to find.
-fn check_text_edits(edits: &[TextEdit<'_>]) -> Result<(), WorkspaceError> {
+pub(super) fn check_text_edits(edits: &[TextEdit<'_>]) -> Result<(), WorkspaceError> {
     require_batch(edits, "edits")?;
     for (i, edit) in edits.iter().enumerate() {
         if edit.old_text.is_empty() {
@@ -128,7 +128,10 @@ fn locate_once(body: &str, needle: &str) -> Result<usize, usize> {
 /// The body after `edits`, each applied in order to the result of the ones before, or the
 /// first edit whose passage does not occur exactly once, named by its 1-based index. The
 /// batch must have passed [`check_text_edits`].
-fn apply_text_edits(body: &str, edits: &[TextEdit<'_>]) -> Result<String, WorkspaceError> {
+pub(super) fn apply_text_edits(
+    body: &str,
+    edits: &[TextEdit<'_>],
+) -> Result<String, WorkspaceError> {
     let mut text = body.to_string();
     for (i, edit) in edits.iter().enumerate() {
         match locate_once(&text, edit.old_text) {

@@ -14,50 +14,63 @@ use crate::store::{
 /// rules set for every other path: a recording cannot bring in what no edit could make.
 pub(super) fn check_change(change: &PanelChange) -> Result<(), String> {
     let data = change.data.clone();
-    let fits = match (change.panel.as_str(), change.whole) {
-        ("objective", true) => parse::<Option<String>>(data).and_then(|objective| {
-            within(
-                objective.as_deref(),
-                "the objective",
-                crate::workspace::MAX_OBJECTIVE_CHARS,
-            )
-        }),
-        ("document", true) => parse::<Option<Document>>(data).and_then(|document| {
-            document.map_or(Ok(()), |doc| {
+    let fits =
+        match (change.panel.as_str(), change.whole) {
+            ("objective", true) => parse::<Option<String>>(data).and_then(|objective| {
                 within(
-                    Some(&doc.title),
+                    objective.as_deref(),
+                    "the objective",
+                    crate::workspace::MAX_OBJECTIVE_CHARS,
+                )
+            }),
+            ("document", true) => parse::<Option<Document>>(data).and_then(|document| {
+                document.map_or(Ok(()), |doc| {
+                    within(
+                        Some(&doc.title),
+                        "the title",
+                        crate::workspace::MAX_DOCUMENT_TITLE_CHARS,
+                    )?;
+                    within(
+                        Some(&doc.content),
+                        "the document",
+                        crate::workspace::MAX_DOCUMENT_CHARS,
+                    )
+                })
+            }),
+            ("document", false) => parse::<DocumentDelta>(data).and_then(|delta| {
+                within(
+                    Some(&delta.title),
                     "the title",
                     crate::workspace::MAX_DOCUMENT_TITLE_CHARS,
-                )?;
-                within(
-                    Some(&doc.content),
-                    "the document",
-                    crate::workspace::MAX_DOCUMENT_CHARS,
                 )
-            })
-        }),
-        ("document", false) => parse::<DocumentDelta>(data).and_then(|delta| {
-            within(
-                Some(&delta.title),
-                "the title",
-                crate::workspace::MAX_DOCUMENT_TITLE_CHARS,
-            )
-        }),
-        ("plan", true) => parse::<Vec<PlanStep>>(data).and_then(|steps| check_steps(&steps)),
-        ("plan", false) => parse::<Vec<ListOp<PlanStep>>>(data)
-            .and_then(|ops| ops.iter().try_for_each(|op| check_steps(op_items(op)))),
-        ("preferences", true) => {
-            parse::<Vec<Preference>>(data).and_then(|items| check_preferences(&items))
-        }
-        ("preferences", false) => parse::<Vec<ListOp<Preference>>>(data).and_then(|ops| {
-            ops.iter()
-                .try_for_each(|op| check_preferences(op_items(op)))
-        }),
-        (panel, whole) => Err(format!(
-            "a {} change of panel {panel:?} is not something history keeps",
-            if whole { "whole" } else { "partial" }
-        )),
-    };
+            }),
+            ("plan", true) => parse::<Vec<PlanStep>>(data).and_then(|steps| check_steps(&steps)),
+            ("plan", false) => parse::<Vec<ListOp<PlanStep>>>(data)
+                .and_then(|ops| ops.iter().try_for_each(|op| check_steps(op_items(op)))),
+            ("preferences", true) => {
+                parse::<Vec<Preference>>(data).and_then(|items| check_preferences(&items))
+            }
+            ("preferences", false) => parse::<Vec<ListOp<Preference>>>(data).and_then(|ops| {
+                ops.iter()
+                    .try_for_each(|op| check_preferences(op_items(op)))
+            }),
+            ("document_mode", true) => parse::<String>(data).and_then(|mode| {
+                crate::workspace::DocumentMode::parse(&mode)
+                    .map(|_| ())
+                    .ok_or_else(|| format!("{mode:?} is not a document mode (direct or suggest)"))
+            }),
+            ("suggestions", true) => parse::<Vec<crate::store::Suggestion>>(data)
+                .and_then(|items| check_suggestions(&items)),
+            ("suggestions", false) => parse::<Vec<ListOp<crate::store::Suggestion>>>(data)
+                .and_then(|ops| {
+                    ops.iter()
+                        .try_for_each(|op| check_suggestions(op_items(op)))
+                }),
+            (panel, whole) => Err(format!(
+                "a {} change of panel {panel:?} is not something history keeps",
+                if whole { "whole" } else { "partial" }
+            )),
+        };
     fits.map_err(|reason| format!("the {} change: {reason}", change.panel))
 }
 
@@ -115,4 +128,36 @@ pub(super) fn check_preferences(items: &[Preference]) -> Result<(), String> {
 
 pub(super) fn parse<T: DeserializeOwned>(data: Value) -> Result<T, String> {
     serde_json::from_value(data).map_err(|err| err.to_string())
+}
+
+/// Suggestions a recording brings in: a known status and kind, edits within the document's
+/// limit.
+fn check_suggestions(items: &[crate::store::Suggestion]) -> Result<(), String> {
+    for item in items {
+        if crate::workspace::SuggestionStatus::parse(&item.status).is_none() {
+            return Err(format!(
+                "suggestion #{}: status {:?} is unknown",
+                item.id, item.status
+            ));
+        }
+        if !matches!(item.kind.as_str(), "edit" | "append" | "replace") {
+            return Err(format!(
+                "suggestion #{}: kind {:?} is unknown",
+                item.id, item.kind
+            ));
+        }
+        for edit in &item.edits {
+            within(
+                Some(&edit.old_text),
+                "a suggested edit",
+                crate::workspace::MAX_DOCUMENT_CHARS,
+            )?;
+            within(
+                Some(&edit.new_text),
+                "a suggested edit",
+                crate::workspace::MAX_DOCUMENT_CHARS,
+            )?;
+        }
+    }
+    Ok(())
 }
