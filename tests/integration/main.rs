@@ -21,5 +21,6 @@ mod people;
 mod providers;
 mod replicas;
 mod store;
+mod suggestions;
 mod tools;
 mod web_ui;

@@ -58,6 +58,12 @@ pub fn checked_selection(selection: &Selection, document: &Document) -> Result<(
             end - start
         )));
     }
+    if *version > document.version {
+        return Err(WorkspaceError::Mismatch(format!(
+            "the selection names version {version} of the document, which is only at version {}",
+            document.version
+        )));
+    }
     let at: String = usize::try_from(*start)
         .ok()
         .map(|start| document.content.chars().skip(start).take(len).collect())
