@@ -17,16 +17,19 @@ pub enum Panel {
     Preferences,
     /// Charts and other typed outputs.
     Artifacts,
+    /// The document mode and the agent's suggested document changes (issue 25).
+    Suggestions,
 }
 
 impl Panel {
     /// Every panel, in display order.
-    pub const ALL: [Panel; 5] = [
+    pub const ALL: [Panel; 6] = [
         Panel::Objective,
         Panel::Document,
         Panel::Plan,
         Panel::Preferences,
         Panel::Artifacts,
+        Panel::Suggestions,
     ];
 
     /// The name used in events and the API.
@@ -37,6 +40,7 @@ impl Panel {
             Panel::Plan => "plan",
             Panel::Preferences => "preferences",
             Panel::Artifacts => "artifacts",
+            Panel::Suggestions => "suggestions",
         }
     }
 

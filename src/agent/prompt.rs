@@ -105,6 +105,8 @@ pub struct PromptWorkspace {
     /// What the person did to the workspace's history since the agent's last turn (restores,
     /// undone turns), one summary each, oldest first.
     pub rewrites: Vec<String>,
+    /// The document mode and the open suggestions, as the snapshot shows them (issue 25).
+    pub suggestions: String,
 }
 
 impl PromptWorkspace {
@@ -134,6 +136,7 @@ impl PromptWorkspace {
             artifacts: Vec::new(),
             artifacts_total: 0,
             rewrites: Vec::new(),
+            suggestions: String::new(),
         };
         ws.reread(view, every_panel(), true, budget).await?;
         Ok(ws)
@@ -162,6 +165,7 @@ impl PromptWorkspace {
                     self.artifacts = view.artifacts(&recent).await?;
                     self.artifacts_total = view.artifact_count().await?;
                 }
+                Panel::Suggestions => self.suggestions = view.suggestions_note().await?,
             }
         }
         if rewrites {
@@ -213,6 +217,7 @@ impl PromptWorkspace {
                 .collect(),
             artifacts_total: as_i64(ws.artifacts.len()),
             rewrites: Vec::new(),
+            suggestions: String::new(),
         }
     }
 }
@@ -232,6 +237,7 @@ struct Sections {
     plan: String,
     document: String,
     artifacts: String,
+    suggestions: String,
 }
 
 impl Sections {
@@ -258,6 +264,7 @@ impl Sections {
                 Panel::Artifacts => {
                     self.artifacts = artifact_index(&ws.artifacts, ws.artifacts_total);
                 }
+                Panel::Suggestions => self.suggestions = ws.suggestions.clone(),
             }
         }
         if rewrites {
@@ -284,6 +291,7 @@ impl Sections {
                 + self.plan.len()
                 + self.document.len()
                 + self.artifacts.len()
+                + self.suggestions.len()
                 + 128,
         );
         out.push_str(SNAPSHOT_PREAMBLE);
@@ -296,6 +304,7 @@ impl Sections {
         out.push_str(&self.plan);
         out.push_str("\n</plan>\n\n");
         out.push_str(&self.document);
+        out.push_str(&self.suggestions);
         out.push_str("<artifacts>\n");
         out.push_str(&self.artifacts);
         out.push_str("\n</artifacts>");

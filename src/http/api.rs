@@ -26,7 +26,7 @@ use super::{
     plan, preferences,
     schema::{DocumentConflict, ErrorBody, ThreadPath},
     state::AppState,
-    threads, tools,
+    suggestions, threads, tools,
 };
 
 /// The name of the bearer security scheme in the document.
@@ -57,6 +57,7 @@ pub(super) fn guarded_routes() -> OpenApiRouter<AppState> {
         .merge(preferences::router())
         .merge(artifacts::router())
         .merge(history::router())
+        .merge(suggestions::router())
         .merge(chat::router())
         .merge(events::router())
         .merge(people::router())
@@ -168,6 +169,7 @@ fn mcp_delete() {}
         (name = "ui", description = "What the web UI needs besides the workspace: the server's set-up and Markdown rendered to sanitised HTML"),
         (name = "threads", description = "Threads and their workspace snapshot"),
         (name = "workspace", description = "The user path: objective, document, plan, preferences and artifacts"),
+        (name = "suggestions", description = "The agent's proposed document changes in suggest mode: list, accept, reject"),
         (name = "history", description = "Revisions, the workspace at any of them, document diffs, restore, undoing a turn, forks"),
         (name = "agent", description = "Agent turns, the conversation, the live event stream and the tools"),
         (name = "mcp", description = "The same tools for MCP clients (streamable HTTP transport), one endpoint per thread"),

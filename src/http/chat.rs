@@ -38,6 +38,10 @@ pub(super) fn router() -> OpenApiRouter<AppState> {
 #[serde(deny_unknown_fields)]
 struct ChatRequest {
     message: String,
+    /// A passage of the document the message is about (code-point offsets into that
+    /// version's body): the agent reads it quoted before the message.
+    #[serde(default)]
+    selection: Option<crate::workspace::Selection>,
 }
 
 #[utoipa::path(
@@ -53,6 +57,7 @@ struct ChatRequest {
         PathErrors,
         BodyErrors,
         (status = 409, description = "A turn is already running on this thread", body = ErrorBody),
+        (status = 422, description = "The selection's text is not at its offsets in the document", body = ErrorBody),
         (status = 429, description = "The caller started too many turns (HAICO_CHAT_TURNS_PER_MINUTE): wait `Retry-After` seconds", body = ErrorBody),
     ),
 )]
@@ -62,6 +67,19 @@ async fn chat(
     Path(ThreadPath { thread_id: id }): Path<ThreadPath>,
     Json(body): Json<ChatRequest>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
+    let message = match &body.selection {
+        Some(selection) => {
+            if body.message.trim().is_empty() {
+                return Err(ApiError::BadRequest(
+                    "`message` is empty: say what to do with the selected passage".to_string(),
+                ));
+            }
+            let document = state.workspaces().document(&id).await?;
+            crate::workspace::suggestions::checked_selection(selection, &document)?;
+            crate::workspace::suggestions::message_about(selection, &body.message)
+        }
+        None => body.message,
+    };
     // Subscribe before the turn starts, so its tokens and its logged events arrive in the
     // order they happen.
     let stream = subscribe(state.db().clone(), state.bus().clone(), id.as_str(), None)
@@ -69,7 +87,7 @@ async fn chat(
         .map_err(|err| ApiError::Store(err.0))?;
     let started = state
         .agent()
-        .start(&id, &body.message, state.actor())
+        .start(&id, &message, state.actor())
         .await
         .map_err(|err| match err {
             StartError::InvalidMessage(message) => ApiError::BadRequest(message),

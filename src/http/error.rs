@@ -217,7 +217,10 @@ impl From<WorkspaceError> for ApiError {
             WorkspaceError::NotFound(_) | WorkspaceError::UnknownThread(_) => {
                 ApiError::NotFound(message)
             }
-            WorkspaceError::ThreadExists(_) | WorkspaceError::Busy => ApiError::Conflict(message),
+            WorkspaceError::ThreadExists(_)
+            | WorkspaceError::Busy
+            | WorkspaceError::Conflict(_) => ApiError::Conflict(message),
+            WorkspaceError::Mismatch(_) => ApiError::Unprocessable(message),
             WorkspaceError::StaleDocument { current, .. } => ApiError::StaleDocument {
                 message,
                 document: current,

@@ -84,7 +84,7 @@ struct Rewritten {
     /// The new revision (or the latest, when nothing had to change).
     rev: i64,
     /// The workspace now.
-    workspace: Workspace,
+    workspace: super::html::WorkspaceView,
 }
 
 /// The `409` of an undo that would lose later changes.
@@ -159,6 +159,21 @@ async fn document_diff(
     Ok(Json(diff))
 }
 
+/// The answer of a restore or an undone turn: the workspace as `GET …/workspace?at=rev` reads.
+async fn rewritten(
+    state: &AppState,
+    thread: &crate::ThreadId,
+    rev: i64,
+    workspace: Workspace,
+) -> Result<Json<Rewritten>, ApiError> {
+    let suggestions = state
+        .workspaces()
+        .suggestions_panel(thread, Some(rev))
+        .await?;
+    let workspace = super::html::workspace_view(workspace, suggestions, Default::default()).await?;
+    Ok(Json(Rewritten { rev, workspace }))
+}
+
 #[utoipa::path(
     post,
     path = "/api/threads/{thread_id}/restore",
@@ -182,7 +197,7 @@ async fn restore(
         .workspaces()
         .restore(&path.thread_id, body.rev, body.panels.as_deref())
         .await?;
-    Ok(Json(Rewritten { rev, workspace }))
+    rewritten(&state, &path.thread_id, rev, workspace).await
 }
 
 #[utoipa::path(
@@ -206,7 +221,7 @@ async fn revert_turn(
         .workspaces()
         .revert_turn(&path.thread_id, path.turn_index)
         .await?;
-    Ok(Json(Rewritten { rev, workspace }))
+    rewritten(&state, &path.thread_id, rev, workspace).await
 }
 
 #[utoipa::path(

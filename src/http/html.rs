@@ -89,6 +89,10 @@ pub(super) struct WorkspaceView {
     preferences: Vec<Preference>,
     /// Artifact index, newest first.
     artifacts: Vec<ArtifactSummary>,
+    /// `direct` or `suggest` (issue 25).
+    document_mode: String,
+    /// The open suggestions, oldest first, each with its diff against this document.
+    suggestions: Vec<crate::workspace::suggestions::SuggestionBody>,
 }
 
 impl DocumentView {
@@ -151,6 +155,10 @@ pub(super) async fn document_view(
 /// The workspace view, its document rendered when `param` asks.
 pub(super) async fn workspace_view(
     workspace: Workspace,
+    suggestions: (
+        crate::workspace::DocumentMode,
+        Vec<crate::workspace::ListedSuggestion>,
+    ),
     param: HtmlParam,
 ) -> Result<WorkspaceView, ApiError> {
     let Workspace {
@@ -170,6 +178,13 @@ pub(super) async fn workspace_view(
         plan,
         preferences,
         artifacts,
+        document_mode: suggestions.0.as_str().to_string(),
+        suggestions: suggestions
+            .1
+            .iter()
+            .filter(|listed| listed.suggestion.status == "open")
+            .map(crate::workspace::suggestions::to_wire)
+            .collect(),
     })
 }
 

@@ -35,6 +35,7 @@ mod plan;
 mod preferences;
 mod schema;
 mod state;
+mod suggestions;
 mod threads;
 mod tools;
 pub mod ui;

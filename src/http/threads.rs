@@ -38,11 +38,16 @@ struct AtParam {
     at: Option<i64>,
 }
 
-/// Body of `PATCH /api/threads/{thread_id}`.
+/// Body of `PATCH /api/threads/{thread_id}`: a new title, a document mode, or both.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct RenameThread {
-    title: String,
+    #[serde(default)]
+    title: Option<String>,
+    /// `direct` (the agent's document tools change the document) or `suggest` (they make
+    /// suggestions the person accepts or rejects).
+    #[serde(default)]
+    document_mode: Option<String>,
 }
 
 #[utoipa::path(
@@ -128,7 +133,7 @@ async fn get_thread(
     patch,
     path = "/api/threads/{thread_id}",
     tag = "threads",
-    summary = "Rename a thread",
+    summary = "Rename a thread, or set its document mode",
     params(ThreadPath),
     request_body(content = RenameThread, content_type = "application/json"),
     responses(
@@ -143,10 +148,39 @@ async fn rename_thread(
     Path(path): Path<ThreadPath>,
     Json(body): Json<RenameThread>,
 ) -> Result<Json<Thread>, ApiError> {
-    let thread = state
-        .workspaces()
-        .rename_thread(&path.thread_id, &body.title)
-        .await?;
+    let mode = body
+        .document_mode
+        .as_deref()
+        .map(crate::workspace::DocumentMode::checked)
+        .transpose()?;
+    if body.title.is_none() && mode.is_none() {
+        return Err(ApiError::BadRequest(
+            "the body names nothing to change: send `title`, `document_mode` or both".to_string(),
+        ));
+    }
+    if let Some(title) = &body.title {
+        crate::workspace::checked_thread_title(title)?;
+    }
+    let mut thread = None;
+    if let Some(mode) = mode {
+        thread = Some(
+            state
+                .workspaces()
+                .set_document_mode(&path.thread_id, mode)
+                .await?,
+        );
+    }
+    if let Some(title) = &body.title {
+        thread = Some(
+            state
+                .workspaces()
+                .rename_thread(&path.thread_id, title)
+                .await?,
+        );
+    }
+    let Some(thread) = thread else {
+        return Err(ApiError::BadRequest("nothing to change".to_string()));
+    };
     Ok(Json(
         state.people().annotate(state.principal(), thread).await?,
     ))
@@ -195,5 +229,6 @@ async fn workspace(
         Some(rev) => workspaces.workspace_at(&path.thread_id, rev).await?,
         None => workspaces.snapshot(&path.thread_id).await?,
     };
-    Ok(Json(workspace_view(snapshot, param).await?))
+    let suggestions = workspaces.suggestions_panel(&path.thread_id, at.at).await?;
+    Ok(Json(workspace_view(snapshot, suggestions, param).await?))
 }

@@ -125,6 +125,11 @@ fn panel_description(panel: Panel) -> (&'static str, &'static str) {
             "Artifacts",
             "Index of the charts and other outputs made in this thread, newest first.",
         ),
+        Panel::Suggestions => (
+            "Suggestions",
+            "The document mode (direct or suggest) and every suggestion the agent made, with \
+             its status, edits, reason and its diff against the document as it is now.",
+        ),
     }
 }
 
@@ -259,6 +264,15 @@ async fn read_in(
                 Panel::Plan => to_json(&view.plan().await?),
                 Panel::Preferences => to_json(&view.preferences().await?),
                 Panel::Artifacts => to_json(&view.artifacts(&ArtifactQuery::panel()).await?),
+                Panel::Suggestions => {
+                    let mode = view.document_mode().await?;
+                    let listed = view.suggestions(None).await?;
+                    json!({
+                        "document_mode": mode.as_str(),
+                        "suggestions": listed.iter().map(crate::workspace::suggestions::to_wire)
+                            .collect::<Vec<_>>(),
+                    })
+                }
             };
             ResourceContents::text(value.to_string(), uri).with_mime_type(JSON_MIME)
         }

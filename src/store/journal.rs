@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Document, PlanStep, Preference};
+use super::{Document, PlanStep, Preference, Suggestion};
 
 /// One operation on a list panel (the plan, the preferences).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -111,6 +111,10 @@ pub struct Journal {
     pub preferences: Vec<ListOp<Preference>>,
     /// Artifacts stored.
     pub artifacts: Vec<i64>,
+    /// The suggestions' operations: added, then decided.
+    pub suggestions: Vec<ListOp<Suggestion>>,
+    /// The document mode, when it was set.
+    pub document_mode: Option<String>,
 }
 
 /// How the document was changed in one transaction.

@@ -29,6 +29,7 @@ mod query;
 pub mod recording;
 mod repository;
 mod sqlite_build;
+mod suggestions;
 mod threads;
 mod usage;
 // The one module allowed `unsafe`: it lends sqlx's SQLite handle to rusqlite, which needs a
@@ -68,6 +69,7 @@ pub use plan::{InsertAt, KEY_GAP, NewPlanStep, StepAt, StepPlace, StepRange, Ste
 pub use preferences::{NewPreference, PreferencePatch, WriteOutcome};
 pub use prompt_view::{DocumentExcerpt, PlanPage};
 pub use repository::{Backend, WorkspaceRepository};
+pub use suggestions::{NewSuggestion, SuggestedEdit, Suggestion};
 pub use usage::{CallUsage, TurnUsage};
 
 /// The default database: a SQLite file in the working directory.

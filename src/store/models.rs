@@ -29,6 +29,9 @@ pub struct Thread {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub owner: Option<String>,
+    /// What the agent's document tools do: `direct` (change the document) or `suggest` (make
+    /// suggestions the person accepts or rejects).
+    pub document_mode: String,
     /// What the signed-in caller may do with it (`owner`, `editor` or `viewer`); absent in
     /// one-person mode and for the administrator's token, who may do everything.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -57,6 +60,8 @@ pub(crate) struct ThreadRow {
     forked_from_rev: Option<i64>,
     #[sqlx(default)]
     owner: Option<String>,
+    #[sqlx(default)]
+    document_mode: Option<String>,
 }
 
 record!(ThreadRow {
@@ -68,6 +73,7 @@ record!(ThreadRow {
     forked_from_thread: Option<String>,
     forked_from_rev: Option<i64>,
     owner: OrDefault<Option<String>>,
+    document_mode: OrDefault<Option<String>>,
 } => ThreadRow {
     id,
     title,
@@ -77,6 +83,7 @@ record!(ThreadRow {
     forked_from_thread,
     forked_from_rev,
     owner: owner.0,
+    document_mode: document_mode.0,
 });
 
 impl From<ThreadRow> for Thread {
@@ -93,6 +100,7 @@ impl From<ThreadRow> for Thread {
             updated_at: row.updated_at,
             forked_from,
             owner: row.owner,
+            document_mode: row.document_mode.unwrap_or_else(|| "direct".to_string()),
             access: None,
         }
     }

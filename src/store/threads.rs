@@ -7,11 +7,11 @@ use super::{
     repository::{Backend, WorkspaceRepository, now},
 };
 
-const THREAD_COLUMNS: &str =
-    "id, title, turn_index, created_at, updated_at, forked_from_thread, forked_from_rev";
+const THREAD_COLUMNS: &str = "id, title, turn_index, created_at, updated_at, \
+     forked_from_thread, forked_from_rev, document_mode";
 /// [`THREAD_COLUMNS`] and the owner's name, for reads of `threads`.
 const THREAD_COLUMNS_WITH_OWNER: &str = "id, title, turn_index, created_at, updated_at, \
-     forked_from_thread, forked_from_rev, \
+     forked_from_thread, forked_from_rev, document_mode, \
      (SELECT name FROM users WHERE users.id = threads.owner_id) AS owner";
 
 impl WorkspaceRepository {

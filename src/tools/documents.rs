@@ -5,9 +5,27 @@ use serde::Deserialize;
 
 use super::{ToolResult, workspace_tool, workspace_tools};
 use crate::workspace::{
-    Edit, TextEdit,
+    DocumentMode, Edit, SuggestionDraft, TextEdit,
     rules::{char_count, plural},
 };
+
+/// In `suggest` mode, stores `draft` as a suggestion and answers the summary that names it;
+/// `None` in `direct` mode, where the tool writes the document itself.
+async fn suggested(edit: &mut Edit, draft: SuggestionDraft<'_>) -> Option<ToolResult> {
+    match edit.document_mode().await {
+        Ok(DocumentMode::Direct) => None,
+        Ok(DocumentMode::Suggest) => Some(match edit.suggest(draft).await {
+            Ok(suggestion) => Ok(format!(
+                "suggested #{}: the document is unchanged until the person accepts it \
+                 (the thread is in suggest mode)",
+                suggestion.id
+            )
+            .into()),
+            Err(err) => Err(err.into()),
+        }),
+        Err(err) => Some(Err(err.into())),
+    }
+}
 
 /// Writes a thread's working document.
 pub struct DocumentTools;
@@ -64,6 +82,13 @@ impl DocumentTools {
                        part of it, use edit_document; to add to the end, append_to_document."
     )]
     async fn update_document(&self, edit: &mut Edit, args: UpdateDocumentArgs) -> ToolResult {
+        let draft = SuggestionDraft::Replace {
+            content: &args.content,
+            title: args.title.as_deref(),
+        };
+        if let Some(result) = suggested(edit, draft).await {
+            return result;
+        }
         let document = edit
             .replace_document(&args.content, args.title.as_deref(), None)
             .await?;
@@ -76,6 +101,10 @@ impl DocumentTools {
                        if there is none yet."
     )]
     async fn append_to_document(&self, edit: &mut Edit, args: AppendToDocumentArgs) -> ToolResult {
+        let draft = SuggestionDraft::Append { text: &args.text };
+        if let Some(result) = suggested(edit, draft).await {
+            return result;
+        }
         let appended = edit.append_to_document(&args.text).await?;
         Ok(format!("appended ({} chars total)", appended.chars).into())
     }
@@ -97,6 +126,9 @@ impl DocumentTools {
                 new_text: &change.new_text,
             })
             .collect();
+        if let Some(result) = suggested(edit, SuggestionDraft::Edit { edits: &edits }).await {
+            return result;
+        }
         let edited = edit.edit_document(&edits).await?;
         let applied = format!(
             "applied {} ({} chars)",

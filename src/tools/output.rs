@@ -72,6 +72,8 @@ impl From<WorkspaceError> for ToolError {
             other @ (WorkspaceError::ThreadExists(_)
             | WorkspaceError::StaleDocument { .. }
             | WorkspaceError::Conflicts { .. }
+            | WorkspaceError::Conflict(_)
+            | WorkspaceError::Mismatch(_)
             | WorkspaceError::Busy) => Self::InvalidArguments(other.to_string()),
         }
     }

@@ -335,6 +335,7 @@ impl ToolRuntime {
             .await
             .map_err(open_failure)?;
         call.turn_index = Some(edit.turn_index());
+        edit.set_reason(call.action_and_reasoning.clone());
         let outcome = match tool.write(&mut edit, args) {
             Some(body) => contain(tool.name(), body).await,
             None => Err(declaration_mismatch(tool.name())),

@@ -94,7 +94,7 @@ pub struct DocumentEdited {
 }
 
 /// Checks a batch of edits before the body is read: at least one, each with a passage to find.
-fn check_text_edits(edits: &[TextEdit<'_>]) -> Result<(), WorkspaceError> {
+pub(super) fn check_text_edits(edits: &[TextEdit<'_>]) -> Result<(), WorkspaceError> {
     require_batch(edits, "edits")?;
     for (i, edit) in edits.iter().enumerate() {
         if edit.old_text.is_empty() {
@@ -128,7 +128,10 @@ fn locate_once(body: &str, needle: &str) -> Result<usize, usize> {
 /// The body after `edits`, each applied in order to the result of the ones before, or the
 /// first edit whose passage does not occur exactly once, named by its 1-based index. The
 /// batch must have passed [`check_text_edits`].
-fn apply_text_edits(body: &str, edits: &[TextEdit<'_>]) -> Result<String, WorkspaceError> {
+pub(super) fn apply_text_edits(
+    body: &str,
+    edits: &[TextEdit<'_>],
+) -> Result<String, WorkspaceError> {
     let mut text = body.to_string();
     for (i, edit) in edits.iter().enumerate() {
         match locate_once(&text, edit.old_text) {

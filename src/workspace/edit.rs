@@ -38,6 +38,9 @@ pub struct Edit {
     /// Who makes the change, when known: its revision records them unless its note names
     /// someone.
     by: Option<String>,
+    /// The agent's `action_and_reasoning` for the call this edit runs, so a suggestion it
+    /// makes keeps the agent's reason with it.
+    reason: Option<String>,
 }
 
 impl std::fmt::Debug for Edit {
@@ -142,7 +145,23 @@ impl Edit {
             lead: Vec::new(),
             artifacts: Vec::new(),
             by: None,
+            reason: None,
         }
+    }
+
+    /// Sets the agent's sentence on what this call does and why (see [`Edit::reason`]).
+    pub fn set_reason(&mut self, reason: Option<String>) {
+        self.reason = reason;
+    }
+
+    /// The agent's sentence for the call this edit runs, when the tool runtime gave one.
+    pub fn reason(&self) -> Option<&str> {
+        self.reason.as_deref()
+    }
+
+    /// The person this change is made by, when known.
+    pub fn made_by(&self) -> Option<&str> {
+        self.by.as_deref()
     }
 
     /// The same edit, made by the person named `by`.

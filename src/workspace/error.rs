@@ -39,6 +39,14 @@ pub enum WorkspaceError {
         /// The later changes, panel by panel.
         conflicts: Vec<super::history::RevertConflict>,
     },
+    /// What the operation acts on is in a state that rules it out (a suggestion decided
+    /// already, or one that no longer applies); nothing was changed.
+    #[error("{0}")]
+    Conflict(String),
+    /// Well-formed input that does not match the workspace (a selected passage that is not
+    /// where it says); nothing was changed.
+    #[error("{0}")]
+    Mismatch(String),
     /// A turn is already running on the thread.
     #[error("a turn is already running on this thread; wait for it or cancel it")]
     Busy,

@@ -38,6 +38,7 @@ pub mod preferences;
 pub mod recording;
 pub mod rules;
 mod service;
+pub mod suggestions;
 mod threads;
 mod view;
 
@@ -61,5 +62,10 @@ pub use preferences::{
     MAX_SUBTITLE_CHARS, MAX_TITLE_CHARS, PreferenceChange, PreferenceDraft, TargetOutcome,
 };
 pub use service::Workspaces;
-pub use threads::{DEFAULT_THREAD_TITLE, MAX_THREAD_TITLE_CHARS};
+pub use suggestions::{
+    Accepted, DocumentMode, ListedSuggestion, Selection, SuggestionDraft, SuggestionStatus,
+};
+pub use threads::{
+    DEFAULT_THREAD_TITLE, MAX_THREAD_TITLE_CHARS, checked_title as checked_thread_title,
+};
 pub use view::View;

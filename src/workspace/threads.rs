@@ -13,7 +13,7 @@ pub const MAX_THREAD_TITLE_CHARS: usize = 200;
 pub const DEFAULT_THREAD_TITLE: &str = "New thread";
 
 /// A thread title as stored: trimmed, not blank, within the limit.
-pub(super) fn checked_title(title: &str) -> Result<&str, WorkspaceError> {
+pub fn checked_title(title: &str) -> Result<&str, WorkspaceError> {
     require_text(title, "title", MAX_THREAD_TITLE_CHARS)
 }
 

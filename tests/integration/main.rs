@@ -22,5 +22,6 @@ mod people;
 mod providers;
 mod replicas;
 mod store;
+mod suggestions;
 mod tools;
 mod web_ui;

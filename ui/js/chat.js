@@ -38,6 +38,29 @@ export class ChatPanel {
       if (event.key === 'Escape' && this.running !== null) this.stop();
     });
     $('#chat-stop').addEventListener('click', () => this.stop());
+    $('#chat-selection-clear').addEventListener('click', () => this.setSelection(null, null));
+  }
+
+  /**
+   * Quotes a selected passage of the document above the input for the next message (`text`
+   * null: none). `selection` is what the server checks (`{text, start, end, version}`), or
+   * null when the passage could not be found in the Markdown as written; then the quote goes
+   * in the message itself.
+   */
+  setSelection(text, selection) {
+    this.quoted = text ? { text, selection } : null;
+    $('#chat-selection').hidden = !text;
+    $('#chat-selection-text').textContent = text || '';
+    if (text) this.input.focus();
+  }
+
+  /** The body of `POST …/chat` for `text`, with the quoted passage when there is one. */
+  chatBody(text) {
+    const quoted = this.quoted;
+    if (!quoted) return { message: text };
+    if (quoted.selection) return { message: text, selection: quoted.selection };
+    const lines = quoted.text.split('\n').map((line) => `> ${line}`).join('\n');
+    return { message: `About this passage of the document:\n\n${lines}\n\n${text}` };
   }
 
   /** Rebuilds the conversation from `GET …/messages` (on open and after a reconnect). */
@@ -279,14 +302,17 @@ export class ChatPanel {
     this.updateControls();
     let response;
     try {
-      response = await api.stream(threadPath(this.app.threadId, '/chat'), { message: text });
+      response = await api.stream(threadPath(this.app.threadId, '/chat'), this.chatBody(text));
+      this.setSelection(null, null);
     } catch (err) {
       // Not accepted: nothing ran. Give the text back.
       el.remove();
       this.pending = null;
       this.input.value = text;
       this.updateControls();
-      if (err instanceof ApiError && err.status === 409) {
+      if (err instanceof ApiError && (err.status === 422 || err.status === 400) && this.quoted) {
+        toast(`${err.message} Select the passage again, or remove the quote.`, 'warn');
+      } else if (err instanceof ApiError && err.status === 409) {
         toast('The agent is still working on this thread. Wait for it to finish, or press Stop.', 'warn');
       } else if (err instanceof ApiError && (err.status === 0 || err.status === 403)) {
         report(err, 'Sending the message');

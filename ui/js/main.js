@@ -15,6 +15,7 @@ import { ObjectivePanel } from './objective.js';
 import { PlanPanel } from './plan.js';
 import { PreferencesPanel } from './preferences.js';
 import { SessionPanel } from './session.js';
+import { SuggestionsPanel } from './suggestions.js';
 import { ShareDialog } from './share.js';
 import { ThreadsPanel } from './threads.js';
 
@@ -26,6 +27,7 @@ const PANEL_SECTIONS = {
   plan: '#plan',
   preferences: '#preferences',
   artifacts: '#artifacts',
+  suggestions: '#suggestions',
 };
 
 /**
@@ -70,6 +72,7 @@ class App {
     this.preferences = new PreferencesPanel(this);
     this.objective = new ObjectivePanel(this);
     this.document = new DocumentPanel(this);
+    this.suggestions = new SuggestionsPanel(this);
     this.plan = new PlanPanel(this);
     this.artifacts = new ArtifactsPanel(this);
     this.chat = new ChatPanel(this);
@@ -82,6 +85,7 @@ class App {
       plan: new Reloader(() => this.plan.load()),
       preferences: new Reloader(() => this.preferences.load()),
       artifacts: new Reloader(() => this.artifacts.load()),
+      suggestions: new Reloader(() => this.suggestions.load()),
     };
     this.syncer = new Reloader(() => this.syncAll());
   }
@@ -286,6 +290,7 @@ class App {
     if (threadId !== this.threadId) return;
     this.objective.render(workspace.objective);
     this.document.apply(workspace.document);
+    this.suggestions.render(workspace.document_mode, workspace.suggestions);
     this.plan.render(workspace.todos);
     this.preferences.render(workspace.preferences);
     this.artifacts.render(workspace.artifacts);
@@ -301,6 +306,8 @@ class App {
     if (name === 'workspace') {
       for (const panel of data.panels || []) {
         this.reloaders[panel]?.request();
+        // An edit of the text can make an open suggestion stop applying, or change its diff.
+        if (panel === 'document') this.reloaders.suggestions.request();
         if (data.source === 'agent') flash($(PANEL_SECTIONS[panel]));
       }
       this.history.onWorkspace();

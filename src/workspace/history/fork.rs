@@ -111,6 +111,10 @@ pub(super) async fn fork_into(
     }
     repo.copy_plan(new, &snapshot.plan).await?;
     repo.copy_preferences(new, &snapshot.preferences).await?;
+    let (mode, suggestions) = suggestions_at(repo, source.as_str(), at).await?;
+    repo.write_suggestions_exact(new, &mode, &suggestions)
+        .await?;
+    repo.journal_suggestions(&mode, suggestions);
     for summary in snapshot.artifacts.iter().rev() {
         if let Some(artifact) = repo.get_artifact(source.as_str(), summary.id).await? {
             repo.copy_artifact(new, &artifact).await?;

@@ -19,7 +19,7 @@ pub(super) use reads::conflicts;
 pub use reads::{DocumentDiff, HistoryPage};
 pub(super) use record::{Record, revision_of};
 use replay::documents_at;
-pub(super) use replay::{document_at, workspace_at};
+pub(super) use replay::{document_at, suggestions_at, workspace_at};
 pub use restore::{RESTORABLE, RevertConflict, restorable_panels};
 
 /// The most records a panel's chain holds before its whole state is stored again.

@@ -50,6 +50,15 @@ impl Record {
                 None => ("preferences", false, to_json(&journal.preferences)?),
             });
         }
+        if let Some(mode) = &journal.document_mode {
+            writes.push(("document_mode", true, to_json(mode)?));
+        }
+        if !journal.suggestions.is_empty() {
+            writes.push(match set_whole(&journal.suggestions) {
+                Some(items) => ("suggestions", true, to_json(&items)?),
+                None => ("suggestions", false, to_json(&journal.suggestions)?),
+            });
+        }
         Ok(Self {
             writes,
             artifacts: journal.artifacts.clone(),
@@ -89,6 +98,7 @@ impl Record {
                 let state = match *panel {
                     "document" => to_json(&repo.get_document(thread).await?)?,
                     "plan" => to_json(&repo.plan_steps(thread).await?)?,
+                    "suggestions" => to_json(&repo.suggestions(thread, None).await?)?,
                     _ => to_json(&repo.list_preferences(thread).await?)?,
                 };
                 repo.record_panel_state(thread, panel, rev, &state).await?;

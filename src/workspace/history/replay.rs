@@ -121,3 +121,19 @@ where
 pub(super) fn from_json<T: serde::de::DeserializeOwned>(data: &str) -> Result<T, WorkspaceError> {
     serde_json::from_str(data).map_err(|err| WorkspaceError::Store(err.into()))
 }
+
+/// The document mode and every suggestion of `thread` as they stood right after `rev`: the
+/// mode's last record (`direct` before any) and the suggestions' list replayed like the plan.
+pub(crate) async fn suggestions_at(
+    repo: &mut WorkspaceRepository,
+    thread: &str,
+    rev: i64,
+) -> Result<(String, Vec<crate::store::Suggestion>), WorkspaceError> {
+    let records = repo.panel_records(thread, "document_mode", rev).await?;
+    let mode = match records.last() {
+        Some(record) => from_json(&record.data)?,
+        None => crate::workspace::DocumentMode::Direct.as_str().to_string(),
+    };
+    let suggestions = list_at(repo, thread, "suggestions", rev).await?;
+    Ok((mode, suggestions))
+}

@@ -52,7 +52,7 @@ impl Edit {
                 }
                 Panel::Plan => current.plan != target.plan,
                 Panel::Preferences => current.preferences != target.preferences,
-                Panel::Artifacts => false,
+                Panel::Artifacts | Panel::Suggestions => false,
             };
             if !differs {
                 continue;
@@ -75,7 +75,7 @@ impl Edit {
                     repo.replace_preferences(&thread, &target.preferences)
                         .await?;
                 }
-                Panel::Artifacts => {}
+                Panel::Artifacts | Panel::Suggestions => {}
             }
             written.push(*panel);
         }
@@ -97,11 +97,11 @@ pub fn restorable_panels(names: Option<&[String]>) -> Result<Vec<Panel>, Workspa
     let mut panels = Vec::new();
     for name in names {
         match Panel::parse(name) {
-            Some(Panel::Artifacts) => {
-                return Err(WorkspaceError::invalid(
-                    "artifacts are records of what was made and are never restored: restore \
-                     objective, document, plan or preferences",
-                ));
+            Some(Panel::Artifacts | Panel::Suggestions) => {
+                return Err(WorkspaceError::invalid(format!(
+                    "{name} are records of what was made and are never restored: restore \
+                     objective, document, plan or preferences"
+                )));
             }
             Some(panel) => {
                 if !panels.contains(&panel) {
@@ -176,6 +176,8 @@ impl crate::workspace::Workspaces {
             let mut panels: BTreeSet<String> =
                 made.iter().flat_map(|r| r.panels.iter().cloned()).collect();
             panels.remove(Panel::Artifacts.as_str());
+            // Suggestions are records too: undoing a turn leaves them (a person rejects them).
+            panels.remove(Panel::Suggestions.as_str());
             let (Some(first), false) = (made.first(), panels.is_empty()) else {
                 return Err(WorkspaceError::Conflicts {
                     message: format!(

@@ -46,6 +46,19 @@ pub(super) fn check_change(change: &PanelChange) -> Result<(), WorkspaceError> {
             in_ops(&ops)
                 .try_for_each(|(field, item)| check_recorded_preference(item, &format!("{field}.")))
         }),
+        ("document_mode", true) => parse::<String>(data).and_then(|mode| {
+            crate::workspace::DocumentMode::parse(&mode)
+                .map(|_| ())
+                .ok_or_else(|| {
+                    WorkspaceError::invalid(format!(
+                        "{mode:?} is not a document mode (direct or suggest)"
+                    ))
+                })
+        }),
+        ("suggestions", true) => parse::<Vec<crate::store::Suggestion>>(data)
+            .and_then(|items| check_suggestions(&items)),
+        ("suggestions", false) => parse::<Vec<ListOp<crate::store::Suggestion>>>(data)
+            .and_then(|ops| in_ops(&ops).try_for_each(|(_, item)| check_suggestion(item))),
         (panel, whole) => Err(WorkspaceError::invalid(format!(
             "a {} change of panel {panel:?} is not something history keeps",
             if whole { "whole" } else { "partial" }
@@ -92,4 +105,31 @@ fn in_ops<T>(ops: &[ListOp<T>]) -> impl Iterator<Item = (String, &T)> {
 /// The data as the shape its panel keeps; the error says where it differs.
 pub(super) fn parse<T: DeserializeOwned>(data: Value) -> Result<T, WorkspaceError> {
     serde_json::from_value(data).map_err(|err| WorkspaceError::invalid(err.to_string()))
+}
+
+/// Suggestions a recording brings in: a known status and kind, edits within the document's
+/// limit.
+fn check_suggestions(items: &[crate::store::Suggestion]) -> Result<(), WorkspaceError> {
+    items.iter().try_for_each(check_suggestion)
+}
+
+fn check_suggestion(item: &crate::store::Suggestion) -> Result<(), WorkspaceError> {
+    let bad = |what: String| WorkspaceError::invalid(format!("suggestion #{}: {what}", item.id));
+    if crate::workspace::SuggestionStatus::parse(&item.status).is_none() {
+        return Err(bad(format!("status {:?} is unknown", item.status)));
+    }
+    if !matches!(item.kind.as_str(), "edit" | "append" | "replace") {
+        return Err(bad(format!("kind {:?} is unknown", item.kind)));
+    }
+    let max = crate::workspace::MAX_DOCUMENT_CHARS;
+    for edit in &item.edits {
+        for text in [&edit.old_text, &edit.new_text] {
+            if text.len() > max && crate::workspace::rules::char_count(text) > max {
+                return Err(bad(format!(
+                    "a suggested edit is longer than {max} characters"
+                )));
+            }
+        }
+    }
+    Ok(())
 }

@@ -397,6 +397,8 @@ pub(super) struct Present {
     document: Option<Document>,
     plan: Vec<PlanStep>,
     preferences: Vec<Preference>,
+    document_mode: Option<String>,
+    suggestions: Vec<crate::store::Suggestion>,
 }
 
 impl Present {
@@ -438,6 +440,18 @@ impl Present {
                 ops.iter()
                     .for_each(|op| apply_list(&mut self.preferences, op));
             }
+            ("document_mode", _) => {
+                self.document_mode = serde_json::from_value(data.clone()).map_err(parse_err)?;
+            }
+            ("suggestions", true) => {
+                self.suggestions = serde_json::from_value(data.clone()).map_err(parse_err)?;
+            }
+            ("suggestions", false) => {
+                let ops: Vec<ListOp<crate::store::Suggestion>> =
+                    serde_json::from_value(data.clone()).map_err(parse_err)?;
+                ops.iter()
+                    .for_each(|op| apply_list(&mut self.suggestions, op));
+            }
             _ => {}
         }
         Ok(())
@@ -462,6 +476,9 @@ impl Present {
         }
         repo.replace_plan(thread, &self.plan).await?;
         repo.replace_preferences(thread, &self.preferences).await?;
+        let mode = self.document_mode.as_deref().unwrap_or("direct");
+        repo.write_suggestions_exact(thread, mode, &self.suggestions)
+            .await?;
         Ok(())
     }
 }

@@ -169,7 +169,8 @@ backend_tests! {
         server.get("/api/threads/ghost/history").await.error(404);
         // The workspace at a revision: 0 is empty, past the latest is 404, negative is 400.
         let empty = server.get("/api/threads/t/workspace?at=0").await.expect(200);
-        assert_eq!(empty, json!({"objective": null, "document": null, "todos": [], "preferences": [], "artifacts": []}));
+        assert_eq!(empty, json!({"objective": null, "document": null, "todos": [], "preferences": [], "artifacts": [],
+                                 "document_mode": "direct", "suggestions": []}));
         assert_eq!(server.get("/api/threads/t/workspace?at=3").await.expect(200)["objective"], json!("goal 2"));
         server.get("/api/threads/t/workspace?at=8").await.error(404);
         server.get("/api/threads/t/workspace?at=-1").await.error(400);

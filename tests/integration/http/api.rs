@@ -28,9 +28,17 @@ fn assert_timestamp(value: &Value) {
 fn assert_thread_shape(thread: &Value) {
     assert_eq!(
         keys(thread),
-        key_set(&["id", "title", "turn_index", "created_at", "updated_at"]),
+        key_set(&[
+            "id",
+            "title",
+            "turn_index",
+            "created_at",
+            "updated_at",
+            "document_mode"
+        ]),
         "{thread}"
     );
+    assert_eq!(thread["document_mode"], json!("direct"), "{thread}");
     assert!(
         thread["id"].is_string() && thread["title"].is_string(),
         "{thread}"
@@ -50,7 +58,8 @@ async fn state(server: &TestServer, thread: &str) -> (Value, Value) {
 }
 
 fn empty_workspace() -> Value {
-    json!({"objective": null, "document": null, "todos": [], "preferences": [], "artifacts": []})
+    json!({"objective": null, "document": null, "todos": [], "preferences": [], "artifacts": [],
+           "document_mode": "direct", "suggestions": []})
 }
 
 fn chart_args() -> Value {
@@ -227,7 +236,8 @@ backend_tests! {
         fill_workspace(&server, "ws").await;
 
         let ws = server.workspace("ws").await;
-        assert_eq!(keys(&ws), key_set(&["objective", "document", "todos", "preferences", "artifacts"]));
+        assert_eq!(keys(&ws), key_set(&["objective", "document", "todos", "preferences", "artifacts",
+                                        "document_mode", "suggestions"]));
         assert_eq!(ws["objective"], json!("Plan a trip"));
         assert_eq!(ws["document"], json!({"title": "Itinerary", "content": "# Trip\nDay 1", "version": 1}));
 

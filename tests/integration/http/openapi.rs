@@ -28,6 +28,15 @@ const ROUTES: &[(&str, &str)] = &[
     ("PATCH", "/api/threads/{thread_id}"),
     ("DELETE", "/api/threads/{thread_id}"),
     ("GET", "/api/threads/{thread_id}/workspace"),
+    ("GET", "/api/threads/{thread_id}/suggestions"),
+    (
+        "POST",
+        "/api/threads/{thread_id}/suggestions/{suggestion_id}/accept",
+    ),
+    (
+        "POST",
+        "/api/threads/{thread_id}/suggestions/{suggestion_id}/reject",
+    ),
     ("GET", "/api/threads/{thread_id}/objective"),
     ("PUT", "/api/threads/{thread_id}/objective"),
     ("GET", "/api/threads/{thread_id}/document"),
@@ -424,6 +433,7 @@ fn concrete(template: &str) -> String {
         .replace("{preference_id}", "1")
         .replace("{artifact_id}", "1")
         .replace("{turn_index}", "1")
+        .replace("{suggestion_id}", "1")
         .replace("{name}", "nobody")
 }
 

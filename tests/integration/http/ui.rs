@@ -443,7 +443,15 @@ backend_tests! {
         let workspace = server.get("/api/threads/ui/workspace?html=true").await.expect(200);
         assert_eq!(
             keys(&workspace),
-            key_set(&["objective", "document", "todos", "preferences", "artifacts"])
+            key_set(&[
+                "objective",
+                "document",
+                "todos",
+                "preferences",
+                "artifacts",
+                "document_mode",
+                "suggestions"
+            ])
         );
         assert_eq!(workspace["document"]["html"], document["html"]);
         assert_eq!(workspace["document"]["version"], json!(1));

@@ -95,6 +95,17 @@ const TABLE: &[(&str, &str, Need)] = &[
     ("GET", "/api/threads/{thread_id}", Need::Reader),
     ("PATCH", "/api/threads/{thread_id}", Need::Writer),
     ("GET", "/api/threads/{thread_id}/workspace", Need::Reader),
+    ("GET", "/api/threads/{thread_id}/suggestions", Need::Reader),
+    (
+        "POST",
+        "/api/threads/{thread_id}/suggestions/{suggestion_id}/accept",
+        Need::Writer,
+    ),
+    (
+        "POST",
+        "/api/threads/{thread_id}/suggestions/{suggestion_id}/reject",
+        Need::Writer,
+    ),
     ("GET", "/api/threads/{thread_id}/objective", Need::Reader),
     ("PUT", "/api/threads/{thread_id}/objective", Need::Writer),
     ("GET", "/api/threads/{thread_id}/document", Need::Reader),
@@ -350,6 +361,7 @@ fn concrete(route: &str, method: &str, fx: &Fixture, who: Who) -> (String, Optio
         .replace("{preference_id}", &fx.pref.to_string())
         .replace("{artifact_id}", &fx.artifact.to_string())
         .replace("{turn_index}", "1")
+        .replace("{suggestion_id}", "1")
         .replace("{tool_name}", "set_objective")
         .replace("{*path}", "app.css")
         .replace("/api/users/{name}", "/api/users/spare")
@@ -404,6 +416,12 @@ fn success(method: &str, route: &str) -> u16 {
         // No MCP session is open: the library answers this itself (a 4xx of its own).
         ("GET" | "DELETE", "/mcp/{thread_id}") => 0,
         ("POST", "/api/threads/{thread_id}/cancel") => 409,
+        // The fixture has no suggestion #1: let in, the answer is "no such suggestion".
+        (
+            "POST",
+            "/api/threads/{thread_id}/suggestions/{suggestion_id}/accept"
+            | "/api/threads/{thread_id}/suggestions/{suggestion_id}/reject",
+        ) => 404,
         ("POST", "/api/threads/{thread_id}/turns/{turn_index}/revert") => 409,
         ("POST", "/api/users" | "/api/threads" | "/api/threads/{thread_id}/fork")
         | ("POST", "/api/threads/{thread_id}/todos" | "/api/threads/{thread_id}/preferences") => {

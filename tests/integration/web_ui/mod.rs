@@ -120,3 +120,4 @@ mod history;
 mod layout;
 mod live;
 mod people;
+mod suggestions;

@@ -1,0 +1,169 @@
+//! The agent's side: in `suggest` mode a document tool stores a suggestion instead of writing.
+//!
+//! A suggestion is checked exactly as the direct write would be (the same limits, the same
+//! "occurs exactly once" rule against the document as it is now, the same error texts), so a
+//! model learns nothing new to switch modes, and a suggestion that is stored applies at least
+//! to the document it was made on.
+
+use super::{DocumentMode, applied_body, apply::suggestion_diff};
+use crate::store::{NewSuggestion, SuggestedEdit, Suggestion};
+use crate::workspace::{
+    Edit, MAX_DOCUMENT_CHARS, TextEdit, WorkspaceError,
+    document::{check_replacement, check_text_edits, checked_title},
+    empty_document,
+    rules::{char_count, check_length},
+};
+
+/// What a document tool would have done, to be proposed instead.
+#[derive(Debug, Clone, Copy)]
+pub enum SuggestionDraft<'a> {
+    /// `update_document`: a whole new body, and maybe a title.
+    Replace {
+        /// The new body.
+        content: &'a str,
+        /// The new title, if any.
+        title: Option<&'a str>,
+    },
+    /// `append_to_document`: text for the end.
+    Append {
+        /// The text.
+        text: &'a str,
+    },
+    /// `edit_document`: passages to change.
+    Edit {
+        /// The edits, in order.
+        edits: &'a [TextEdit<'a>],
+    },
+}
+
+impl Edit {
+    /// The thread's document mode.
+    pub async fn document_mode(&mut self) -> Result<DocumentMode, WorkspaceError> {
+        let thread = self.thread_str();
+        let mode = self
+            .repo()
+            .document_mode(&thread)
+            .await?
+            .ok_or_else(|| WorkspaceError::UnknownThread(thread.clone()))?;
+        Ok(DocumentMode::parse(&mode).unwrap_or_default())
+    }
+
+    /// Stores `draft` as an open suggestion, checked against the document as it is now; the
+    /// document itself is not touched.
+    pub async fn suggest(
+        &mut self,
+        draft: SuggestionDraft<'_>,
+    ) -> Result<Suggestion, WorkspaceError> {
+        let (kind, title, edits) = match draft {
+            SuggestionDraft::Replace { content, title } => {
+                check_replacement(content, title, None)?;
+                ("replace", checked_title(title)?, None)
+            }
+            SuggestionDraft::Append { text } => {
+                if text.is_empty() {
+                    return Err(WorkspaceError::invalid(
+                        "`text` is empty: pass the text to append",
+                    ));
+                }
+                check_length(text, "text", MAX_DOCUMENT_CHARS)?;
+                ("append", None, None)
+            }
+            SuggestionDraft::Edit { edits } => {
+                check_text_edits(edits)?;
+                ("edit", None, Some(edits))
+            }
+        };
+        let thread = self.thread_str();
+        let document = self.repo().get_document(&thread).await?;
+        if kind == "edit" && document.as_ref().is_none_or(|d| d.content.is_empty()) {
+            return Err(WorkspaceError::invalid(
+                "the document is empty, so there is no text to edit: suggest it with \
+                 update_document or append_to_document",
+            ));
+        }
+        let document = document.unwrap_or_else(empty_document);
+        let stored_edits: Vec<SuggestedEdit> = match draft {
+            SuggestionDraft::Replace { content, .. } => vec![SuggestedEdit {
+                old_text: document.content.clone(),
+                new_text: content.to_string(),
+            }],
+            SuggestionDraft::Append { text } => vec![SuggestedEdit {
+                old_text: String::new(),
+                new_text: text.to_string(),
+            }],
+            SuggestionDraft::Edit { .. } => edits
+                .unwrap_or_default()
+                .iter()
+                .map(|edit| SuggestedEdit {
+                    old_text: edit.old_text.to_string(),
+                    new_text: edit.new_text.to_string(),
+                })
+                .collect(),
+        };
+        let mut draft_row = Suggestion {
+            id: 0,
+            status: super::SuggestionStatus::Open.as_str().to_string(),
+            kind: kind.to_string(),
+            turn_index: self.turn_index(),
+            by: self.made_by().map(str::to_string),
+            action_and_reasoning: self.reason().map(str::to_string),
+            base_version: document.version,
+            title: title.map(str::to_string),
+            edits: stored_edits,
+            created_at: chrono::Utc::now(),
+            decided_at: None,
+            decided_by: None,
+            diff: None,
+        };
+        let body = applied_body(&document.content, &draft_row)?;
+        let chars = char_count(&body);
+        if chars > MAX_DOCUMENT_CHARS {
+            return Err(WorkspaceError::invalid(format!(
+                "the document would be {chars} characters long with this suggestion; the limit is \
+                 {MAX_DOCUMENT_CHARS}"
+            )));
+        }
+        let retitles = title.is_some_and(|t| t != document.title);
+        if body == document.content && !retitles {
+            return Err(WorkspaceError::invalid(
+                "this would leave the document exactly as it is, so nothing was suggested",
+            ));
+        }
+        for open in self.repo().suggestions(&thread, Some("open")).await? {
+            if open.kind == draft_row.kind
+                && open.edits == draft_row.edits
+                && open.title == draft_row.title
+            {
+                return Err(WorkspaceError::invalid(format!(
+                    "suggestion #{} already proposes exactly this and is waiting for the person \
+                     to decide; do not suggest it again",
+                    open.id
+                )));
+            }
+        }
+        let diff = suggestion_diff(
+            &document.content,
+            &body,
+            &format!("document (version {})", document.version),
+            "with the suggestion",
+        );
+        draft_row.diff = Some(diff);
+        let stored = self
+            .repo()
+            .add_suggestion(
+                &thread,
+                NewSuggestion {
+                    kind: &draft_row.kind,
+                    turn_index: draft_row.turn_index,
+                    by: draft_row.by.as_deref(),
+                    action_and_reasoning: draft_row.action_and_reasoning.as_deref(),
+                    base_version: draft_row.base_version,
+                    title: draft_row.title.as_deref(),
+                    edits: &draft_row.edits,
+                    diff: draft_row.diff.as_deref(),
+                },
+            )
+            .await?;
+        Ok(stored)
+    }
+}
