@@ -5,6 +5,12 @@
 use std::{env, fmt::Write as _, fs, path::Path};
 
 fn main() {
+    embed_sqlite_migrations();
+}
+
+/// Writes `$OUT_DIR/sqlite_migrations.rs`: the list of `(number, description, SQL)` that
+/// `src/store/sqlite/migrate.rs` includes.
+fn embed_sqlite_migrations() {
     let folder = Path::new("migrations/sqlite");
     println!("cargo:rerun-if-changed={}", folder.display());
     let mut found = Vec::new();
