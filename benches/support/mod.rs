@@ -108,16 +108,14 @@ impl BenchDb {
                 Ok(bytes)
             }
             Engine::Sqlite => {
-                let pool = sqlx::SqlitePool::connect(&self.url).await?;
-                sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
-                    .execute(&pool)
-                    .await?;
-                let (pages, size): (i64, i64) = sqlx::query_as(
+                let path = self.url.trim_start_matches("sqlite:");
+                let conn = rusqlite::Connection::open(path)?;
+                conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+                let (pages, size): (i64, i64) = conn.query_row(
                     "SELECT page_count, page_size FROM pragma_page_count(), pragma_page_size()",
-                )
-                .fetch_one(&pool)
-                .await?;
-                pool.close().await;
+                    [],
+                    |row| Ok((row.get(0)?, row.get(1)?)),
+                )?;
                 Ok(pages * size)
             }
         }

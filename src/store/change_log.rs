@@ -209,6 +209,6 @@ impl WorkspaceRepository {
 fn missing_counter() -> StoreError {
     StoreError::Database {
         context: "logging a change: the thread's counter row did not answer",
-        source: sqlx::Error::RowNotFound,
+        source: super::DriverError::NoRow,
     }
 }

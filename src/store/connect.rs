@@ -14,7 +14,7 @@ use sqlx::{
     postgres::{PgConnectOptions, PgConnection},
 };
 
-use super::StoreError;
+use super::{StoreError, sqlite::SqliteError};
 
 /// How long opening the database may take before start-up gives up on PostgreSQL: well inside
 /// the five seconds within which an unreachable server must be reported.
@@ -138,7 +138,7 @@ pub fn check_sqlite_directory(path: &Path) -> Result<(), StoreError> {
 
 /// Explains why SQLite could not open `path`: the operating system's own reason when the file
 /// cannot be opened for writing (permissions, a read-only disk), else the driver's.
-pub fn sqlite_error(path: &Path, error: &sqlx::Error) -> StoreError {
+pub fn sqlite_error(path: &Path, error: &SqliteError) -> StoreError {
     let reason = match std::fs::OpenOptions::new()
         .read(true)
         .write(true)

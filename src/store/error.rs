@@ -1,5 +1,40 @@
 //! Errors of the storage layer.
 
+use super::sqlite::{MigrationError, SqliteError};
+
+/// A database driver's own error: PostgreSQL's through sqlx, SQLite's through rusqlite (with
+/// what haico's own SQLite connections add: waiting too long, a closed database, a shared
+/// commit lost). The query layer returns it; [`Context`] turns it into a [`StoreError`].
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    /// PostgreSQL, through sqlx.
+    #[error(transparent)]
+    Postgres(#[from] sqlx::Error),
+    /// SQLite, through rusqlite and haico's own connections.
+    #[error(transparent)]
+    Sqlite(#[from] SqliteError),
+    /// A query that must return a row returned none.
+    #[error("the query returned no row")]
+    NoRow,
+}
+
+impl From<rusqlite::Error> for DriverError {
+    fn from(err: rusqlite::Error) -> Self {
+        DriverError::Sqlite(SqliteError::Sqlite(err))
+    }
+}
+
+impl DriverError {
+    /// Whether the database refused a row because an equal one exists.
+    pub fn is_unique_violation(&self) -> bool {
+        match self {
+            DriverError::Postgres(sqlx::Error::Database(db)) => db.is_unique_violation(),
+            DriverError::Sqlite(err) => err.is_unique_violation(),
+            _ => false,
+        }
+    }
+}
+
 /// What can go wrong talking to the database.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -13,7 +48,7 @@ pub enum StoreError {
         context: &'static str,
         /// The driver's error.
         #[source]
-        source: sqlx::Error,
+        source: DriverError,
     },
     /// The database cannot be reached, or refused haico: the text names the server (never
     /// with a password), the cause and what to check.
@@ -46,9 +81,12 @@ pub enum StoreError {
         /// Why it cannot be used.
         reason: String,
     },
-    /// Running the numbered migrations failed at start-up.
+    /// Running PostgreSQL's numbered migrations failed at start-up.
     #[error("running migrations: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    /// Running SQLite's numbered migrations failed at start-up.
+    #[error("running migrations: {0}")]
+    SqliteMigrate(#[from] MigrationError),
     /// A row to be created already exists (a thread id, say).
     #[error("{0} already exists")]
     AlreadyExists(String),
@@ -66,9 +104,12 @@ pub(crate) trait Context<T> {
     fn context(self, context: &'static str) -> Result<T, StoreError>;
 }
 
-impl<T> Context<T> for Result<T, sqlx::Error> {
+impl<T, E: Into<DriverError>> Context<T> for Result<T, E> {
     fn context(self, context: &'static str) -> Result<T, StoreError> {
-        self.map_err(|source| StoreError::Database { context, source })
+        self.map_err(|source| StoreError::Database {
+            context,
+            source: source.into(),
+        })
     }
 }
 
@@ -77,10 +118,7 @@ impl StoreError {
     /// clean "already exists" answers).
     pub fn is_unique_violation(&self) -> bool {
         match self {
-            StoreError::Database {
-                source: sqlx::Error::Database(db),
-                ..
-            } => db.is_unique_violation(),
+            StoreError::Database { source, .. } => source.is_unique_violation(),
             StoreError::AlreadyExists(_) => true,
             _ => false,
         }

@@ -26,17 +26,14 @@ mod plan;
 mod preferences;
 mod prompt_view;
 mod query;
+pub mod readers;
 pub mod recording;
 mod repository;
+mod sqlite;
 mod sqlite_build;
 mod suggestions;
 mod threads;
 mod usage;
-// The one module allowed `unsafe`: it lends sqlx's SQLite handle to rusqlite, which needs a
-// raw pointer and a borrow that outlives the call that made it (safety argued there).
-#[allow(unsafe_code)]
-mod parked;
-pub mod readers;
 pub mod writer;
 
 use std::{
@@ -48,14 +45,13 @@ use std::{
 use sqlx::{
     PgPool,
     postgres::{PgConnectOptions, PgPoolOptions},
-    sqlite::{SqliteConnectOptions, SqliteJournalMode, SqliteSynchronous},
 };
 
 pub use change_log::{ChangeLog, LoggedChange};
 pub use conversation::{MessageRecord, NewToolCall, ToolCallRecord, TurnRecord, TurnStatus};
 pub use documents::DocumentWrite;
 pub(crate) use error::Context;
-pub use error::StoreError;
+pub use error::{DriverError, StoreError};
 pub use events::{NewEvent, StoredEvent};
 pub use history::{Chain, NewRevision, PanelRecord, PanelWrite, Revision, revision_time};
 pub use leases::{ExpiredTurn, HeldTurn, TurnLease, now_ms};
@@ -69,6 +65,7 @@ pub use plan::{InsertAt, KEY_GAP, NewPlanStep, StepAt, StepPlace, StepRange, Ste
 pub use preferences::{NewPreference, PreferencePatch, WriteOutcome};
 pub use prompt_view::{DocumentExcerpt, PlanPage};
 pub use repository::{Backend, WorkspaceRepository};
+pub use sqlite::{MigrationError, SqliteError};
 pub use suggestions::{NewSuggestion, SuggestedEdit, Suggestion};
 pub use usage::{CallUsage, TurnUsage};
 
@@ -157,25 +154,18 @@ impl Database {
         } else {
             format!("sqlite:{url}")
         };
-        let options = SqliteConnectOptions::from_str(&url)
-            .map_err(|_| StoreError::UnsupportedUrl(url.clone()))?;
+        let options = sqlite::SqliteOptions::parse(&url)
+            .ok_or_else(|| StoreError::UnsupportedUrl(url.clone()))?;
         sqlite_build::warn_if_slow();
-        let in_memory = url.contains(":memory:") || url.contains("mode=memory");
-        let path = options.get_filename().to_path_buf();
+        let in_memory = options.in_memory();
+        let path = options.path().to_path_buf();
         if !in_memory {
             connect::check_sqlite_directory(&path)?;
         }
         let options = options
             .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(SQLITE_BUSY_TIMEOUT)
-            .foreign_keys(true)
-            .pragma("temp_store", "memory")
-            .pragma("cache_size", "-32000");
-        // SQLite connections are in-process and cannot go stale, so the pools skip sqlx's
-        // ping before every acquire (one thread round trip less per call).
-        // Writes go through one connection of haico's own (`writer.rs`): every write queues
+            .busy_timeout(SQLITE_BUSY_TIMEOUT);
+        // Writes go through one connection of haico's own (`writer/`): every write queues
         // for it, so what a pool would add to taking and returning it is paid in series.
         let writer = writer::Writer::open(
             &options,
@@ -186,7 +176,7 @@ impl Database {
         .await
         .map_err(|err| connect::sqlite_error(&path, &err))?;
         writer
-            .with_connection(async |conn| sqlx::migrate!("./migrations/sqlite").run(conn).await)
+            .with_connection(|conn| sqlite::migrate(conn, &sqlite::sqlite_migrations()))
             .await
             .context("migrating the SQLite database")??;
         // Checkpoints run on a thread of their own (`checkpoint.rs`), so the writer's commits
@@ -205,17 +195,13 @@ impl Database {
         };
         if checkpointer.is_some() {
             writer
-                .with_connection(async |conn| {
-                    sqlx::query("PRAGMA wal_autocheckpoint = 0")
-                        .execute(conn)
-                        .await
-                })
+                .with_connection(|conn| conn.execute_batch("PRAGMA wal_autocheckpoint = 0"))
                 .await
-                .and_then(std::convert::identity)
+                .context("handing SQLite's checkpoints to their own thread")?
                 .context("handing SQLite's checkpoints to their own thread")?;
         }
         let reader = readers::Readers::open(
-            options.read_only(true),
+            options.read_only(),
             config.max_connections.clamp(1, 8) as usize,
             config.acquire_timeout,
         )

@@ -1,10 +1,9 @@
 //! Queries written once for every connection a repository can hold: PostgreSQL through sqlx,
-//! SQLite's writer and readers inline through rusqlite (`parked.rs`).
+//! SQLite's writer and readers inline through rusqlite (`sqlite/`).
 //!
 //! A query is its SQL (the same `$N` placeholders on both engines), its parameters as
 //! [`Value`]s and the Rust shape of its rows (a tuple of [`Column`] types). Every store query
-//! goes through here, so that on SQLite it runs on the caller's thread without a hop to
-//! sqlx's worker.
+//! goes through here, so that on SQLite it runs on the caller's thread.
 //!
 //! Parameters are typed even when NULL, because PostgreSQL infers a parameter's type from what
 //! the driver declares for it: an untyped NULL where the column is `bigint` is an error.
@@ -16,7 +15,7 @@ use rusqlite::types::{ToSqlOutput, ValueRef};
 use sqlx::{Row as _, postgres::PgRow};
 
 use super::{
-    parked::inline_error,
+    error::DriverError,
     repository::{Tx, WorkspaceRepository},
 };
 
@@ -68,13 +67,13 @@ macro_rules! params {
 }
 pub(crate) use params;
 
-/// How sqlx writes a time into SQLite, so rows written inline read back the same through
-/// sqlx, and sort as text the same way.
+/// How a time is written into SQLite: the form sqlx wrote, so rows of databases written by
+/// earlier builds and rows written now read back alike and sort as text the same way.
 fn sqlite_time(time: &DateTime<Utc>) -> String {
     time.to_rfc3339_opts(SecondsFormat::AutoSi, false)
 }
 
-/// Reads a time SQLite holds as text, in the forms sqlx writes and reads.
+/// Reads a time SQLite holds as text, in every form earlier builds (through sqlx) wrote.
 fn parse_sqlite_time(text: &str) -> Option<DateTime<Utc>> {
     if let Ok(time) = DateTime::parse_from_rfc3339(text) {
         return Some(time.with_timezone(&Utc));
@@ -324,20 +323,22 @@ impl WorkspaceRepository {
         &mut self,
         sql: &str,
         params: &[Value<'_>],
-    ) -> Result<Vec<T>, sqlx::Error> {
+    ) -> Result<Vec<T>, DriverError> {
         match &mut self.tx {
             Tx::Sqlite(conn) => {
                 let mut out = Vec::new();
-                run_inline(conn.inline().await?, sql, params, |row| {
+                run_inline(conn.inline()?, sql, params, |row| {
                     out.push(T::from_inline(row)?);
                     Ok(ControlFlow::Continue(()))
-                })
-                .map_err(inline_error)?;
+                })?;
                 Ok(out)
             }
             Tx::Postgres(tx) => {
                 let rows = tx.fetch_all(bind_all!(sqlx::query(sql), params)).await?;
-                rows.iter().map(T::from_postgres).collect()
+                Ok(rows
+                    .iter()
+                    .map(T::from_postgres)
+                    .collect::<Result<_, _>>()?)
             }
         }
     }
@@ -347,35 +348,34 @@ impl WorkspaceRepository {
         &mut self,
         sql: &str,
         params: &[Value<'_>],
-    ) -> Result<Option<T>, sqlx::Error> {
+    ) -> Result<Option<T>, DriverError> {
         match &mut self.tx {
             Tx::Sqlite(conn) => {
                 let mut out = None;
-                run_inline(conn.inline().await?, sql, params, |row| {
+                run_inline(conn.inline()?, sql, params, |row| {
                     out = Some(T::from_inline(row)?);
                     Ok(ControlFlow::Break(()))
-                })
-                .map_err(inline_error)?;
+                })?;
                 Ok(out)
             }
             Tx::Postgres(tx) => {
                 let row = tx
                     .fetch_optional(bind_all!(sqlx::query(sql), params))
                     .await?;
-                row.as_ref().map(T::from_postgres).transpose()
+                Ok(row.as_ref().map(T::from_postgres).transpose()?)
             }
         }
     }
 
-    /// The one row `sql` returns; no row is [`sqlx::Error::RowNotFound`].
+    /// The one row `sql` returns; no row is [`DriverError::NoRow`].
     pub(crate) async fn fetch_one<T: Record>(
         &mut self,
         sql: &str,
         params: &[Value<'_>],
-    ) -> Result<T, sqlx::Error> {
+    ) -> Result<T, DriverError> {
         self.fetch_optional(sql, params)
             .await?
-            .ok_or(sqlx::Error::RowNotFound)
+            .ok_or(DriverError::NoRow)
     }
 
     /// Runs `sql` for its effect; returns how many rows it changed.
@@ -383,12 +383,11 @@ impl WorkspaceRepository {
         &mut self,
         sql: &str,
         params: &[Value<'_>],
-    ) -> Result<u64, sqlx::Error> {
+    ) -> Result<u64, DriverError> {
         match &mut self.tx {
-            Tx::Sqlite(conn) => run_inline(conn.inline().await?, sql, params, |_| {
+            Tx::Sqlite(conn) => Ok(run_inline(conn.inline()?, sql, params, |_| {
                 Ok(ControlFlow::Continue(()))
-            })
-            .map_err(inline_error),
+            })?),
             Tx::Postgres(tx) => {
                 let done = tx.execute(bind_all!(sqlx::query(sql), params)).await?;
                 Ok(done.rows_affected())

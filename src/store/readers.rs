@@ -3,21 +3,21 @@
 //! sqlx's pool answered every read statement from the connection's worker thread (a hop
 //! there and back per statement) and pinged each connection as it came back (another hop),
 //! which measured as ~12% of the server's time under the mixed load (PERFORMANCE §14). Each
-//! connection here is [`Parked`], as the writer's is: reads run through rusqlite on the
+//! connection here is a plain [`rusqlite::Connection`], as the writer's is: reads run on the
 //! caller's thread, and a connection goes back to the pool with no round trip at all. SQLite
 //! connections live in this process and cannot go stale, so nothing is checked on the way out
 //! either; a connection given back inside a transaction (a dropped snapshot) is rolled back
-//! on its way in, or by its next taker when that could not be done on the spot.
+//! on its way in, and one that cannot be is closed instead.
 
 use std::{
     sync::{Arc, Mutex, PoisonError},
     time::Duration,
 };
 
-use sqlx::sqlite::SqliteConnectOptions;
+use rusqlite::Connection;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::parked::{Parked, inline_error, run};
+use super::sqlite::{self, SqliteError, SqliteOptions, run};
 
 /// The read connections. Cheap to clone.
 #[derive(Clone)]
@@ -27,9 +27,9 @@ pub struct Readers {
 
 struct Shared {
     /// How each connection is opened (read-only, with the writer's pragmas).
-    options: SqliteConnectOptions,
+    options: SqliteOptions,
     /// Connections given back, ready for the next taker.
-    idle: Mutex<Vec<Parked>>,
+    idle: Mutex<Vec<Connection>>,
     /// One permit per connection that may exist; closed by [`Readers::close`].
     permits: Arc<Semaphore>,
     acquire_timeout: Duration,
@@ -48,12 +48,12 @@ impl Readers {
     /// Up to `size` read-only connections opened with `options`; a taker waits at most
     /// `acquire_timeout` for one. One is opened now, so that a file that cannot be read is
     /// reported at start-up rather than on the first request.
-    pub async fn open(
-        options: SqliteConnectOptions,
+    pub(crate) async fn open(
+        options: SqliteOptions,
         size: usize,
         acquire_timeout: Duration,
-    ) -> Result<Self, sqlx::Error> {
-        let first = Parked::open(&options).await?;
+    ) -> Result<Self, SqliteError> {
+        let first = sqlite::open(&options).await?;
         Ok(Self {
             shared: Arc::new(Shared {
                 options,
@@ -65,14 +65,14 @@ impl Readers {
     }
 
     /// A connection in autocommit mode (each statement its own snapshot).
-    pub async fn acquire(&self) -> Result<Reader, sqlx::Error> {
+    pub async fn acquire(&self) -> Result<Reader, SqliteError> {
         let permit = tokio::time::timeout(
             self.shared.acquire_timeout,
             Arc::clone(&self.shared.permits).acquire_owned(),
         )
         .await
-        .map_err(|_| sqlx::Error::PoolTimedOut)?
-        .map_err(|_| sqlx::Error::PoolClosed)?;
+        .map_err(|_| SqliteError::TimedOut(self.shared.acquire_timeout))?
+        .map_err(|_| SqliteError::Closed)?;
         let kept = self
             .shared
             .idle
@@ -81,26 +81,26 @@ impl Readers {
             .pop();
         let conn = match kept {
             Some(conn) => conn,
-            None => Parked::open(&self.shared.options).await?,
+            None => sqlite::open(&self.shared.options).await?,
         };
-        let mut reader = Reader {
+        // A connection given back whose transaction could not be ended is dropped on its way
+        // in (see `Drop for Reader`), so every one kept is in autocommit mode; checked again
+        // here, as it costs nothing.
+        if !conn.is_autocommit() {
+            run(&conn, "ROLLBACK")?;
+        }
+        Ok(Reader {
             conn: Some(conn),
             shared: Arc::clone(&self.shared),
             _permit: permit,
-        };
-        // A connection given back un-parked could not be checked on its way in.
-        let conn = reader.inline().await?;
-        if !conn.is_autocommit() {
-            run(conn, "ROLLBACK").map_err(inline_error)?;
-        }
-        Ok(reader)
+        })
     }
 
     /// A connection inside a read transaction: one snapshot for all its statements, taken
     /// at the first of them.
-    pub async fn begin(&self) -> Result<Reader, sqlx::Error> {
-        let mut reader = self.acquire().await?;
-        run(reader.inline().await?, "BEGIN").map_err(inline_error)?;
+    pub async fn begin(&self) -> Result<Reader, SqliteError> {
+        let reader = self.acquire().await?;
+        run(reader.inline()?, "BEGIN")?;
         Ok(reader)
     }
 
@@ -115,8 +115,8 @@ impl Readers {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner),
         );
-        for mut conn in idle {
-            if let Err(err) = conn.close().await {
+        for conn in idle {
+            if let Err(err) = sqlite::close(conn).await {
                 tracing::warn!(error = %err, "closing a SQLite reader failed");
             }
         }
@@ -126,32 +126,22 @@ impl Readers {
 /// One read connection, given back to the pool when dropped.
 pub struct Reader {
     /// `None` only while being dropped.
-    conn: Option<Parked>,
+    conn: Option<Connection>,
     shared: Arc<Shared>,
     _permit: OwnedSemaphorePermit,
 }
 
 impl Reader {
-    /// The connection, for statements run inline on this thread.
-    pub async fn inline(&mut self) -> Result<&rusqlite::Connection, sqlx::Error> {
-        match self.conn.as_mut() {
-            Some(conn) => conn.park().await,
-            None => Err(sqlx::Error::PoolClosed),
-        }
-    }
-
-    /// sqlx's connection, for a query written for sqlx (tests, one-off tools). It un-parks
-    /// the worker, so each statement hops to it and back; the next inline statement, or the
-    /// next taker, parks it again.
-    pub fn sqlx(&mut self) -> Option<&mut sqlx::SqliteConnection> {
-        self.conn.as_mut().and_then(Parked::sqlx)
+    /// The connection, for statements run on this thread.
+    pub fn inline(&self) -> Result<&Connection, SqliteError> {
+        self.conn.as_ref().ok_or(SqliteError::Closed)
     }
 
     /// Ends the read transaction, if one is open.
-    pub async fn finish(mut self) -> Result<(), sqlx::Error> {
-        let conn = self.inline().await?;
+    pub async fn finish(self) -> Result<(), SqliteError> {
+        let conn = self.inline()?;
         if !conn.is_autocommit() {
-            run(conn, "COMMIT").map_err(inline_error)?;
+            run(conn, "COMMIT")?;
         }
         Ok(())
     }
@@ -165,10 +155,7 @@ impl Drop for Reader {
         if self.shared.permits.is_closed() {
             return;
         }
-        if let Some(inline) = conn.parked_now()
-            && !inline.is_autocommit()
-            && run(inline, "ROLLBACK").is_err()
-        {
+        if !conn.is_autocommit() && run(&conn, "ROLLBACK").is_err() {
             // A connection that cannot end its transaction is not given to anyone else.
             return;
         }
@@ -183,37 +170,31 @@ impl Drop for Reader {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::panic)]
 mod tests {
-    use std::str::FromStr;
-
     use super::*;
     use crate::store::writer::Writer;
 
     async fn setup(dir: &tempfile::TempDir, size: usize) -> (Writer, Readers) {
         let url = format!("sqlite:{}", dir.path().join("r.db").display());
-        let options = SqliteConnectOptions::from_str(&url)
-            .unwrap()
-            .create_if_missing(true)
-            .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal);
+        let options = SqliteOptions::parse(&url).unwrap().create_if_missing(true);
         let writer = Writer::open(&options, Duration::from_secs(5), Duration::from_secs(5), 1)
             .await
             .unwrap();
         write(&writer, "CREATE TABLE t (v INTEGER)").await;
-        let readers = Readers::open(options.read_only(true), size, Duration::from_millis(200))
+        let readers = Readers::open(options.read_only(), size, Duration::from_millis(200))
             .await
             .unwrap();
         (writer, readers)
     }
 
     async fn write(writer: &Writer, sql: &str) {
-        let mut held = writer.begin().await.unwrap();
-        held.inline().await.unwrap().execute_batch(sql).unwrap();
+        let held = writer.begin().await.unwrap();
+        held.inline().unwrap().execute_batch(sql).unwrap();
         held.commit().await.unwrap();
     }
 
-    async fn count(reader: &mut Reader) -> i64 {
+    fn count(reader: &Reader) -> i64 {
         reader
             .inline()
-            .await
             .unwrap()
             .query_row("SELECT COUNT(*) FROM t", [], |row| row.get(0))
             .unwrap()
@@ -224,38 +205,31 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (writer, readers) = setup(&dir, 1).await;
         write(&writer, "INSERT INTO t VALUES (1)").await;
-        let mut snapshot = readers.begin().await.unwrap();
-        assert_eq!(count(&mut snapshot).await, 1);
+        let snapshot = readers.begin().await.unwrap();
+        assert_eq!(count(&snapshot), 1);
         write(&writer, "INSERT INTO t VALUES (2)").await;
         // The snapshot still sees what it saw first; it is dropped without being ended.
-        assert_eq!(count(&mut snapshot).await, 1);
+        assert_eq!(count(&snapshot), 1);
         drop(snapshot);
         // The one connection comes back out of its transaction and sees the second row.
-        let mut next = readers.acquire().await.unwrap();
-        assert!(next.inline().await.unwrap().is_autocommit());
-        assert_eq!(count(&mut next).await, 2);
+        let next = readers.acquire().await.unwrap();
+        assert!(next.inline().unwrap().is_autocommit());
+        assert_eq!(count(&next), 2);
     }
 
     #[tokio::test]
-    async fn a_connection_given_back_after_a_sqlx_statement_is_parked_and_clean_again() {
+    async fn a_connection_given_back_inside_a_transaction_begun_by_hand_is_clean_again() {
         let dir = tempfile::tempdir().unwrap();
         let (writer, readers) = setup(&dir, 1).await;
         write(&writer, "INSERT INTO t VALUES (1)").await;
-        let mut reader = readers.acquire().await.unwrap();
-        sqlx::query("BEGIN")
-            .execute(reader.sqlx().unwrap())
-            .await
-            .unwrap();
-        let seen: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM t")
-            .fetch_one(reader.sqlx().unwrap())
-            .await
-            .unwrap();
-        assert_eq!(seen, 1);
-        // Given back un-parked, inside a transaction: the next taker ends it.
+        let reader = readers.acquire().await.unwrap();
+        reader.inline().unwrap().execute_batch("BEGIN").unwrap();
+        assert_eq!(count(&reader), 1);
+        // Given back inside a transaction: it is ended on the way in.
         drop(reader);
         write(&writer, "INSERT INTO t VALUES (2)").await;
-        let mut next = readers.acquire().await.unwrap();
-        assert_eq!(count(&mut next).await, 2);
+        let next = readers.acquire().await.unwrap();
+        assert_eq!(count(&next), 2);
     }
 
     #[tokio::test]
@@ -266,7 +240,7 @@ mod tests {
         let _second = readers.acquire().await.unwrap();
         assert!(matches!(
             readers.acquire().await,
-            Err(sqlx::Error::PoolTimedOut)
+            Err(SqliteError::TimedOut(_))
         ));
         let waiting = tokio::spawn({
             let readers = readers.clone();
@@ -276,9 +250,6 @@ mod tests {
         drop(first);
         waiting.await.unwrap().unwrap();
         readers.close().await;
-        assert!(matches!(
-            readers.acquire().await,
-            Err(sqlx::Error::PoolClosed)
-        ));
+        assert!(matches!(readers.acquire().await, Err(SqliteError::Closed)));
     }
 }

@@ -5,7 +5,10 @@
 //! both engines (both accept `$N` placeholders), inline on SQLite's connections and through
 //! sqlx on PostgreSQL; where the SQL must differ, the method picks it by [`Backend`].
 
-use super::{Context, StoreError, journal::Journal, lender::Lent, readers::Reader, writer::Held};
+use super::{
+    Context, StoreError, journal::Journal, lender::Lent, readers::Reader, sqlite::SqliteError,
+    writer::Held,
+};
 use crate::panels::{Panel, PanelSet};
 
 /// Which database engine a repository talks to.
@@ -24,7 +27,7 @@ pub(crate) enum Tx {
 }
 
 /// A SQLite repository's connection: one of the readers, or the one write connection. Both
-/// run their statements inline (`parked.rs`).
+/// run their statements on the caller's thread.
 pub(crate) enum SqliteConn {
     Reader(Reader),
     Writer(Held),
@@ -32,21 +35,21 @@ pub(crate) enum SqliteConn {
 
 impl SqliteConn {
     /// The connection, for statements run inline on this thread.
-    pub(crate) async fn inline(&mut self) -> Result<&rusqlite::Connection, sqlx::Error> {
+    pub(crate) fn inline(&self) -> Result<&rusqlite::Connection, SqliteError> {
         match self {
-            SqliteConn::Reader(reader) => reader.inline().await,
-            SqliteConn::Writer(held) => held.inline().await,
+            SqliteConn::Reader(reader) => reader.inline(),
+            SqliteConn::Writer(held) => held.inline(),
         }
     }
 
-    async fn commit(self) -> Result<(), sqlx::Error> {
+    async fn commit(self) -> Result<(), SqliteError> {
         match self {
             SqliteConn::Reader(reader) => reader.finish().await,
             SqliteConn::Writer(held) => held.commit().await,
         }
     }
 
-    async fn rollback(self) -> Result<(), sqlx::Error> {
+    async fn rollback(self) -> Result<(), SqliteError> {
         match self {
             SqliteConn::Reader(reader) => reader.finish().await,
             SqliteConn::Writer(held) => held.rollback().await,
@@ -119,20 +122,18 @@ impl WorkspaceRepository {
     pub async fn commit(self) -> Result<PanelSet, StoreError> {
         let changed = self.changed;
         match self.tx {
-            Tx::Sqlite(conn) => conn.commit().await,
-            Tx::Postgres(conn) => conn.commit().await,
+            Tx::Sqlite(conn) => conn.commit().await.context("committing")?,
+            Tx::Postgres(conn) => conn.commit().await.context("committing")?,
         }
-        .context("committing")?;
         Ok(changed)
     }
 
     /// Discards every write of this transaction.
     pub async fn rollback(self) -> Result<(), StoreError> {
         match self.tx {
-            Tx::Sqlite(conn) => conn.rollback().await,
-            Tx::Postgres(conn) => conn.rollback().await,
+            Tx::Sqlite(conn) => conn.rollback().await.context("rolling back"),
+            Tx::Postgres(conn) => conn.rollback().await.context("rolling back"),
         }
-        .context("rolling back")
     }
 }
 

@@ -1,4 +1,5 @@
-//! The product's own driver, sqlx, set up as the server sets it up: on SQLite one write
+//! sqlx, set up as the server sets it up for PostgreSQL and set it up for SQLite until issue 24
+//! (the server's SQLite now goes through rusqlite alone): on SQLite one write
 //! connection behind a fair mutex (`BEGIN IMMEDIATE` … `COMMIT` as plain statements) and up to
 //! eight readers, WAL, `synchronous=NORMAL`; on PostgreSQL one pool of 16 whose connections
 //! are lent and taken back by haico (`BEGIN` … `COMMIT` as plain statements, no ping on the

@@ -7,7 +7,9 @@
 //! (`ops.rs`, `sql.rs`), in the same transactions, straight through a driver: no HTTP, no
 //! JSON arguments, no tool runtime, no event bus. Engines:
 //!
-//! - `sqlite`: sqlx, set up as the server sets it up (one writer, eight readers);
+//! - `sqlite`: sqlx, set up as the server set it up until issue 24 (one writer, eight
+//!   readers; the server now runs SQLite through rusqlite alone, inline, as `sqlite-sync`
+//!   measures the driver);
 //! - `sqlite-sync`: rusqlite on a writer thread and reader threads, one hand-over per call
 //!   (`--group N` commits up to N queued calls together, each in its own savepoint);
 //! - `postgres`: sqlx, a pool of 16, as the server.
@@ -41,7 +43,7 @@ use ops::{Call, Learned};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Engine {
-    /// SQLite through sqlx, as the server uses it.
+    /// SQLite through sqlx, as the server used it until issue 24.
     Sqlite,
     /// SQLite through rusqlite, one hand-over per call.
     SqliteSync,

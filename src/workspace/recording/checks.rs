@@ -55,8 +55,9 @@ pub(super) fn check_change(change: &PanelChange) -> Result<(), WorkspaceError> {
                     ))
                 })
         }),
-        ("suggestions", true) => parse::<Vec<crate::store::Suggestion>>(data)
-            .and_then(|items| check_suggestions(&items)),
+        ("suggestions", true) => {
+            parse::<Vec<crate::store::Suggestion>>(data).and_then(|items| check_suggestions(&items))
+        }
         ("suggestions", false) => parse::<Vec<ListOp<crate::store::Suggestion>>>(data)
             .and_then(|ops| in_ops(&ops).try_for_each(|(_, item)| check_suggestion(item))),
         (panel, whole) => Err(WorkspaceError::invalid(format!(

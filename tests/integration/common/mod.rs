@@ -25,11 +25,12 @@ pub async fn step_ranks(db: &Database, thread: &str) -> Vec<i64> {
     let sql = "SELECT sort_key FROM todos WHERE thread_id = $1 ORDER BY sort_key";
     let keys: Vec<i64> = match db {
         Database::Sqlite { reader, .. } => {
-            let mut conn = reader.acquire().await.unwrap();
-            sqlx::query_scalar(sql)
-                .bind(thread)
-                .fetch_all(conn.sqlx().unwrap())
-                .await
+            let conn = reader.acquire().await.unwrap();
+            let mut statement = conn.inline().unwrap().prepare(sql).unwrap();
+            statement
+                .query_map([thread], |row| row.get(0))
+                .unwrap()
+                .collect::<Result<_, _>>()
                 .unwrap()
         }
         Database::Postgres { pool, .. } => sqlx::query_scalar(sql)
@@ -290,6 +291,7 @@ pub mod mock_llm;
 #[macro_use]
 pub mod needs;
 pub mod server;
+pub mod sqlx_made;
 pub mod sse;
 
 /// A `done` event's data without its `usage` (what the turn cost varies with timing; the

@@ -10,7 +10,7 @@ use haico::store::{Database, PoolConfig};
 use serde_json::json;
 use sqlx::migrate::Migrator;
 
-/// The migrations up to 0008, the schema before history.
+/// PostgreSQL's migrations up to 0008, the schema before history.
 fn before_history(all: &Migrator) -> Migrator {
     Migrator {
         migrations: Cow::Owned(
@@ -118,19 +118,15 @@ async fn check(db: Database) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sqlite_workspaces_get_a_baseline_revision() {
     let dir = tempfile::tempdir().unwrap();
-    let url = format!("sqlite:{}", dir.path().join("old.db").display());
-    let options: sqlx::sqlite::SqliteConnectOptions = url.parse().unwrap();
-    let pool = sqlx::SqlitePool::connect_with(options.create_if_missing(true))
-        .await
-        .unwrap();
-    before_history(&sqlx::migrate!("./migrations/sqlite"))
-        .run(&pool)
-        .await
-        .unwrap();
+    let path = dir.path().join("old.db");
+    let url = format!("sqlite:{}", path.display());
+    // Made as the builds of that time made it: sqlx's migrator, up to 0008.
+    common::sqlx_made::create(&path, 8);
+    let conn = rusqlite::Connection::open(&path).unwrap();
     for row in OLD_ROWS {
-        sqlx::query(row).execute(&pool).await.unwrap();
+        conn.execute_batch(row).unwrap();
     }
-    pool.close().await;
+    drop(conn);
     check(
         Database::connect(&url, &PoolConfig::default())
             .await

@@ -173,12 +173,10 @@ async fn age_sessions(db: &Database) {
     let sql = "UPDATE mcp_sessions SET last_used_at = $1";
     match db {
         Database::Sqlite { writer, .. } => {
-            let mut held = writer.begin().await.unwrap();
-            sqlx::query(sql)
-                .bind(long_ago)
-                .execute(held.conn().unwrap())
-                .await
-                .unwrap();
+            let held = writer.begin().await.unwrap();
+            // As the store writes times into SQLite.
+            let long_ago = long_ago.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, false);
+            held.inline().unwrap().execute(sql, [long_ago]).unwrap();
             held.commit().await.unwrap();
         }
         Database::Postgres { pool, .. } => {
@@ -404,8 +402,8 @@ backend_tests! {
         McpSessions::for_thread(gone.clone(), store.store("s6", &state())).await.unwrap();
         match &db.db {
             Database::Sqlite { writer, .. } => {
-                let mut held = writer.begin().await.unwrap();
-                sqlx::query("DELETE FROM threads WHERE id = 'store-other'").execute(held.conn().unwrap()).await.unwrap();
+                let held = writer.begin().await.unwrap();
+                held.inline().unwrap().execute("DELETE FROM threads WHERE id = 'store-other'", []).unwrap();
                 held.commit().await.unwrap();
             }
             Database::Postgres { pool, .. } => {

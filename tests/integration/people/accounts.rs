@@ -110,11 +110,8 @@ async fn expire_sessions(db: &haico::store::Database) {
     let sql = "UPDATE sessions SET expires_at = created_at";
     match db {
         haico::store::Database::Sqlite { writer, .. } => {
-            let mut held = writer.begin().await.unwrap();
-            sqlx::query(sql)
-                .execute(held.conn().unwrap())
-                .await
-                .unwrap();
+            let held = writer.begin().await.unwrap();
+            held.inline().unwrap().execute(sql, []).unwrap();
             held.commit().await.unwrap();
         }
         haico::store::Database::Postgres { pool, .. } => {

@@ -4,4 +4,5 @@ mod connections;
 mod db_outage;
 mod kill9;
 mod lock_race;
+mod migrations;
 mod unreachable;
