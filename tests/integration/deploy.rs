@@ -41,17 +41,22 @@ fn unit_for_test(dir: &Path) -> std::path::PathBuf {
     path
 }
 
+/// `systemd-analyze verify` on a unit file, run in a scratch folder.
+fn verify(unit: &Path, dir: &Path) -> std::process::Output {
+    Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(unit)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn the_systemd_unit_verifies_without_a_warning() {
     needs!(systemd_analyze);
     let dir = tempfile::tempdir().unwrap();
     let unit = unit_for_test(dir.path());
-    let out = Command::new("systemd-analyze")
-        .arg("verify")
-        .arg(&unit)
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+    let out = verify(&unit, dir.path());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     // systemd-analyze only warns about an unknown key or a bad value; a warning here is a
@@ -68,12 +73,7 @@ fn the_systemd_check_catches_a_misspelt_setting() {
         .unwrap()
         .replace("NoNewPrivileges=", "NoNewPrivilege=");
     std::fs::write(&unit, text).unwrap();
-    let out = Command::new("systemd-analyze")
-        .arg("verify")
-        .arg(&unit)
-        .current_dir(dir.path())
-        .output()
-        .unwrap();
+    let out = verify(&unit, dir.path());
     assert!(String::from_utf8_lossy(&out.stderr).contains("NoNewPrivilege"));
 }
 

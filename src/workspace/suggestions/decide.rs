@@ -173,13 +173,7 @@ impl Workspaces {
         let by = edit.made_by().map(str::to_string);
         let outcome = async {
             let repo = edit.repo();
-            let found = repo
-                .suggestion(thread.as_str(), id)
-                .await?
-                .ok_or_else(|| unknown(id))?;
-            if found.status != SuggestionStatus::Open.as_str() {
-                return Err(decided(&found));
-            }
+            let found = open_suggestion(repo, thread, id).await?;
             let document = repo
                 .document_for_edit(thread.as_str())
                 .await?
@@ -277,13 +271,7 @@ impl Workspaces {
         let by = edit.made_by().map(str::to_string);
         let outcome = async {
             let repo = edit.repo();
-            let found = repo
-                .suggestion(thread.as_str(), id)
-                .await?
-                .ok_or_else(|| unknown(id))?;
-            if found.status != SuggestionStatus::Open.as_str() {
-                return Err(decided(&found));
-            }
+            let found = open_suggestion(repo, thread, id).await?;
             let document = repo
                 .get_document(thread.as_str())
                 .await?
@@ -407,4 +395,21 @@ impl Workspaces {
         .await;
         view.settle(found).await
     }
+}
+
+/// Suggestion `id` of the thread, which must still be open: unknown is "not found", decided a
+/// conflict naming how it was decided.
+async fn open_suggestion(
+    repo: &mut crate::store::WorkspaceRepository,
+    thread: &ThreadId,
+    id: i64,
+) -> Result<Suggestion, WorkspaceError> {
+    let found = repo
+        .suggestion(thread.as_str(), id)
+        .await?
+        .ok_or_else(|| unknown(id))?;
+    if found.status != SuggestionStatus::Open.as_str() {
+        return Err(decided(&found));
+    }
+    Ok(found)
 }
