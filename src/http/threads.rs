@@ -148,39 +148,19 @@ async fn rename_thread(
     Path(path): Path<ThreadPath>,
     Json(body): Json<RenameThread>,
 ) -> Result<Json<Thread>, ApiError> {
-    let mode = body
+    let document_mode = body
         .document_mode
         .as_deref()
         .map(crate::workspace::DocumentMode::checked)
         .transpose()?;
-    if body.title.is_none() && mode.is_none() {
-        return Err(ApiError::BadRequest(
-            "the body names nothing to change: send `title`, `document_mode` or both".to_string(),
-        ));
-    }
-    if let Some(title) = &body.title {
-        crate::workspace::checked_thread_title(title)?;
-    }
-    let mut thread = None;
-    if let Some(mode) = mode {
-        thread = Some(
-            state
-                .workspaces()
-                .set_document_mode(&path.thread_id, mode)
-                .await?,
-        );
-    }
-    if let Some(title) = &body.title {
-        thread = Some(
-            state
-                .workspaces()
-                .rename_thread(&path.thread_id, title)
-                .await?,
-        );
-    }
-    let Some(thread) = thread else {
-        return Err(ApiError::BadRequest("nothing to change".to_string()));
+    let change = crate::workspace::ThreadChange {
+        title: body.title.as_deref(),
+        document_mode,
     };
+    let thread = state
+        .workspaces()
+        .change_thread(&path.thread_id, change)
+        .await?;
     Ok(Json(
         state.people().annotate(state.principal(), thread).await?,
     ))

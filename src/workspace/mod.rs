@@ -66,6 +66,7 @@ pub use suggestions::{
     Accepted, DocumentMode, ListedSuggestion, Selection, SuggestionDraft, SuggestionStatus,
 };
 pub use threads::{
-    DEFAULT_THREAD_TITLE, MAX_THREAD_TITLE_CHARS, checked_title as checked_thread_title,
+    DEFAULT_THREAD_TITLE, MAX_THREAD_TITLE_CHARS, ThreadChange,
+    checked_title as checked_thread_title,
 };
 pub use view::View;

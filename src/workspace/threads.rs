@@ -1,7 +1,7 @@
 //! Threads: the conversations each workspace belongs to. Creating, renaming and deleting a
 //! thread is not a change of its workspace, so none of them is announced on its stream.
 
-use super::{WorkspaceError, Workspaces, rules::require_text};
+use super::{DocumentMode, Source, WorkspaceError, Workspaces, rules::require_text};
 use crate::{
     ThreadId,
     store::{StoreError, Thread},
@@ -15,6 +15,16 @@ pub const DEFAULT_THREAD_TITLE: &str = "New thread";
 /// A thread title as stored: trimmed, not blank, within the limit.
 pub fn checked_title(title: &str) -> Result<&str, WorkspaceError> {
     require_text(title, "title", MAX_THREAD_TITLE_CHARS)
+}
+
+/// What a person may change on a thread itself (`PATCH /api/threads/{id}`); `None` leaves
+/// that part as it is.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ThreadChange<'a> {
+    /// A new title.
+    pub title: Option<&'a str>,
+    /// What the agent's document tools do from now on.
+    pub document_mode: Option<DocumentMode>,
 }
 
 impl Workspaces {
@@ -87,28 +97,46 @@ impl Workspaces {
         Ok(threads?)
     }
 
-    /// Gives a thread a new title.
-    pub async fn rename_thread(
+    /// Applies a person's [`ThreadChange`] in one transaction, so a body naming a title and a
+    /// mode changes both or neither. A new mode is a change of the workspace (a revision and
+    /// a `workspace` event); a new title is not.
+    pub async fn change_thread(
         &self,
         id: &ThreadId,
-        title: &str,
+        change: ThreadChange<'_>,
     ) -> Result<Thread, WorkspaceError> {
-        let title = checked_title(title)?;
-        let mut repo = self.db.begin_write().await?;
-        match repo.rename_thread(id.as_str(), title).await {
-            Ok(Some(thread)) => {
-                repo.commit().await?;
-                Ok(thread)
-            }
-            Ok(None) => {
-                let _ = repo.rollback().await;
-                Err(WorkspaceError::UnknownThread(id.to_string()))
-            }
-            Err(err) => {
-                let _ = repo.rollback().await;
-                Err(err.into())
-            }
+        if change.title.is_none() && change.document_mode.is_none() {
+            return Err(WorkspaceError::Invalid(
+                "the body names nothing to change: send `title`, `document_mode` or both"
+                    .to_string(),
+            ));
         }
+        let title = change.title.map(checked_title).transpose()?;
+        let mut edit = self.edit(id, Source::User).await?;
+        let outcome = async {
+            if let Some(mode) = change.document_mode {
+                edit.repo()
+                    .set_document_mode(id.as_str(), mode.as_str())
+                    .await?;
+            }
+            if let Some(title) = title
+                && edit
+                    .repo()
+                    .rename_thread(id.as_str(), title)
+                    .await?
+                    .is_none()
+            {
+                return Err(WorkspaceError::UnknownThread(id.to_string()));
+            }
+            Ok(())
+        }
+        .await;
+        self.settle(edit, outcome, |()| match change.document_mode {
+            Some(mode) => format!("switched the document to {} mode", mode.as_str()),
+            None => "renamed the thread".to_string(),
+        })
+        .await?;
+        self.thread(id).await
     }
 
     /// Deletes a thread with its whole workspace, conversation and event log.

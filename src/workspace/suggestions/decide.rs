@@ -9,7 +9,7 @@
 use super::{DocumentMode, SuggestionStatus, applied_body, apply::suggestion_diff};
 use crate::{
     ThreadId,
-    store::{Document, Suggestion, Thread},
+    store::{Document, Suggestion},
     workspace::{ChangeNote, Source, View, WorkspaceError, Workspaces, empty_document},
 };
 
@@ -131,25 +131,6 @@ fn decided(suggestion: &Suggestion) -> WorkspaceError {
 }
 
 impl Workspaces {
-    /// A person sets the thread's document mode; the thread as it is now.
-    pub async fn set_document_mode(
-        &self,
-        thread: &ThreadId,
-        mode: DocumentMode,
-    ) -> Result<Thread, WorkspaceError> {
-        let mut edit = self.edit(thread, Source::User).await?;
-        let outcome = edit
-            .repo()
-            .set_document_mode(thread.as_str(), mode.as_str())
-            .await
-            .map_err(WorkspaceError::from);
-        self.settle(edit, outcome, |_| {
-            format!("switched the document to {} mode", mode.as_str())
-        })
-        .await?;
-        self.thread(thread).await
-    }
-
     /// The thread's suggestions, of one status when given.
     pub async fn suggestions(
         &self,
