@@ -2,7 +2,10 @@
 //! stores, and the check that it can be drawn); [`svg`] draws one as a standalone, inert SVG
 //! image (`GET …/artifacts/{artifact_id}/chart.svg`).
 
-pub mod model;
 pub mod svg;
+
+/// The model is the workspace's (`workspace::charts`): a chart artifact's rules are workspace
+/// rules like every other panel's, and the drawing here depends on them, not the other way.
+pub use crate::workspace::charts as model;
 
 pub use model::{ChartData, ChartPayload, ChartStyle, ChartType, Series};

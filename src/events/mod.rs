@@ -13,7 +13,7 @@ mod poll;
 mod subscribe;
 
 pub use bus::{EventBus, InProcessBus};
-pub use poll::{DEFAULT_POLL_INTERVAL, PollingBus};
+pub use poll::{DEFAULT_POLL_INTERVAL, PollingBus, Ringer};
 pub use subscribe::{SubscribeError, last_seq, subscribe};
 
 use std::sync::Arc;

@@ -14,7 +14,7 @@
 //! nothing is read for threads nobody here follows. It works on SQLite and PostgreSQL alike;
 //! changes made in this process are announced at once and never re-read by the poller.
 //!
-//! On PostgreSQL the replicas ring each other ([`Doorbell`]): every commit published here
+//! On PostgreSQL the replicas ring each other (a [`Ringer`], `replicas::Doorbell`): every commit published here
 //! rings, and a ring heard goes to [`PollingBus::announce_moved`], which reads the same way the
 //! poll does. While the doorbell is heard the poll slows to [`SAFETY_POLL_INTERVAL`], a net
 //! under rings lost with a replica that died between its commit and its ring.
@@ -28,16 +28,22 @@ use std::{
 use tokio::{sync::broadcast, task::JoinHandle};
 
 use super::{EventBus, LiveEvent};
-use crate::{
-    replicas::Doorbell,
-    store::{Database, StoreError},
-};
+use crate::store::{Database, StoreError};
+
+/// What the bus asks of the doorbell the replicas ring each other with (`replicas::Doorbell`
+/// implements it). A trait, so this layer does not depend on the replicas layer built on it.
+pub trait Ringer: Send + Sync + std::fmt::Debug {
+    /// Whether the other replicas' rings are heard now; the poll then slows down.
+    fn hears_rings(&self) -> bool;
+    /// Tells the other replicas that `thread` has events up to `seq`.
+    fn ring_event(&self, thread: &str, seq: i64);
+}
 
 /// How often the poller looks for other processes' events: well inside the one second within
 /// which a change must show up everywhere, and cheap (one indexed query per tick).
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_millis(250);
 
-/// How often the poller still looks while the doorbell ([`Doorbell`]) is heard: only a ring
+/// How often the poller still looks while the doorbell ([`Ringer`]) is heard: only a ring
 /// lost with a replica that died right after its commit waits this long.
 pub const SAFETY_POLL_INTERVAL: Duration = Duration::from_secs(2);
 
@@ -62,7 +68,7 @@ pub struct PollingBus {
     db: Database,
     channels: Mutex<HashMap<String, Channel>>,
     /// Rings the other replicas after each commit here, once wired (PostgreSQL only).
-    doorbell: OnceLock<Doorbell>,
+    doorbell: OnceLock<Box<dyn Ringer>>,
     /// Where rung events are read, once wired: the doorbell's own connections, so a ring is
     /// not queued behind every request waiting for the main pool.
     ring_reader: OnceLock<Database>,
@@ -86,8 +92,8 @@ impl PollingBus {
 
     /// Rings `doorbell` after every commit published here, and polls only every
     /// [`SAFETY_POLL_INTERVAL`] while it hears the other replicas' rings. Set once.
-    pub fn ring_with(&self, doorbell: Doorbell) {
-        let _ = self.doorbell.set(doorbell);
+    pub fn ring_with(&self, doorbell: impl Ringer + 'static) {
+        let _ = self.doorbell.set(Box::new(doorbell));
     }
 
     /// Starts polling every `every`. The task ends by itself once the bus is dropped; abort the
@@ -105,7 +111,7 @@ impl PollingBus {
                     return;
                 };
                 // While the doorbell is heard, polling is only the net under a lost ring.
-                let listening = bus.doorbell.get().is_some_and(|d| d.status().listening());
+                let listening = bus.doorbell.get().is_some_and(|d| d.hears_rings());
                 if listening && last_poll.elapsed() < SAFETY_POLL_INTERVAL {
                     continue;
                 }

@@ -224,6 +224,16 @@ impl Doorbell {
     }
 }
 
+impl crate::events::Ringer for Doorbell {
+    fn hears_rings(&self) -> bool {
+        self.status.listening()
+    }
+
+    fn ring_event(&self, thread: &str, seq: i64) {
+        Doorbell::ring_event(self, thread, seq);
+    }
+}
+
 /// Sends what queued, in as few notifications as fit.
 async fn ring_loop(pool: PgPool, channel: Arc<str>, mut rx: mpsc::UnboundedReceiver<Ring>) {
     let mut failing = false;

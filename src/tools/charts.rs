@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use super::{ToolOutput, ToolResult, workspace_tool, workspace_tools};
 use crate::{
-    charts::model::{ChartData, ChartDraft, ChartStyle, ChartType},
+    workspace::charts::{ChartData, ChartDraft, ChartStyle, ChartType},
     workspace::{Edit, rules::plural},
 };
 

@@ -10,13 +10,12 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Edit, WorkspaceError, Workspaces};
+use super::{
+    Edit, WorkspaceError, Workspaces,
+    charts::{ChartDraft, ChartPayload, ChartType, validate_chart},
+};
 use crate::{
     ThreadId,
-    charts::{
-        ChartPayload, ChartType,
-        model::{ChartDraft, validate_chart},
-    },
     store::{Artifact, ArtifactSummary},
 };
 

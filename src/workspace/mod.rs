@@ -27,6 +27,7 @@
 mod actor;
 pub mod announce;
 mod artifacts;
+pub mod charts;
 mod conversation;
 mod document;
 mod edit;

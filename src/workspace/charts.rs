@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::workspace::rules::{check_length, require_text};
+use super::rules::{check_length, require_text};
 
 /// The most labels (x positions or slices) a chart may have.
 pub const MAX_LABELS: usize = 1_000;
@@ -158,8 +158,8 @@ impl ChartError {
     }
 }
 
-impl From<crate::workspace::WorkspaceError> for ChartError {
-    fn from(err: crate::workspace::WorkspaceError) -> Self {
+impl From<super::WorkspaceError> for ChartError {
+    fn from(err: super::WorkspaceError) -> Self {
         Self(err.to_string())
     }
 }
