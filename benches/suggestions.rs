@@ -18,7 +18,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use haico::workspace::{DocumentMode, SuggestionStatus, Workspaces};
+use haico::workspace::{DocumentMode, SuggestionStatus, ThreadChange, Workspaces};
 use serde_json::json;
 use support::{Bench, BenchDb, Engine, postgres_available, tokio_runtime, with_reason};
 use tokio::runtime::Runtime;
@@ -64,7 +64,13 @@ fn measure(c: &mut Criterion, rt: &Runtime, engine: Engine) {
             .await
             .unwrap();
         workspaces
-            .set_document_mode(&bench.thread, DocumentMode::Suggest)
+            .change_thread(
+                &bench.thread,
+                ThreadChange {
+                    document_mode: Some(DocumentMode::Suggest),
+                    ..ThreadChange::default()
+                },
+            )
             .await
             .unwrap();
         for line in 0..OPEN {
