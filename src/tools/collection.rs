@@ -51,7 +51,7 @@ pub struct ToolEntry<C> {
     pub invoke: Invoke<C>,
 }
 
-/// A domain of tools (`TodoTools`, `ChartTools`, …). Implemented by `#[workspace_tools]` on the
+/// A domain of tools (`PlanTools`, `ChartTools`, …). Implemented by `#[workspace_tools]` on the
 /// collection's impl block; never by hand.
 pub trait ToolCollection: Send + Sync + Sized + 'static {
     /// Every `#[workspace_tool]` method of the collection, in declaration order.

@@ -43,7 +43,7 @@ pub struct AddTodosArgs {
 /// Arguments of `toggle_todos` and `remove_todos`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct TodoIndicesArgs {
+pub struct StepIndicesArgs {
     /// 1-based indices of the steps, as numbered in the current plan.
     pub indices: Vec<i64>,
 }
@@ -51,7 +51,7 @@ pub struct TodoIndicesArgs {
 /// One rewrite for `update_todos`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct TodoUpdate {
+pub struct StepRewrite {
     /// 1-based index of the step, as numbered in the current plan.
     pub index: i64,
     /// The step's new text.
@@ -63,7 +63,7 @@ pub struct TodoUpdate {
 #[serde(deny_unknown_fields)]
 pub struct UpdateTodosArgs {
     /// The rewrites to apply.
-    pub updates: Vec<TodoUpdate>,
+    pub updates: Vec<StepRewrite>,
 }
 
 #[workspace_tools]
@@ -101,7 +101,7 @@ impl PlanTools {
         description = "Tick steps off as done, or mark done steps as not done again, by their \
                        1-based indices in the current plan."
     )]
-    async fn toggle_todos(&self, edit: &mut Edit, args: TodoIndicesArgs) -> ToolResult {
+    async fn toggle_todos(&self, edit: &mut Edit, args: StepIndicesArgs) -> ToolResult {
         let batch = edit.toggle_steps(&args.indices).await?;
         let list = |done: bool| -> Vec<String> {
             batch
@@ -147,7 +147,7 @@ impl PlanTools {
         description = "Delete steps by their 1-based indices in the current plan. Removing a step \
                        also removes its sub-steps."
     )]
-    async fn remove_todos(&self, edit: &mut Edit, args: TodoIndicesArgs) -> ToolResult {
+    async fn remove_todos(&self, edit: &mut Edit, args: StepIndicesArgs) -> ToolResult {
         let batch = edit.remove_steps(&args.indices).await?;
         let mut parts = Vec::new();
         if !batch.applied.is_empty() {

@@ -64,7 +64,7 @@ fn inherent_impl(item: TokenStream) -> syn::Result<ItemImpl> {
     let item: Item = syn::parse2(item).map_err(|error| {
         Error::new(
             error.span(),
-            format!("`#[workspace_tools]` goes on an inherent impl block, like `impl TodoTools {{ ... }}`: {error}"),
+            format!("`#[workspace_tools]` goes on an inherent impl block, like `impl PlanTools {{ ... }}`: {error}"),
         )
     })?;
     let item_impl = match item {
@@ -74,7 +74,7 @@ fn inherent_impl(item: TokenStream) -> syn::Result<ItemImpl> {
             return Err(Error::new(
                 span,
                 format!(
-                    "`#[workspace_tools]` goes on an inherent impl block, like `impl TodoTools {{ \
+                    "`#[workspace_tools]` goes on an inherent impl block, like `impl PlanTools {{ \
                      ... }}`, not on {what}; put the tool methods in an `impl` block of the \
                      collection struct and mark that block"
                 ),
@@ -263,7 +263,7 @@ fn generate(item_impl: &ItemImpl, tools: &[Tool]) -> TokenStream {
     }
 }
 
-/// The self type as the start of an expression path: `TodoTools` stays as is, anything with
+/// The self type as the start of an expression path: `PlanTools` stays as is, anything with
 /// generic arguments or other syntax becomes `<Type>`.
 fn qualified(ty: &Type) -> TokenStream {
     match ty {

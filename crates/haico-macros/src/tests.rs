@@ -376,7 +376,7 @@ fn fail_not_an_impl() {
         quote!(
             struct DemoTools;
         ),
-        "`#[workspace_tools]` goes on an inherent impl block, like `impl TodoTools { ... }`, not \
+        "`#[workspace_tools]` goes on an inherent impl block, like `impl PlanTools { ... }`, not \
          on a struct; put the tool methods in an `impl` block of the collection struct and mark \
          that block",
     );

@@ -5,7 +5,7 @@ use syn::{File, ImplItemFn, ItemStatic, Stmt, parse_quote};
 
 fn todo_tools() -> TokenStream {
     quote! {
-        impl TodoTools {
+        impl PlanTools {
             #[workspace_tool(name = "add_todos", description = "Add a whole outline")]
             async fn add_todos(&self, edit: &mut Edit, args: AddTodosArgs) -> ToolResult {
                 todo_body()
@@ -62,7 +62,7 @@ fn fn_names(item_impl: &ItemImpl) -> Vec<String> {
 fn expands_to_the_documented_shape() -> syn::Result<()> {
     let actual = expand_ok(TokenStream::new(), todo_tools())?;
     let expected: File = parse_quote! {
-        impl TodoTools {
+        impl PlanTools {
             async fn add_todos(&self, edit: &mut Edit, args: AddTodosArgs) -> ToolResult {
                 todo_body()
             }
@@ -75,7 +75,7 @@ fn expands_to_the_documented_shape() -> syn::Result<()> {
             fn helper(&self) -> usize { 0 }
         }
 
-        impl TodoTools {
+        impl PlanTools {
             #[doc(hidden)]
             fn __haico_spec_add_todos() -> &'static ::haico::tools::ToolSpec {
                 #[allow(unused_imports)]
@@ -118,12 +118,12 @@ fn expands_to_the_documented_shape() -> syn::Result<()> {
             }
         }
 
-        impl ::haico::tools::ToolCollection for TodoTools {
+        impl ::haico::tools::ToolCollection for PlanTools {
             #[allow(clippy::used_underscore_items)]
             fn entries() -> &'static [::haico::tools::ToolEntry<Self>] {
-                static ENTRIES: [::haico::tools::ToolEntry<TodoTools>; 2] = [
-                    ::haico::tools::ToolEntry { spec: TodoTools::__haico_spec_add_todos, invoke: ::haico::tools::Invoke::Write(TodoTools::__haico_invoke_add_todos) },
-                    ::haico::tools::ToolEntry { spec: TodoTools::__haico_spec_list_todos, invoke: ::haico::tools::Invoke::Read(TodoTools::__haico_invoke_list_todos) },
+                static ENTRIES: [::haico::tools::ToolEntry<PlanTools>; 2] = [
+                    ::haico::tools::ToolEntry { spec: PlanTools::__haico_spec_add_todos, invoke: ::haico::tools::Invoke::Write(PlanTools::__haico_invoke_add_todos) },
+                    ::haico::tools::ToolEntry { spec: PlanTools::__haico_spec_list_todos, invoke: ::haico::tools::Invoke::Read(PlanTools::__haico_invoke_list_todos) },
                 ];
                 &ENTRIES
             }
@@ -182,7 +182,7 @@ fn strips_tool_attributes_and_lists_entries_in_order() -> syn::Result<()> {
     };
     assert_eq!(
         ty.to_token_stream().to_string(),
-        "[:: haico :: tools :: ToolEntry < TodoTools > ; 2]"
+        "[:: haico :: tools :: ToolEntry < PlanTools > ; 2]"
     );
     let syn::Expr::Array(array) = &**expr else {
         return Err(Error::new(Span::call_site(), "ENTRIES is not an array"));
@@ -201,8 +201,8 @@ fn strips_tool_attributes_and_lists_entries_in_order() -> syn::Result<()> {
     assert_eq!(
         specs,
         [
-            "TodoTools :: __haico_spec_add_todos",
-            "TodoTools :: __haico_spec_list_todos"
+            "PlanTools :: __haico_spec_add_todos",
+            "PlanTools :: __haico_spec_list_todos"
         ]
     );
     Ok(())
@@ -255,7 +255,7 @@ fn rejects_arguments_and_non_inherent_impls() {
     );
 
     let trait_impl = quote! {
-        impl Tools for TodoTools {
+        impl Tools for PlanTools {
             #[workspace_tool(name = "t", description = "d")]
             async fn t(&self, edit: &mut Edit) -> ToolResult { body() }
         }
@@ -264,7 +264,7 @@ fn rejects_arguments_and_non_inherent_impls() {
     assert!(message.contains("not on a trait impl"), "{message}");
 
     let generic = quote! {
-        impl<T> TodoTools<T> {
+        impl<T> PlanTools<T> {
             #[workspace_tool(name = "t", description = "d")]
             async fn t(&self, edit: &mut Edit) -> ToolResult { body() }
         }
@@ -278,7 +278,7 @@ fn rejects_arguments_and_non_inherent_impls() {
     let message = error_of(
         TokenStream::new(),
         quote!(
-            struct TodoTools;
+            struct PlanTools;
         ),
     );
     assert!(message.contains("not on a struct"), "{message}");
@@ -287,7 +287,7 @@ fn rejects_arguments_and_non_inherent_impls() {
 #[test]
 fn rejects_impls_without_tools() {
     let item = quote! {
-        impl TodoTools {
+        impl PlanTools {
             fn helper(&self) -> usize { 0 }
         }
     };
@@ -298,7 +298,7 @@ fn rejects_impls_without_tools() {
 #[test]
 fn rejects_duplicate_names() {
     let item = quote! {
-        impl TodoTools {
+        impl PlanTools {
             #[workspace_tool(name = "list", description = "a")]
             async fn first(&self, edit: &mut Edit) -> ToolResult { body() }
             #[workspace_tool(name = "list", description = "b")]
@@ -315,7 +315,7 @@ fn rejects_duplicate_names() {
 #[test]
 fn reports_every_bad_method_at_once() {
     let item = quote! {
-        impl TodoTools {
+        impl PlanTools {
             #[workspace_tool(name = "Bad Name", description = "a")]
             async fn first(&self, edit: &mut Edit) -> ToolResult { body() }
             #[workspace_tool(name = "second", description = "b")]
