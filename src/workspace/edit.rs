@@ -8,10 +8,7 @@
 //! commits, and then publishes exactly what was committed. Dropped or discarded, an edit has
 //! written nothing.
 
-use std::{
-    ops::{Deref, DerefMut},
-    sync::Arc,
-};
+use std::sync::Arc;
 
 use super::{
     Source, StoredArtifact, View, WorkspaceError,
@@ -309,23 +306,21 @@ impl Edit {
         Ok((logged.rev, logged.events))
     }
 
+    /// Reads made within the change's own transaction, so they see what it has written so far.
+    /// An edit reads *through* its view rather than being one: the reads are the view's, the
+    /// writes and the commit are the edit's.
+    pub fn read(&mut self) -> &mut View {
+        &mut self.view
+    }
+
+    /// The agent turn the change belongs to (its revision and steps are filed under it).
+    pub fn turn_index(&self) -> i64 {
+        self.view.turn_index()
+    }
+
     /// Abandons the change: nothing it wrote stays.
     pub async fn discard(self) {
         discard(self.view.repo).await;
-    }
-}
-
-impl Deref for Edit {
-    type Target = View;
-
-    fn deref(&self) -> &View {
-        &self.view
-    }
-}
-
-impl DerefMut for Edit {
-    fn deref_mut(&mut self) -> &mut View {
-        &mut self.view
     }
 }
 

@@ -39,7 +39,7 @@ impl Edit {
     ) -> Result<Vec<Panel>, WorkspaceError> {
         self.lock().await?;
         let thread = self.thread_str();
-        let current = self.snapshot().await?;
+        let current = self.read().snapshot().await?;
         let mut written = Vec::new();
         for panel in panels {
             let differs = match panel {
@@ -142,7 +142,7 @@ impl crate::workspace::Workspaces {
         let mut edit = self.edit(thread, crate::workspace::Source::User).await?;
         let outcome = async {
             edit.lock().await?;
-            let target = edit.snapshot_at(rev).await?;
+            let target = edit.read().snapshot_at(rev).await?;
             edit.set_panels(&target, &panels).await
         }
         .await;
@@ -216,7 +216,7 @@ impl crate::workspace::Workspaces {
                 .into_iter()
                 .filter(|p| panels.contains(p.as_str()))
                 .collect();
-            let target = edit.snapshot_at(first - 1).await?;
+            let target = edit.read().snapshot_at(first - 1).await?;
             edit.set_panels(&target, &order).await
         }
         .await;
