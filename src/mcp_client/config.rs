@@ -270,6 +270,13 @@ fn parse_entry(name: &str, entry: &Value) -> Result<ServerConfig, String> {
             }
             let headers = string_map(entry.get("headers"), "headers")?;
             for (key, value) in &headers {
+                if ["accept", "mcp-session-id", "last-event-id"]
+                    .contains(&key.to_ascii_lowercase().as_str())
+                {
+                    return Err(format!(
+                        "`headers.{key}` is set by the MCP client itself and cannot be given"
+                    ));
+                }
                 reqwest::header::HeaderName::from_bytes(key.as_bytes())
                     .map_err(|_| format!("`headers` has an invalid header name `{key}`"))?;
                 reqwest::header::HeaderValue::from_str(value.expose())
@@ -399,6 +406,10 @@ mod tests {
             (
                 r#"{"mcpServers": {"a": {"url": "http://h/", "headers": {"A B": "x"}}}}"#,
                 "header name",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"url": "http://h/", "headers": {"Accept": "x"}}}}"#,
+                "set by the MCP client",
             ),
             (
                 r#"{"mcpServers": {"a": {"command": "x", "approval": "sometimes"}}}"#,
