@@ -9,6 +9,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
 
 use crate::{
     ThreadId,
@@ -91,7 +92,8 @@ impl ExternalTools {
 
     /// Runs the call `name(args)` as step `at` of a turn on `thread`: the server is asked, the
     /// outcome becomes an envelope, and the step is recorded and announced. Never fails: every
-    /// problem is a failed envelope the model reads.
+    /// problem is a failed envelope the model reads. Cancelling the turn stops the wait at once
+    /// (the server may still finish the call; the step says it was abandoned).
     pub(super) async fn call(
         &self,
         runtime: &ToolRuntime,
@@ -99,6 +101,7 @@ impl ExternalTools {
         name: &str,
         args: Value,
         at: InTurn,
+        cancel: &CancellationToken,
     ) -> ToolCall {
         let started = Instant::now();
         let mut call = ToolCall {
@@ -132,11 +135,25 @@ impl ExternalTools {
                         FailureKind::UnknownTool,
                         format!("unknown tool `{name}`: no MCP servers are configured"),
                     )),
-                    Some(servers) => match servers.call(name, args).await {
-                        Ok(result) if result.is_error => Err((FailureKind::External, result.text)),
-                        Ok(result) => Ok(result.text),
-                        Err(err) => Err((FailureKind::External, err.to_string())),
-                    },
+                    Some(servers) => {
+                        let answer = tokio::select! {
+                            answer = servers.call(name, args) => Some(answer),
+                            () = cancel.cancelled() => None,
+                        };
+                        match answer {
+                            Some(Ok(result)) if result.is_error => {
+                                Err((FailureKind::External, result.text))
+                            }
+                            Some(Ok(result)) => Ok(result.text),
+                            Some(Err(err)) => Err((FailureKind::External, err.to_string())),
+                            None => Err((
+                                FailureKind::External,
+                                "the turn was cancelled while waiting for this call; it was \
+                                 abandoned"
+                                    .to_string(),
+                            )),
+                        }
+                    }
                 }
             }
         };

@@ -146,7 +146,8 @@ impl Agent {
                     turn_index,
                     call_index: i64::try_from(calls_made).unwrap_or(i64::MAX),
                 };
-                let record = Self::run_call(runtime, &tools, &external, &call, at, &mut made).await;
+                let record =
+                    Self::run_call(runtime, &tools, &external, &call, at, &mut made, cancel).await;
                 all_failed &= !record.envelope.success;
                 messages.push(ChatMessage::tool(
                     call.id,
@@ -249,6 +250,7 @@ impl Agent {
         call: &ToolCallRequest,
         at: InTurn,
         made: &mut TurnCalls,
+        cancel: &CancellationToken,
     ) -> crate::tools::ToolCall {
         // A model's made-up name or text may hold anything, NUL characters included: the
         // workspace scrubs them from what it records (`Edit::record_tool_call`).
@@ -289,7 +291,7 @@ impl Agent {
                 }
                 None => {
                     let record = external
-                        .call(runtime, tools.thread_id(), name, args.clone(), at)
+                        .call(runtime, tools.thread_id(), name, args.clone(), at, cancel)
                         .await;
                     // Only a call that worked is not made again: a timeout or a restarting
                     // server may well answer the same call next time.

@@ -194,6 +194,42 @@ backend_tests! {
         setup.cleanup().await;
     }
 
+    async fn cancelling_a_turn_stops_waiting_for_a_slow_call(engine) {
+        needs!(python_mcp);
+        let setup = McpSetup::new(
+            engine,
+            json!({"mcpServers": {"tools": python_entry(&[])}}),
+            quick(Duration::from_secs(60)),
+            vec![
+                Script::tool_calls(vec![call("tools__slow", args(&[("seconds", json!(30))], "I wait for the slow tool."))]),
+                Script::text("never asked"),
+            ],
+        )
+        .await;
+        setup.wait_for("tools", "ready", |_| true).await;
+        setup.server.create_thread("t").await;
+        let mut chat = crate::common::agent::chat(&setup.server, "t", "Wait").await;
+        crate::common::agent::until_event(&mut chat, "turn").await;
+        // The call is under way once the model's request was answered.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+        while setup.mock.request_count() < 1 {
+            assert!(tokio::time::Instant::now() < deadline, "the model was never asked");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let started = std::time::Instant::now();
+        let reply = setup.server.post("/api/threads/t/cancel", &json!({})).await;
+        assert_eq!(reply.expect(202), json!({"cancelled": true}));
+        let frames = crate::common::agent::until_done(&mut chat).await;
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+        assert_eq!(frames.last().unwrap().data["status"], "cancelled", "{frames:?}");
+        let stepped = steps(&frames);
+        assert_eq!(stepped.len(), 1, "{frames:?}");
+        assert!(stepped[0].1["error"].as_str().unwrap().contains("cancelled while waiting"), "{:?}", stepped[0]);
+        assert_eq!(setup.mock.request_count(), 1, "the model is not asked again");
+        setup.cleanup().await;
+    }
+
     async fn a_tool_list_that_changes_reaches_the_next_turn(engine) {
         needs!(python_mcp);
         let setup = McpSetup::new(
