@@ -102,6 +102,23 @@ backend_tests! {
         let workspace = setup.server.get("/api/threads/t/workspace").await.expect(200);
         assert_eq!(workspace["objective"], Value::Null);
 
+        // The recording keeps the external steps, and they come back with an import.
+        let recording = setup.server.client.get(setup.server.url("/api/threads/t/export")).send().await.unwrap().text().await.unwrap();
+        let step_lines: Vec<Value> = recording
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|l| l["type"] == "step")
+            .collect();
+        assert_eq!(step_lines.len(), 2, "{recording}");
+        assert!(step_lines[0].to_string().contains("tools__echo"), "{recording}");
+        let imported = setup.server.client.post(setup.server.url("/api/threads/import?id=back"))
+            .header("content-type", "application/x-ndjson").body(recording).send().await.unwrap();
+        assert_eq!(imported.status(), 201);
+        assert_eq!(
+            json!(crate::common::agent::messages(&setup.server, "back").await).to_string().matches("tools__echo").count(),
+            json!(messages).to_string().matches("tools__echo").count()
+        );
+
         let metrics = setup.server.client.get(setup.server.url("/metrics")).send().await.unwrap().text().await.unwrap();
         assert!(
             metrics.lines().any(|l| l.starts_with("haico_mcp_calls_total")
