@@ -141,7 +141,7 @@ fn bench(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
         b.to_async(rt).iter(|| async {
             let mut params = CallToolRequestParams::new("echo");
             params.arguments = Some(args());
-            let result = direct.call_tool(params).await.expect("call");
+            let result = direct.peer().call_tool(params).await.expect("call");
             assert_eq!(result.is_error, Some(false));
         });
     });
