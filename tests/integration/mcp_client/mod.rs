@@ -4,6 +4,7 @@
 //! with the OpenAI wire mock; the agent, the HTTP API and the store are the real ones, on both
 //! engines.
 
+mod everything;
 mod peer;
 mod python;
 mod startup;
