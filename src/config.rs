@@ -75,6 +75,44 @@ pub struct ServeArgs {
     /// Language model settings.
     #[command(flatten)]
     pub llm: LlmArgs,
+    /// Other MCP servers whose tools the agent may use.
+    #[command(flatten)]
+    pub mcp_client: McpClientArgs,
+}
+
+/// The other MCP servers the agent may use (see `haico::mcp_client` and docs/MCP.md).
+#[derive(Debug, Clone, Args)]
+pub struct McpClientArgs {
+    /// A JSON file naming MCP servers whose tools the agent may use, in the format desktop MCP
+    /// clients share: `{"mcpServers": {"<name>": {"command", "args", "env"} | {"url",
+    /// "headers"}}}`. A mistake in it stops start-up.
+    #[arg(long, env = "HAICO_MCP_SERVERS")]
+    pub mcp_servers: Option<std::path::PathBuf>,
+    /// Seconds one call of another MCP server's tool may take before it fails (the turn goes
+    /// on, the model told so).
+    #[arg(long, env = "HAICO_MCP_CALL_TIMEOUT_SECS", default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub mcp_call_timeout_secs: u64,
+}
+
+impl McpClientArgs {
+    /// The servers file, read and checked (no servers when none is set).
+    pub fn config(
+        &self,
+    ) -> Result<crate::mcp_client::McpConfig, crate::mcp_client::McpConfigError> {
+        match &self.mcp_servers {
+            Some(path) => crate::mcp_client::McpConfig::load(path),
+            None => Ok(crate::mcp_client::McpConfig::default()),
+        }
+    }
+
+    /// Connection and call timing.
+    pub fn options(&self) -> crate::mcp_client::ClientOptions {
+        crate::mcp_client::ClientOptions {
+            call_timeout: std::time::Duration::from_secs(self.mcp_call_timeout_secs),
+            ..crate::mcp_client::ClientOptions::default()
+        }
+    }
 }
 
 /// How long clients may take and how many may be connected at once.

@@ -4,6 +4,7 @@
 //! The crate is laid out by layer, each using only the ones below it:
 //!
 //! - adapters: [`http`] (REST, events, the web UI's shell), [`mcp`] (the MCP server),
+//!   [`mcp_client`] (other MCP servers whose tools the agent uses),
 //!   [`tools`] (the agent's typed tools and their runtime), [`agent`] (the ReAct loop and the
 //!   LLM providers), [`terminal`], [`archive`], [`accounts`], [`eval`] (the agent's
 //!   evaluation) and [`cli`] (the command line);
@@ -29,6 +30,7 @@ pub mod events;
 pub mod http;
 pub mod markdown;
 pub mod mcp;
+pub mod mcp_client;
 pub mod metrics;
 pub mod panels;
 pub mod people;

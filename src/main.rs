@@ -11,6 +11,7 @@ use haico::{
     config::ServeArgs,
     events::{DEFAULT_POLL_INTERVAL, PollingBus},
     http::{self, AppState, HttpConfig},
+    mcp_client::McpServers,
     replicas::{Doorbell, doorbell::OnCancel},
     store::Database,
     tools::tool_specs,
@@ -143,6 +144,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     // A mistyped host, origin or replica id is reported before anything starts.
     let origins = args.guard.origin_policy()?;
     let replica = args.replica.replica_id()?;
+    let mcp_config = args.mcp_client.config()?;
     haico::metrics::replica(replica.as_str());
     let db = Database::connect(&args.database.database_url, &args.database.pool_config())
         .await
@@ -165,6 +167,16 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let poller = bus.spawn_poller(DEFAULT_POLL_INTERVAL);
     let state = AppState::with_bus(db.clone(), model, agent_config, bus.clone());
     tracing::info!(model = %state.agent().describe_model(), "agent ready");
+    // Other MCP servers connect in the background: start-up never waits for them.
+    let mcp_servers = McpServers::start(&mcp_config, args.mcp_client.options());
+    if !mcp_servers.is_empty() {
+        tracing::info!(
+            servers = mcp_config.servers.len(),
+            file = %mcp_config.path.display(),
+            "connecting to MCP servers (HAICO_MCP_SERVERS)"
+        );
+    }
+    state.agent().use_mcp_servers(mcp_servers.clone());
     let doorbell = match &db {
         Database::Postgres { pool, .. } => {
             let agent = Arc::downgrade(state.agent());
@@ -236,6 +248,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .await
         .context("serving HTTP")?;
     leases.abort();
+    mcp_servers.shutdown().await;
     if let Some(doorbell) = doorbell {
         doorbell.abort();
     }

@@ -25,6 +25,9 @@
 //! | `haico_model_call_errors_total` | counter | `kind` (e.g. `timeout`, `rate_limited`) |
 //! | `haico_model_tokens_total` | counter | `kind` (`prompt`, `cached`, `completion`) |
 //! | `haico_model_first_token_seconds` | histogram | |
+//! | `haico_mcp_server_status` | gauge | `server`, `status` (`connecting`, `ready`, `failed`): 1 for the current one |
+//! | `haico_mcp_calls_total` | counter | `server`, `tool`, `outcome` (`success`, `is_error` or a failure kind) |
+//! | `haico_mcp_call_duration_seconds` | histogram | `server`, `tool`, `outcome` |
 
 use std::{sync::OnceLock, time::Duration};
 
@@ -62,6 +65,12 @@ pub const REPLICA_INFO: &str = "haico_replica_info";
 pub const DOORBELL_LISTENING: &str = "haico_events_listen_up";
 /// Turns this replica ended because their replica's lease ran out.
 pub const TURNS_EXPIRED: &str = "haico_agent_turns_expired_total";
+/// Where each configured MCP server stands (1 on its current status, 0 on the others).
+pub const MCP_SERVER_STATUS: &str = "haico_mcp_server_status";
+/// Calls of other MCP servers' tools, by server, tool and outcome.
+pub const MCP_CALLS: &str = "haico_mcp_calls_total";
+/// Wall time of a call of another MCP server's tool.
+pub const MCP_CALL_DURATION: &str = "haico_mcp_call_duration_seconds";
 
 /// HTTP latency buckets, in seconds (Prometheus' usual ones, from 1 ms).
 const HTTP_BUCKETS: &[f64] = &[
@@ -147,6 +156,20 @@ fn describe() {
         "Time from a request's arrival to its response head, by method, route template and status."
     );
     describe_counter!(TURNS_STARTED, Unit::Count, "Agent turns started.");
+    describe_gauge!(
+        MCP_SERVER_STATUS,
+        "Where each configured MCP server stands: 1 on its current status."
+    );
+    describe_counter!(
+        MCP_CALLS,
+        Unit::Count,
+        "Calls of other MCP servers' tools, by server, tool and outcome."
+    );
+    describe_histogram!(
+        MCP_CALL_DURATION,
+        Unit::Seconds,
+        "Wall time of a call of another MCP server's tool."
+    );
     describe_counter!(TURNS_FINISHED, Unit::Count, "Agent turns ended, by status.");
     describe_counter!(
         TOOL_CALLS,
@@ -240,6 +263,24 @@ pub fn tool_call(tool: &'static str, failure: Option<&'static str>, elapsed: Dur
     let outcome = failure.unwrap_or("success");
     counter!(TOOL_CALLS, "tool" => tool, "outcome" => outcome).increment(1);
     histogram!(TOOL_CALL_DURATION, "tool" => tool, "outcome" => outcome)
+        .record(elapsed.as_secs_f64());
+}
+
+/// Records where the MCP server `server` stands now (`connecting`, `ready` or `failed`).
+/// Server names come from the configuration, so the label set is bounded.
+pub fn mcp_server_status(server: &str, status: &str) {
+    for each in ["connecting", "ready", "failed"] {
+        let value = if each == status { 1.0 } else { 0.0 };
+        gauge!(MCP_SERVER_STATUS, "server" => server.to_string(), "status" => each).set(value);
+    }
+}
+
+/// Records one call of an MCP server's tool that ended with `outcome`.
+pub fn mcp_call(server: &str, tool: &str, outcome: &'static str, elapsed: Duration) {
+    let (server, tool) = (server.to_string(), tool.to_string());
+    counter!(MCP_CALLS, "server" => server.clone(), "tool" => tool.clone(), "outcome" => outcome)
+        .increment(1);
+    histogram!(MCP_CALL_DURATION, "server" => server, "tool" => tool, "outcome" => outcome)
         .record(elapsed.as_secs_f64());
 }
 

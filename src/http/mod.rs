@@ -27,6 +27,7 @@ mod history;
 mod html;
 mod info;
 mod mcp;
+mod mcp_servers;
 mod metrics;
 mod objective;
 mod open_files;

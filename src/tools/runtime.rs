@@ -26,7 +26,7 @@ use crate::{
 mod arguments;
 mod failures;
 
-use arguments::split_action_and_reasoning;
+pub use arguments::split_action_and_reasoning;
 pub use failures::FailureKind;
 use failures::{Failure, contain, declaration_mismatch, open_failure, storage_failure};
 

@@ -18,6 +18,7 @@ mod fuzz;
 mod history;
 mod http;
 mod mcp;
+mod mcp_client;
 mod people;
 mod providers;
 mod replicas;

@@ -8,6 +8,7 @@
 //! a lease on its row, kept by [`leases`](super::leases).
 
 mod config;
+mod external;
 mod think;
 
 pub use config::{AgentConfig, DEFAULT_TURN_LEASE};
@@ -32,6 +33,7 @@ use super::{
 };
 use crate::{
     ThreadId,
+    mcp_client::McpServers,
     replicas::{Doorbell, ReplicaId},
     store::{TurnLease, TurnStatus, TurnUsage, now_ms},
     tools::ToolRuntime,
@@ -96,6 +98,8 @@ pub struct Agent {
     /// The last prompt read per thread, so a thread's next turn starts from it and reads only
     /// what changed since (at most [`KEPT_PROMPTS`] threads).
     prompts: Mutex<HashMap<String, PromptCache>>,
+    /// Other MCP servers whose tools the agent may call (`HAICO_MCP_SERVERS`). Set once.
+    mcp_servers: OnceLock<McpServers>,
 }
 
 /// How many threads' prompt reads an agent keeps between turns (each a few tens of KB: the
@@ -161,7 +165,18 @@ impl Agent {
             stopping: AtomicBool::new(false),
             tasks: TaskTracker::new(),
             prompts: Mutex::new(HashMap::new()),
+            mcp_servers: OnceLock::new(),
         }
+    }
+
+    /// Offers the tools of `servers` to this agent's turns. Set once.
+    pub fn use_mcp_servers(&self, servers: McpServers) {
+        let _ = self.mcp_servers.set(servers);
+    }
+
+    /// The other MCP servers the agent uses, when any are configured.
+    pub fn mcp_servers(&self) -> Option<&McpServers> {
+        self.mcp_servers.get()
     }
 
     /// This process's replica id.

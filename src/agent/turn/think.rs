@@ -21,7 +21,7 @@ use crate::{
     tools::{FailureKind, InTurn, ToolRuntime, Toolset, build_tools},
 };
 
-use super::*;
+use super::{external::ExternalTools, *};
 
 impl Agent {
     /// The loop itself.
@@ -36,6 +36,9 @@ impl Agent {
     ) -> Outcome {
         let Kept { prompt, usage } = kept;
         let tools = build_tools(thread_id);
+        // Other MCP servers' tools come after the workspace's, in name order: the list is the
+        // same in every request until a server's tools change (the prompt's stable head).
+        let external = ExternalTools::now(self.mcp_servers());
         let definitions: Vec<ToolDefinition> = tools
             .specs()
             .into_iter()
@@ -44,8 +47,13 @@ impl Agent {
                 description: spec.description.to_string(),
                 parameters: spec.parameters.clone(),
             })
+            .chain(external.definitions())
             .collect();
-        let offered: Vec<&str> = tools.iter().map(|tool| tool.name()).collect();
+        let offered: Vec<&str> = tools
+            .iter()
+            .map(|tool| tool.name())
+            .chain(external.names())
+            .collect();
         let workspaces = runtime.workspaces();
         let mut messages = match load_history(
             workspaces,
@@ -138,7 +146,8 @@ impl Agent {
                     turn_index,
                     call_index: i64::try_from(calls_made).unwrap_or(i64::MAX),
                 };
-                let record = Self::run_call(runtime, &tools, &call, at, &mut made).await;
+                let record =
+                    Self::run_call(runtime, &tools, &external, &call, at, &mut made, cancel).await;
                 all_failed &= !record.envelope.success;
                 messages.push(ChatMessage::tool(
                     call.id,
@@ -237,9 +246,11 @@ impl Agent {
     async fn run_call(
         runtime: &ToolRuntime,
         tools: &Toolset,
+        external: &ExternalTools,
         call: &ToolCallRequest,
         at: InTurn,
         made: &mut TurnCalls,
+        cancel: &CancellationToken,
     ) -> crate::tools::ToolCall {
         // A model's made-up name or text may hold anything, NUL characters included: the
         // workspace scrubs them from what it records (`Edit::record_tool_call`).
@@ -271,6 +282,26 @@ impl Agent {
                     .await;
             }
         };
+        if tools.get(name).is_none() && external.handles(name) {
+            return match made.repeat_of(name, &args) {
+                Some(repeat) => {
+                    runtime
+                        .reject_in_turn(tools, name, args, (FailureKind::Repeated, repeat), at)
+                        .await
+                }
+                None => {
+                    let record = external
+                        .call(runtime, tools.thread_id(), name, args.clone(), at, cancel)
+                        .await;
+                    // Only a call that worked is not made again: a timeout or a restarting
+                    // server may well answer the same call next time.
+                    if record.envelope.success {
+                        made.record(name, &args, false, at.call_index, &record.envelope);
+                    }
+                    record
+                }
+            };
+        }
         let read_only = tools.get(name).is_some_and(|tool| tool.read_only());
         let record = match made.repeat_of(name, &args) {
             Some(repeat) => {

@@ -8,7 +8,7 @@ use crate::tools::{ACTION_AND_REASONING, args::json_kind};
 /// Takes `action_and_reasoning` out of the arguments; it must be a non-empty string. On
 /// failure the error comes with the arguments as sent (an empty sentence left out), for the
 /// record.
-pub(super) fn split_action_and_reasoning(args: Value) -> Result<(String, Value), (String, Value)> {
+pub fn split_action_and_reasoning(args: Value) -> Result<(String, Value), (String, Value)> {
     let mut map = match args {
         Value::Object(map) => map,
         other => {

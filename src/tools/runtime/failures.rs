@@ -30,6 +30,8 @@ pub enum FailureKind {
     Panic,
     /// The same call was already made in the turn; it was not run again.
     Repeated,
+    /// Another MCP server's tool failed, timed out, or its server could not be reached.
+    External,
 }
 
 impl FailureKind {
@@ -43,6 +45,7 @@ impl FailureKind {
             FailureKind::Storage => "storage",
             FailureKind::Panic => "panic",
             FailureKind::Repeated => "repeated",
+            FailureKind::External => "external",
         }
     }
 }

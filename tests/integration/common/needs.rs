@@ -1,5 +1,6 @@
 //! Parts of the suite that need something outside the crate: a PostgreSQL server, Chromium
-//! with chromedriver, nginx, systemd-analyze. A plain `cargo test` on a machine without them still passes: each
+//! with chromedriver, nginx, systemd-analyze, Python's MCP SDK, the npm
+//! package `@modelcontextprotocol/server-everything`. A plain `cargo test` on a machine without them still passes: each
 //! test that needs a missing part returns at its start, and the first one prints a note on
 //! stderr naming the part and how to provide it. With `HAICO_TEST_REQUIRE_ALL=1` (what
 //! `.ci/run` sets) a missing part fails the test instead, so CI cannot go green on half a suite.
@@ -104,6 +105,58 @@ pub fn systemd_analyze() -> bool {
             )
         }
     })
+}
+
+/// Whether `python3` can import the official MCP Python SDK (`pip install mcp`), with which
+/// the MCP client tests' stdio server is written (`tests/fixtures/mcp/tools_server.py`).
+pub fn python_mcp() -> bool {
+    static FOUND: OnceLock<Result<(), String>> = OnceLock::new();
+    present(
+        &FOUND,
+        "the MCP client tests against a Python server",
+        || {
+            let found = std::process::Command::new("python3")
+                .args(["-c", "import mcp.server.fastmcp"])
+                .output()
+                .is_ok_and(|out| out.status.success());
+            if found {
+                Ok(())
+            } else {
+                Err(
+                    "python3 cannot import the MCP SDK. Install it with `python3 -m pip install \
+                 'mcp>=1.9,<2'` (`bash .ci/run` does)"
+                        .to_string(),
+                )
+            }
+        },
+    )
+}
+
+/// Where `.ci/run` installs `@modelcontextprotocol/server-everything` (npm).
+pub const EVERYTHING: &str = "target/mcp-everything/node_modules/.bin/mcp-server-everything";
+
+/// Whether the reference MCP server `@modelcontextprotocol/server-everything` is installed at
+/// [`EVERYTHING`] (under the crate's folder).
+pub fn everything() -> bool {
+    static FOUND: OnceLock<Result<(), String>> = OnceLock::new();
+    present(
+        &FOUND,
+        "the MCP client tests against server-everything",
+        || {
+            if Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join(EVERYTHING)
+                .is_file()
+            {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{EVERYTHING} is missing. Install it with `npm install --prefix \
+                 target/mcp-everything @modelcontextprotocol/server-everything@2026.8.31` \
+                 (`bash .ci/run` does)"
+                ))
+            }
+        },
+    )
 }
 
 /// `true` when the part is there (`probe` runs once per process, its answer kept in `found`);

@@ -22,6 +22,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("GET", "/api/info"),
     ("POST", "/api/markdown"),
     ("GET", "/api/tools"),
+    ("GET", "/api/mcp-servers"),
     ("GET", "/api/threads"),
     ("POST", "/api/threads"),
     ("GET", "/api/threads/{thread_id}"),

@@ -87,6 +87,7 @@ const TABLE: &[(&str, &str, Need)] = &[
     ("GET", "/api/info", Need::Signed),
     ("POST", "/api/markdown", Need::Signed),
     ("GET", "/api/tools", Need::Signed),
+    ("GET", "/api/mcp-servers", Need::Signed),
     ("GET", "/api/me", Need::Signed),
     ("GET", "/api/threads", Need::Signed),
     ("POST", "/api/threads", Need::Signed),

@@ -1,0 +1,242 @@
+//! Other MCP servers' tools in a turn (SPEC §13): how they are described to the model, and a
+//! call of one as a step like any other (recorded, announced, timed, in the history), which
+//! writes nothing to the workspace and makes no revision.
+//!
+//! What the server answers is untrusted text: it reaches the model inside the envelope (cut to
+//! a budget by [`crate::mcp_client::result`]) and the trace as data; nothing of it is executed
+//! or written to the workspace, except through a workspace tool the model then calls.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    ThreadId,
+    agent::model::ToolDefinition,
+    mcp_client::{McpServers, OfferedTool},
+    panels::PanelSet,
+    store::NewToolCall,
+    tools::{
+        ACTION_AND_REASONING, Envelope, FailureKind, InTurn, ToolCall, ToolRuntime,
+        split_action_and_reasoning,
+    },
+};
+
+const ACTION_AND_REASONING_DOC: &str = "One short, plain-language sentence for the person you \
+work with: what you are doing with this call and why. No technical jargon.";
+
+/// The external tools of one turn: fixed when the turn starts, so the model's tool list does
+/// not change under it.
+#[derive(Debug, Default)]
+pub(super) struct ExternalTools {
+    servers: Option<McpServers>,
+    offered: Vec<OfferedTool>,
+}
+
+impl ExternalTools {
+    /// The tools `servers` offer now.
+    pub(super) fn now(servers: Option<&McpServers>) -> Self {
+        match servers {
+            Some(servers) if !servers.is_empty() => Self {
+                offered: servers.offered(),
+                servers: Some(servers.clone()),
+            },
+            _ => Self::default(),
+        }
+    }
+
+    /// How the model sees them: the server's description and schema, with the required
+    /// `action_and_reasoning` added, in name order.
+    pub(super) fn definitions(&self) -> Vec<ToolDefinition> {
+        self.offered
+            .iter()
+            .map(|offered| ToolDefinition {
+                name: offered.full_name.clone(),
+                description: offered.tool.description.clone(),
+                parameters: with_reason(&offered.tool.input_schema),
+            })
+            .collect()
+    }
+
+    /// Their names.
+    pub(super) fn names(&self) -> impl Iterator<Item = &str> {
+        self.offered
+            .iter()
+            .map(|offered| offered.full_name.as_str())
+    }
+
+    /// Whether `name` is one of this turn's external tools, or names a configured server's
+    /// tool (one that went away since: the call then fails saying why).
+    pub(super) fn handles(&self, name: &str) -> bool {
+        self.offered.iter().any(|offered| offered.full_name == name)
+            || self
+                .servers
+                .as_ref()
+                .is_some_and(|servers| servers.claims(name))
+    }
+
+    /// Whether the tool itself declares `action_and_reasoning`: then the agent's sentence is
+    /// passed on instead of stripped.
+    fn wants_reason(&self, name: &str) -> bool {
+        self.offered.iter().any(|offered| {
+            offered.full_name == name
+                && offered
+                    .tool
+                    .input_schema
+                    .get("properties")
+                    .and_then(Value::as_object)
+                    .is_some_and(|props| props.contains_key(ACTION_AND_REASONING))
+        })
+    }
+
+    /// Runs the call `name(args)` as step `at` of a turn on `thread`: the server is asked, the
+    /// outcome becomes an envelope, and the step is recorded and announced. Never fails: every
+    /// problem is a failed envelope the model reads. Cancelling the turn stops the wait at once
+    /// (the server may still finish the call; the step says it was abandoned).
+    pub(super) async fn call(
+        &self,
+        runtime: &ToolRuntime,
+        thread: &ThreadId,
+        name: &str,
+        args: Value,
+        at: InTurn,
+        cancel: &CancellationToken,
+    ) -> ToolCall {
+        let started = Instant::now();
+        let mut call = ToolCall {
+            tool: name.to_string(),
+            arguments: Value::Object(Map::new()),
+            action_and_reasoning: None,
+            envelope: Envelope::failure(""),
+            changed: PanelSet::default(),
+            artifact: None,
+            failure: None,
+            turn_index: Some(at.turn_index),
+            duration: Duration::ZERO,
+        };
+        let outcome = match split_action_and_reasoning(args) {
+            Err((message, sent)) => {
+                call.arguments = sent;
+                Err((FailureKind::InvalidArguments, message))
+            }
+            Ok((reason, args)) => {
+                call.arguments = args.clone();
+                call.action_and_reasoning = Some(reason.clone());
+                let mut args = match args {
+                    Value::Object(map) => map,
+                    _ => Map::new(),
+                };
+                if self.wants_reason(name) {
+                    args.insert(ACTION_AND_REASONING.to_string(), Value::String(reason));
+                }
+                match &self.servers {
+                    None => Err((
+                        FailureKind::UnknownTool,
+                        format!("unknown tool `{name}`: no MCP servers are configured"),
+                    )),
+                    Some(servers) => {
+                        let answer = tokio::select! {
+                            answer = servers.call(name, args) => Some(answer),
+                            () = cancel.cancelled() => None,
+                        };
+                        match answer {
+                            Some(Ok(result)) if result.is_error => {
+                                Err((FailureKind::External, result.text))
+                            }
+                            Some(Ok(result)) => Ok(result.text),
+                            Some(Err(err)) => Err((FailureKind::External, err.to_string())),
+                            None => Err((
+                                FailureKind::External,
+                                "the turn was cancelled while waiting for this call; it was \
+                                 abandoned"
+                                    .to_string(),
+                            )),
+                        }
+                    }
+                }
+            }
+        };
+        match outcome {
+            Ok(text) => call.envelope = Envelope::ok(text),
+            Err((kind, message)) => {
+                call.failure = Some(kind);
+                call.envelope = Envelope::failure(message);
+            }
+        }
+        call.duration = started.elapsed();
+        tracing::info!(
+            tool = name,
+            action_and_reasoning = call.action_and_reasoning.as_deref().unwrap_or(""),
+            success = call.envelope.success,
+            duration_us = u64::try_from(call.duration.as_micros()).unwrap_or(u64::MAX),
+            "external tool call"
+        );
+        let result = call.envelope.to_value();
+        let record = NewToolCall {
+            turn_index: at.turn_index,
+            call_index: at.call_index,
+            tool: &call.tool,
+            arguments: &call.arguments,
+            action_and_reasoning: call.action_and_reasoning.as_deref(),
+            result: &result,
+            success: call.envelope.success,
+            duration_ms: call.duration.as_secs_f64() * 1000.0,
+        };
+        if let Err(err) = runtime.workspaces().record_tool_call(thread, record).await {
+            tracing::error!(error = %err, "could not record an external tool call");
+        }
+        call
+    }
+}
+
+/// The server's schema with the required `action_and_reasoning` added (the schema is left as
+/// the server wrote it otherwise).
+fn with_reason(schema: &Map<String, Value>) -> Value {
+    let mut root = schema.clone();
+    root.remove("$schema");
+    root.insert("type".into(), Value::String("object".into()));
+    let properties = root
+        .entry("properties")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(props) = properties {
+        props.insert(
+            ACTION_AND_REASONING.into(),
+            json!({"type": "string", "minLength": 1, "description": ACTION_AND_REASONING_DOC}),
+        );
+    }
+    let required = root
+        .entry("required")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if let Value::Array(list) = required
+        && !list.iter().any(|item| item == ACTION_AND_REASONING)
+    {
+        list.push(Value::String(ACTION_AND_REASONING.into()));
+    }
+    Value::Object(root)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reason_is_added_once_and_the_rest_kept() {
+        let schema = json!({"type": "object", "$schema": "x",
+            "properties": {"path": {"type": "string"}}, "required": ["path"]});
+        let schema = schema.as_object().cloned().unwrap_or_default();
+        let with = with_reason(&schema);
+        assert_eq!(with["required"], json!(["path", "action_and_reasoning"]));
+        assert!(with.get("$schema").is_none());
+        assert_eq!(with["properties"]["path"], json!({"type": "string"}));
+        let again = with.as_object().cloned().unwrap_or_default();
+        assert_eq!(
+            with_reason(&again)["required"],
+            json!(["path", "action_and_reasoning"])
+        );
+        assert_eq!(
+            with_reason(&Map::new())["required"],
+            json!(["action_and_reasoning"])
+        );
+    }
+}
