@@ -60,7 +60,7 @@ async fn select_ask_accept_reject_and_see_outdated(engine: Engine) {
     );
 
     // Select a passage, ask about it: the chat quotes it and the server gets its offsets.
-    select_in_document(&browser, "very long sentence").await;
+    select_in_document(&browser, "A very long sentence that rambles on and on.").await;
     browser.wait_visible("#ask-selection").await;
     browser.click("#ask-selection").await;
     browser.wait_visible("#chat-selection").await;
@@ -103,10 +103,13 @@ async fn select_ask_accept_reject_and_see_outdated(engine: Engine) {
         .unwrap()
         .to_string();
     assert!(
-        asked.starts_with("About this passage of the document (characters 20-38"),
+        asked.starts_with("About this passage of the document (characters 18-62"),
         "{asked}"
     );
-    assert!(asked.contains("> very long sentence"), "{asked}");
+    assert!(
+        asked.contains("> A very long sentence that rambles"),
+        "{asked}"
+    );
 
     // Two more, made over the tools endpoint (another client): they appear live.
     server.tool_ok(&thread, "edit_document", json!({"edits": [{"old_text": "Third paragraph here.", "new_text": "Final paragraph."}]})).await;
