@@ -231,7 +231,10 @@ async fn select_ask_accept_reject_and_see_outdated(engine: Engine) {
     // `HAICO_SUGGESTIONS_SCREENSHOT=1` saves the page as it is now for docs/UI.md.
     if std::env::var_os("HAICO_SUGGESTIONS_SCREENSHOT").is_some() {
         browser
-            .js("document.querySelectorAll('#toasts > *').forEach((t) => t.remove());", vec![])
+            .js(
+                "document.querySelectorAll('#toasts > *').forEach((t) => t.remove());",
+                vec![],
+            )
             .await;
         browser
             .screenshot(std::path::Path::new("docs/suggestions.png"))
