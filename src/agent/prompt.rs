@@ -10,7 +10,8 @@
 //! turn and from one turn of the thread to its next; the thread's event log says which panels
 //! changed since (every committed change, by the agent or by a person, appends a `workspace`
 //! event naming its panels in the same transaction), so only those are read and rendered
-//! again.
+//! again. A turn about a person's selection also marks the passage in the document
+//! ([`focus`]).
 
 use crate::{
     ThreadId,
@@ -283,13 +284,24 @@ impl Sections {
 
     /// The whole snapshot: its preamble, then every section in order.
     fn join(&self) -> String {
+        self.join_about(None)
+    }
+
+    /// The whole snapshot, with the document marked and the `<selection>` note in a turn
+    /// about a person's selection.
+    fn join_about(&self, focused: Option<&focus::Focused>) -> String {
+        let document = focused
+            .and_then(|f| f.document.as_deref())
+            .unwrap_or(&self.document);
+        let note = focused.map_or("", |f| f.note.as_str());
         let mut out = String::with_capacity(
             SNAPSHOT_PREAMBLE.len()
                 + self.rewrites.len()
                 + self.objective.len()
                 + self.preferences.len()
                 + self.plan.len()
-                + self.document.len()
+                + document.len()
+                + note.len()
                 + self.artifacts.len()
                 + self.suggestions.len()
                 + 128,
@@ -303,7 +315,8 @@ impl Sections {
         out.push_str("\n</preferences>\n\n<plan>\n");
         out.push_str(&self.plan);
         out.push_str("\n</plan>\n\n");
-        out.push_str(&self.document);
+        out.push_str(document);
+        out.push_str(note);
         out.push_str(&self.suggestions);
         out.push_str("<artifacts>\n");
         out.push_str(&self.artifacts);
@@ -317,16 +330,8 @@ fn document_section(document: Option<&DocumentExcerpt>) -> String {
     let Some(doc) = document else {
         return "<document>\n(no document yet)\n</document>\n\n".to_string();
     };
-    let title = if doc.title.is_empty() {
-        "(untitled)"
-    } else {
-        doc.title.as_str()
-    };
     let mut out = String::with_capacity(doc.head.len() + doc.tail.len() + 256);
-    out.push_str(&format!(
-        "<document title=\"{}\">\n",
-        title.replace('"', "'")
-    ));
+    out.push_str(&document_open_tag(&doc.title));
     out.push_str(&doc.head);
     if !doc.tail.is_empty() {
         let shown = as_i64(doc.head.chars().count() + doc.tail.chars().count());
@@ -339,6 +344,16 @@ fn document_section(document: Option<&DocumentExcerpt>) -> String {
     }
     out.push_str("\n</document>\n\n");
     out
+}
+
+/// The `<document>` element's opening tag, with the title.
+fn document_open_tag(title: &str) -> String {
+    let title = if title.is_empty() {
+        "(untitled)"
+    } else {
+        title
+    };
+    format!("<document title=\"{}\">\n", title.replace('"', "'"))
 }
 
 /// What the prompt of a thread has read and rendered so far, so that the next model call — of
@@ -368,7 +383,9 @@ impl PromptCache {
     /// The workspace snapshot for the thread as it stands now. The first call reads
     /// everything; later ones read, in one snapshot, the `workspace` events since the last read
     /// and only the panels they name (and the restores and undos when a person changed
-    /// something).
+    /// something). When `workspaces` are about a person's selection
+    /// ([`Workspaces::focus`]), the document is read whole too, to mark the passage where it
+    /// sits now.
     pub async fn snapshot(
         &mut self,
         workspaces: &Workspaces,
@@ -376,13 +393,20 @@ impl PromptCache {
         budget: &PromptBudget,
     ) -> Result<String, WorkspaceError> {
         let mut view = workspaces.view(thread).await?;
-        let outcome = self.bring_up_to_date(&mut view, budget).await;
+        let mut outcome = self.bring_up_to_date(&mut view, budget).await;
+        let mut focused = None;
+        if let (Some(about), Ok(())) = (workspaces.focus(), &outcome) {
+            match focus::focused(&mut view, about, budget).await {
+                Ok(found) => focused = Some(found),
+                Err(err) => outcome = Err(err),
+            }
+        }
         view.close().await;
         outcome?;
         Ok(self
             .state
             .as_ref()
-            .map(|cached| cached.sections.join())
+            .map(|cached| cached.sections.join_about(focused.as_ref()))
             .unwrap_or_default())
     }
 
@@ -470,5 +494,6 @@ fn as_i64(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
 }
 
+mod focus;
 #[cfg(test)]
 mod tests;

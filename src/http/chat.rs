@@ -39,7 +39,9 @@ pub(super) fn router() -> OpenApiRouter<AppState> {
 struct ChatRequest {
     message: String,
     /// A passage of the document the message is about (code-point offsets into that
-    /// version's body): the agent reads it quoted before the message.
+    /// version's body; an older version's passage is found again where later edits moved
+    /// it): the agent reads it quoted before the message and marked in its snapshot, and in
+    /// suggest mode may only suggest changes to it.
     #[serde(default)]
     selection: Option<crate::workspace::Selection>,
 }
@@ -57,7 +59,7 @@ struct ChatRequest {
         PathErrors,
         BodyErrors,
         (status = 409, description = "A turn is already running on this thread", body = ErrorBody),
-        (status = 422, description = "The selection's text is not at its offsets in the document", body = ErrorBody),
+        (status = 422, description = "The selection's text is not at its offsets in the version it names, or no longer in the document", body = ErrorBody),
         (status = 429, description = "The caller started too many turns (HAICO_CHAT_TURNS_PER_MINUTE): wait `Retry-After` seconds", body = ErrorBody),
     ),
 )]
@@ -67,18 +69,18 @@ async fn chat(
     Path(ThreadPath { thread_id: id }): Path<ThreadPath>,
     Json(body): Json<ChatRequest>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ApiError> {
-    let message = match &body.selection {
+    let (message, focus) = match &body.selection {
         Some(selection) => {
             if body.message.trim().is_empty() {
                 return Err(ApiError::BadRequest(
                     "`message` is empty: say what to do with the selected passage".to_string(),
                 ));
             }
-            let document = state.workspaces().document(&id).await?;
-            crate::workspace::suggestions::checked_selection(selection, &document)?;
-            crate::workspace::suggestions::message_about(selection, &body.message)
+            let focus = state.workspaces().focus_for(&id, selection).await?;
+            let message = crate::workspace::suggestions::message_about(&focus, &body.message);
+            (message, Some(focus))
         }
-        None => body.message,
+        None => (body.message, None),
     };
     // Subscribe before the turn starts, so its tokens and its logged events arrive in the
     // order they happen.
@@ -87,7 +89,7 @@ async fn chat(
         .map_err(|err| ApiError::Store(err.0))?;
     let started = state
         .agent()
-        .start(&id, &message, state.actor())
+        .start_about(&id, &message, state.actor(), focus)
         .await
         .map_err(|err| match err {
             StartError::InvalidMessage(message) => ApiError::BadRequest(message),

@@ -94,6 +94,11 @@ impl ToolRuntime {
         Self::over(self.workspaces.acting_as(actor))
     }
 
+    /// The same runtime, its calls about `focus` (a turn on a person's selection).
+    pub fn about(&self, focus: Option<crate::workspace::Focus>) -> Self {
+        Self::over(self.workspaces.about(focus))
+    }
+
     /// The database calls run against.
     pub fn database(&self) -> &Database {
         self.workspaces.database()

@@ -38,6 +38,9 @@ pub struct Edit {
     /// The agent's `action_and_reasoning` for the call this edit runs, so a suggestion it
     /// makes keeps the agent's reason with it.
     reason: Option<String>,
+    /// The passage the turn is about, when a person selected one: suggestions must stay
+    /// inside it.
+    focus: Option<std::sync::Arc<super::Focus>>,
 }
 
 impl std::fmt::Debug for Edit {
@@ -143,6 +146,7 @@ impl Edit {
             artifacts: Vec::new(),
             by: None,
             reason: None,
+            focus: None,
         }
     }
 
@@ -159,6 +163,16 @@ impl Edit {
     /// The person this change is made by, when known.
     pub fn made_by(&self) -> Option<&str> {
         self.by.as_deref()
+    }
+
+    /// The passage this change is about, when the turn is about a person's selection.
+    pub fn focus(&self) -> Option<&super::Focus> {
+        self.focus.as_deref()
+    }
+
+    /// The same edit, about `focus`.
+    pub(super) fn about(self, focus: Option<std::sync::Arc<super::Focus>>) -> Self {
+        Self { focus, ..self }
     }
 
     /// The same edit, made by the person named `by`.

@@ -64,7 +64,7 @@ pub use preferences::{
 };
 pub use service::Workspaces;
 pub use suggestions::{
-    Accepted, DocumentMode, ListedSuggestion, Selection, SuggestionDraft, SuggestionStatus,
+    Accepted, DocumentMode, Focus, ListedSuggestion, Selection, SuggestionDraft, SuggestionStatus,
 };
 pub use threads::{
     DEFAULT_THREAD_TITLE, MAX_THREAD_TITLE_CHARS, ThreadChange,

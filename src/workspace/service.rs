@@ -17,6 +17,9 @@ pub struct Workspaces {
     pub(super) db: Database,
     pub(super) bus: SharedBus,
     pub(super) actor: Option<Arc<Actor>>,
+    /// The passage the changes are about (an agent turn on a person's selection): in suggest
+    /// mode the document tools may only change it.
+    pub(super) focus: Option<Arc<super::Focus>>,
 }
 
 impl Workspaces {
@@ -26,6 +29,7 @@ impl Workspaces {
             db,
             bus,
             actor: None,
+            focus: None,
         }
     }
 
@@ -36,7 +40,22 @@ impl Workspaces {
             db: self.db.clone(),
             bus: self.bus.clone(),
             actor: actor.map(Arc::new),
+            focus: self.focus.clone(),
         }
+    }
+
+    /// The same workspaces, their changes about `focus` (a turn on a person's selection), or
+    /// about nothing in particular.
+    pub fn about(&self, focus: Option<super::Focus>) -> Self {
+        Self {
+            focus: focus.map(Arc::new),
+            ..self.clone()
+        }
+    }
+
+    /// The passage the changes are about, if any.
+    pub fn focus(&self) -> Option<&super::Focus> {
+        self.focus.as_deref()
     }
 
     /// Who changes are made by, if anyone in particular.
@@ -84,7 +103,8 @@ impl Workspaces {
                 source == Source::Agent,
                 self.bus.clone(),
             )
-            .by(self.by())),
+            .by(self.by())
+            .about(self.focus.clone())),
             None => {
                 discard(repo).await;
                 Err(WorkspaceError::UnknownThread(thread.to_string()))

@@ -98,6 +98,8 @@ export class DocumentPanel {
     if (next.content) {
       this.view.classList.remove('empty-doc');
       setSafeHtml(this.view, next.html ?? '', { chunk: 60 });
+      // The open suggestions are marked in the text they change.
+      this.app.suggestions?.decorate();
     } else {
       this.view.classList.add('empty-doc');
       this.view.textContent = 'The document is empty. The agent writes here as you work together; you can also write it yourself with Edit.';

@@ -1,6 +1,7 @@
-// Suggestions (issue 25): the document mode toggle, the agent's open suggestions shown as
-// tracked changes (deleted lines struck through, inserted lines marked) with the agent's
-// reason and Accept / Reject, Accept all / Reject all, and "Ask about this" on a selection.
+// Suggestions (issue 25): the document mode toggle, the agent's open suggestions shown inside
+// the document as tracked changes (tracked.js: deleted text struck through, inserted text
+// marked, the agent's reason and Accept / Reject beside each), Accept all / Reject all above
+// the document, and "Ask about this" on a selection.
 //
 // The list is redrawn from the server on every `workspace` event that names `suggestions` or
 // `document` (another tab or person deciding, or the person editing the text, which can make
@@ -8,26 +9,8 @@
 // real button, reachable with Tab and pressed with Enter or Space.
 
 import { ApiError, api, report, threadPath } from './api.js';
-import { $, h, toast } from './dom.js';
-
-/** The lines of a unified diff as tracked changes: `-` struck, `+` marked, context plain. */
-function trackedChanges(diff) {
-  const box = h('div', { class: 'suggestion-changes' });
-  for (const line of (diff || '').split('\n')) {
-    if (line.startsWith('---') || line.startsWith('+++') || line === '') continue;
-    if (line.startsWith('@@')) {
-      // A gap between two hunks; the first hunk needs none.
-      if (box.childElementCount) box.append(h('div', { class: 'diff-gap' }, '…'));
-    } else if (line.startsWith('-')) {
-      box.append(h('del', { class: 'diff-del' }, line.slice(1) || ' '));
-    } else if (line.startsWith('+')) {
-      box.append(h('ins', { class: 'diff-ins' }, line.slice(1) || ' '));
-    } else {
-      box.append(h('div', { class: 'diff-ctx' }, line.slice(1) || ' '));
-    }
-  }
-  return box;
-}
+import { $, toast } from './dom.js';
+import { clearTracked, documentText, drawTracked } from './tracked.js';
 
 /** The code-point offset of the JavaScript string index `index` in `text`. */
 function codePoints(text, index) {
@@ -38,19 +21,23 @@ export class SuggestionsPanel {
   constructor(app) {
     this.app = app;
     this.box = $('#suggestions');
-    this.list = $('#suggestions-list');
+    this.view = $('#document-view');
     this.mode = 'direct';
     this.open = [];
     this.busy = false;
     $('#document-mode').addEventListener('click', () => this.toggleMode());
     $('#suggestions-accept-all').addEventListener('click', () => this.decideAll('accept'));
     $('#suggestions-reject-all').addEventListener('click', () => this.decideAll('reject'));
-    this.list.addEventListener('click', (event) => {
-      const button = event.target.closest('button[data-action]');
+    this.view.addEventListener('click', (event) => {
+      const button = event.target.closest('.suggestion button[data-action]');
       if (!button) return;
       const card = button.closest('.suggestion');
       this.decide(Number(card.dataset.id), button.dataset.action);
     });
+    // A double click on a suggestion's own controls is not a wish to edit the document.
+    this.view.addEventListener('dblclick', (event) => {
+      if (event.target.closest('.suggestion-controls, .suggestion-block')) event.stopImmediatePropagation();
+    }, true);
     const view = $('#document-view');
     const watch = () => setTimeout(() => this.watchSelection(), 0);
     view.addEventListener('mouseup', watch);
@@ -83,30 +70,24 @@ export class SuggestionsPanel {
     document.body.dataset.documentMode = this.mode;
     this.box.hidden = this.open.length === 0;
     $('#suggestions-count').textContent = this.open.length === 1 ? '1 suggestion' : `${this.open.length} suggestions`;
-    const cards = this.open.map((s) => this.card(s));
-    this.list.replaceChildren(...cards);
+    this.decorate();
   }
 
-  card(s) {
-    const what = { edit: 'Edit', append: 'Addition at the end', replace: 'Rewrite of the whole document' }[s.kind] || 'Change';
-    const card = h('li', {
-      class: `suggestion${s.applies ? '' : ' stale'}`,
-      dataset: { id: s.id, applies: String(s.applies) },
-      'aria-label': `Suggestion ${s.id}`,
-    },
-      h('div', { class: 'suggestion-head' },
-        h('strong', {}, `#${s.id}`), ' ', h('span', { class: 'panel-meta' }, `${what} · turn ${s.turn_index}`)),
-      h('p', { class: 'suggestion-reason' }, s.action_and_reasoning || ''),
-      s.title ? h('p', { class: 'suggestion-title' }, `New title: ${s.title}`) : null,
-      s.applies
-        ? trackedChanges(s.diff)
-        : h('p', { class: 'suggestion-note', role: 'note' },
-          'This suggestion no longer applies: the text it changes was edited after it was made. Reject it, or press Accept to mark it outdated.'),
-      h('div', { class: 'suggestion-actions' },
-        h('button', { type: 'button', class: 'button small primary', dataset: { action: 'accept' } }, 'Accept'),
-        h('button', { type: 'button', class: 'button small', dataset: { action: 'reject' } }, 'Reject')),
-    );
-    return card;
+  /**
+   * Draws the open suggestions into the rendered document; called again whenever the document
+   * view is redrawn (doc.js), so the marks always sit on the text they change.
+   */
+  decorate() {
+    const doc = this.app.document;
+    if (!doc || doc.editing || !doc.doc.content) {
+      clearTracked(this.view);
+      return;
+    }
+    drawTracked(this.view, this.open, doc.doc.content);
+    const inline = this.view.querySelectorAll('.suggestion-inline').length;
+    $('#suggestions-placement').textContent = this.open.length && inline < this.open.length
+      ? `${inline} marked in the text, ${this.open.length - inline} shown as blocks where they could not be marked inline`
+      : '';
   }
 
   async toggleMode() {
@@ -165,8 +146,9 @@ export class SuggestionsPanel {
   /** Shows "Ask about this" while text of the document is selected. */
   watchSelection() {
     const selection = document.getSelection();
-    const view = $('#document-view');
-    const text = selection && !selection.isCollapsed ? selection.toString() : '';
+    const view = this.view;
+    const text = selection && !selection.isCollapsed && selection.rangeCount
+      ? documentText(selection.getRangeAt(0)) : '';
     const inside = text && view.contains(selection.anchorNode) && view.contains(selection.focusNode);
     const button = $('#ask-selection');
     button.hidden = !(inside && text.trim()) || this.app.readOnly;

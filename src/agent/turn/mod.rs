@@ -210,6 +210,19 @@ impl Agent {
         message: &str,
         by: Option<Actor>,
     ) -> Result<StartedTurn, StartError> {
+        self.start_about(thread_id, message, by, None).await
+    }
+
+    /// Starts a turn about `focus`, a passage of the document the person selected: the
+    /// model's snapshot marks it, and in suggest mode the turn's suggestions may only change
+    /// it (SPEC §12).
+    pub async fn start_about(
+        self: &Arc<Self>,
+        thread_id: &ThreadId,
+        message: &str,
+        by: Option<Actor>,
+        focus: Option<crate::workspace::Focus>,
+    ) -> Result<StartedTurn, StartError> {
         let message = crate::workspace::checked_message(message)?;
         if self.stopping.load(Ordering::Acquire) {
             return Err(StartError::Stopping);
@@ -229,7 +242,7 @@ impl Agent {
                 },
             );
         }
-        let runtime = self.runtime.acting_as(by);
+        let runtime = self.runtime.acting_as(by).about(focus);
         let lease = TurnLease {
             owner: self.config.replica.as_str(),
             until_ms: now_ms().saturating_add(lease_ms(self.config.lease)),

@@ -12,7 +12,7 @@
 mod fork;
 mod reads;
 mod record;
-mod replay;
+pub(crate) mod replay;
 mod restore;
 
 pub(super) use reads::conflicts;

@@ -2,7 +2,7 @@
 
 use crate::store::{
     Document, PlanStep, Preference, Workspace, WorkspaceRepository,
-    journal::{DocumentDelta, HasId, ListOp, apply_list, apply_text},
+    journal::{DocumentDelta, HasId, ListOp, TextOp, apply_list, apply_text},
 };
 use crate::workspace::WorkspaceError;
 
@@ -54,6 +54,122 @@ pub(crate) async fn document_at(
         }
     }
     Ok(document)
+}
+
+/// One recorded change of the document, parsed.
+enum DocumentRecord {
+    /// Its whole state (`None`: no document).
+    Whole(Option<Document>),
+    /// Operations on the previous state.
+    Delta(DocumentDelta),
+}
+
+impl DocumentRecord {
+    fn version(&self) -> i64 {
+        match self {
+            DocumentRecord::Whole(doc) => doc.as_ref().map_or(0, |doc| doc.version),
+            DocumentRecord::Delta(delta) => delta.version,
+        }
+    }
+}
+
+/// Follows code point `start` of the body the document had at `version` through every later
+/// change, to where it lands in the body as it is now (in code points): a selection made on an
+/// older version, located again after the person's edits moved it. `None` when no revision
+/// recorded `version`, or when `check` refuses that version's body (it does not read the
+/// selected text there). Each change moves the position exactly as its splice does: kept
+/// before it, shifted after it, and at the start of the replaced text when it lay inside.
+pub(crate) async fn follow_offset(
+    repo: &mut WorkspaceRepository,
+    thread: &str,
+    version: i64,
+    start: usize,
+    check: impl Fn(&str) -> bool,
+) -> Result<Option<usize>, WorkspaceError> {
+    // Chains (a whole state and the edits after it), newest first, back to the one that
+    // holds `version`.
+    let mut chains: Vec<Vec<DocumentRecord>> = Vec::new();
+    let mut rev = repo.last_revision(thread).await?;
+    while rev > 0 {
+        let records = repo.panel_records(thread, "document", rev).await?;
+        let Some(first_rev) = records.first().map(|record| record.rev) else {
+            break;
+        };
+        let mut chain = Vec::with_capacity(records.len());
+        for record in records {
+            chain.push(if record.whole {
+                DocumentRecord::Whole(from_json(&record.data)?)
+            } else {
+                DocumentRecord::Delta(from_json(&record.data)?)
+            });
+        }
+        let reaches = chain
+            .first()
+            .is_some_and(|first| first.version() <= version);
+        chains.push(chain);
+        if reaches {
+            break;
+        }
+        rev = first_rev - 1;
+    }
+    let mut document = crate::workspace::empty_document();
+    let mut at: Option<usize> = None;
+    for record in chains.into_iter().rev().flatten() {
+        match record {
+            DocumentRecord::Whole(whole) => {
+                let whole = whole.unwrap_or_else(crate::workspace::empty_document);
+                if let Some(byte) = at {
+                    at = Some(moved_through_rewrite(
+                        &document.content,
+                        &whole.content,
+                        byte,
+                    ));
+                }
+                document = whole;
+            }
+            DocumentRecord::Delta(delta) => {
+                for op in &delta.ops {
+                    if let (Some(byte), TextOp::Splice { head, tail, insert }) = (at, op) {
+                        let len = document.content.len();
+                        let cut_end = len.saturating_sub(*tail).max(*head);
+                        at = Some(if byte < *head {
+                            byte
+                        } else if byte >= cut_end {
+                            byte - cut_end + head + insert.len()
+                        } else {
+                            *head
+                        });
+                    }
+                    apply_text(&mut document.content, op);
+                }
+                document.title = delta.title;
+                document.version = delta.version;
+            }
+        }
+        if at.is_none() && document.version == version {
+            if !check(&document.content) {
+                return Ok(None);
+            }
+            at = Some(crate::workspace::suggestions::byte_at(
+                &document.content,
+                start,
+            ));
+        }
+    }
+    Ok(at.map(|byte| {
+        let mut byte = byte.min(document.content.len());
+        while !document.content.is_char_boundary(byte) {
+            byte -= 1;
+        }
+        document.content[..byte].chars().count()
+    }))
+}
+
+/// Where byte `at` of `old` lands in `new` when one replaced the other whole.
+fn moved_through_rewrite(old: &str, new: &str, at: usize) -> usize {
+    let chars = old[..at.min(old.len())].chars().count();
+    let moved = crate::workspace::suggestions::mapped_offset(old, new, chars);
+    crate::workspace::suggestions::byte_at(new, moved)
 }
 
 /// The document at `from` and at `to` (`from <= to`), replaying the chain once when one

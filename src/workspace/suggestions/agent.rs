@@ -3,7 +3,8 @@
 //! A suggestion is checked exactly as the direct write would be (the same limits, the same
 //! "occurs exactly once" rule against the document as it is now, the same error texts), so a
 //! model learns nothing new to switch modes, and a suggestion that is stored applies at least
-//! to the document it was made on.
+//! to the document it was made on. During a turn about a person's selection, a suggestion may
+//! only change the selected passage ([`Focus::confines`](super::Focus::confines)).
 
 use super::{DocumentMode, applied_body, apply::suggestion_diff};
 use crate::store::{NewSuggestion, SuggestedEdit, Suggestion};
@@ -116,6 +117,15 @@ impl Edit {
             diff: None,
         };
         let body = applied_body(&document.content, &draft_row)?;
+        if let Some(focus) = self.focus() {
+            if title.is_some_and(|t| t != document.title) {
+                return Err(WorkspaceError::invalid(
+                    "this turn is about the passage the person selected, and the title is \
+                     outside it, so nothing was suggested; suggest changes inside the passage only",
+                ));
+            }
+            focus.confines(&document.content, &body)?;
+        }
         let chars = char_count(&body);
         if chars > MAX_DOCUMENT_CHARS {
             return Err(WorkspaceError::invalid(format!(

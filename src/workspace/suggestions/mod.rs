@@ -12,13 +12,15 @@
 mod agent;
 mod apply;
 mod decide;
+mod focus;
 mod selection;
 mod wire;
 
 pub use agent::SuggestionDraft;
 pub use apply::{applied_body, suggestion_diff};
 pub use decide::{Accepted, ListedSuggestion};
-pub use selection::{MAX_SELECTION_CHARS, Selection, checked_selection, message_about};
+pub use focus::{Focus, Span, byte_at, mapped_offset};
+pub use selection::{MAX_SELECTION_CHARS, Selection, message_about};
 pub use wire::{SuggestionBody, to_wire};
 
 use super::WorkspaceError;
