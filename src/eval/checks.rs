@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::{
-    store::{PlanStep, Preference, ToolCallRecord, TurnRecord, Workspace},
+    store::{PlanStep, Preference, StoredToolCall, StoredTurn, Workspace},
     workspace::rules::plural,
 };
 
@@ -113,7 +113,7 @@ pub struct Observed<'a> {
     /// The workspace after the last turn.
     pub end: &'a Workspace,
     /// Every turn with its tool calls.
-    pub turns: &'a [TurnRecord],
+    pub turns: &'a [StoredTurn],
     /// The step limit the turns ran with.
     pub max_steps: usize,
     /// The tools this build offers the agent (to say so when a check names another).

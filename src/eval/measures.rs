@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use crate::store::TurnRecord;
+use crate::store::StoredTurn;
 
 /// The model's token use over some turns; every field `None` where the provider (or this
 /// build) did not report it.
@@ -59,7 +59,7 @@ impl TokenMeasures {
 
 /// The token use of one recorded turn, from the usage its end recorded; its time to first
 /// token is its first model call's (how long the person waited for anything to happen).
-pub fn turn_tokens(turn: &TurnRecord) -> TokenMeasures {
+pub fn turn_tokens(turn: &StoredTurn) -> TokenMeasures {
     let Some(usage) = &turn.usage else {
         return TokenMeasures::default();
     };
@@ -75,7 +75,7 @@ pub fn turn_tokens(turn: &TurnRecord) -> TokenMeasures {
 /// What a provider's prompt cache saved after each turn's first call, over `turns`: the
 /// share of those calls' prompt tokens the model had to read anew (`None` when no such call
 /// reported both counts), and their median time to first token (mostly that reading).
-pub fn later_calls(turns: &[TurnRecord]) -> (Option<f64>, Option<u64>) {
+pub fn later_calls(turns: &[StoredTurn]) -> (Option<f64>, Option<u64>) {
     let later: Vec<_> = turns
         .iter()
         .filter_map(|turn| turn.usage.as_ref())
@@ -124,7 +124,7 @@ pub struct Measures {
 
 impl Measures {
     /// The measures of `turns`, whose wall times (one per turn, in order) the caller timed.
-    pub fn of(turns: &[TurnRecord], wall_ms: &[f64]) -> Measures {
+    pub fn of(turns: &[StoredTurn], wall_ms: &[f64]) -> Measures {
         let wall: f64 = wall_ms.iter().sum();
         let tool_ms: f64 = turns
             .iter()
@@ -299,7 +299,7 @@ mod tests {
         ] {
             usage.add(c);
         }
-        let turn = TurnRecord {
+        let turn = StoredTurn {
             turn_index: 1,
             status: "completed".into(),
             error: None,

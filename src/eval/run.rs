@@ -24,7 +24,7 @@ use crate::{
         providers::replay::{ReplayModel, ReplayScript},
     },
     events::InProcessBus,
-    store::{Database, PoolConfig, TurnRecord},
+    store::{Database, PoolConfig, StoredTurn},
     tools::{ToolRuntime, tool_specs},
     workspace::{PreferenceDraft, StepPlacement, WorkspaceError, Workspaces},
 };
@@ -89,7 +89,7 @@ pub enum Progress<'a> {
         /// How many messages the scenario has.
         of: usize,
         /// The turn as recorded.
-        turn: &'a TurnRecord,
+        turn: &'a StoredTurn,
         /// How long it took, in milliseconds.
         wall_ms: f64,
     },

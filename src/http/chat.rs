@@ -24,7 +24,7 @@ use super::{
     schema::{BodyErrors, ErrorBody, PathErrors, ThreadPath},
     state::AppState,
 };
-use crate::{agent::StartError, events::subscribe, store::TurnRecord};
+use crate::{agent::StartError, events::subscribe, store::StoredTurn};
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -187,7 +187,7 @@ async fn cancel(
     params(ThreadPath, HtmlParam),
     responses(
         Read,
-        (status = 200, description = "The turns, in order; with `?html=true` the assistant's messages also have `html`, their text rendered to sanitised HTML", body = Vec<TurnRecord>),
+        (status = 200, description = "The turns, in order; with `?html=true` the assistant's messages also have `html`, their text rendered to sanitised HTML", body = Vec<StoredTurn>),
         PathErrors,
     ),
 )]
@@ -195,7 +195,7 @@ async fn messages(
     Authorized(state, _): Authorized<Read>,
     Path(path): Path<ThreadPath>,
     Query(param): Query<HtmlParam>,
-) -> Result<Json<Vec<TurnRecord>>, ApiError> {
+) -> Result<Json<Vec<StoredTurn>>, ApiError> {
     let turns = state.workspaces().conversation(&path.thread_id).await?;
     Ok(Json(render_turns(turns, param).await?))
 }

@@ -22,7 +22,7 @@ use super::{error::ApiError, extract::Json, schema::BodyErrors, state::AppState}
 use crate::{
     markdown::{to_safe_html, to_safe_html_until},
     store::{
-        ArtifactSummary, Document, MessageRecord, PlanStep, Preference, TurnRecord, Workspace,
+        ArtifactSummary, Document, MessageRecord, PlanStep, Preference, StoredTurn, Workspace,
     },
 };
 
@@ -190,9 +190,9 @@ pub(super) async fn workspace_view(
 
 /// The conversation, the assistant's messages rendered (into their `html`) when `param` asks.
 pub(super) async fn render_turns(
-    mut turns: Vec<TurnRecord>,
+    mut turns: Vec<StoredTurn>,
     param: HtmlParam,
-) -> Result<Vec<TurnRecord>, ApiError> {
+) -> Result<Vec<StoredTurn>, ApiError> {
     if !param.html {
         return Ok(turns);
     }
@@ -207,7 +207,7 @@ pub(super) async fn render_turns(
 }
 
 /// The assistant's messages of `turns`, in order.
-fn answers(turns: &mut [TurnRecord]) -> impl Iterator<Item = &mut MessageRecord> {
+fn answers(turns: &mut [StoredTurn]) -> impl Iterator<Item = &mut MessageRecord> {
     turns
         .iter_mut()
         .flat_map(|turn| &mut turn.messages)

@@ -29,7 +29,7 @@ use rmcp::transport::streamable_http_server::session::{
 
 use crate::{
     ThreadId,
-    store::{Database, McpSessionRecord, StoreError, WorkspaceRepository},
+    store::{Database, McpSessionRecord, StoreError, Transaction},
 };
 
 /// A session unused for longer than this is forgotten.
@@ -217,10 +217,7 @@ impl McpSessions {
 }
 
 /// Commits `repo` if `done` succeeded, else rolls it back.
-async fn finish<T>(
-    repo: WorkspaceRepository,
-    done: Result<T, StoreError>,
-) -> Result<T, StoreError> {
+async fn finish<T>(repo: Transaction, done: Result<T, StoreError>) -> Result<T, StoreError> {
     match done {
         Ok(value) => {
             repo.commit().await?;

@@ -200,7 +200,7 @@ impl People {
     async fn write<T>(
         &self,
         change: impl for<'a> FnOnce(
-            &'a mut crate::store::WorkspaceRepository,
+            &'a mut crate::store::Transaction,
         ) -> futures::future::BoxFuture<'a, Result<T, PeopleError>>,
     ) -> Result<T, PeopleError> {
         let mut repo = self.db.begin_write().await?;

@@ -27,13 +27,13 @@ pub const MAX_WAIT: Duration = Duration::from_secs(15 * 60);
 const FORGET_AFTER: Duration = Duration::from_secs(60 * 60);
 
 #[derive(Debug, Clone, Copy)]
-struct Record {
+struct Attempts {
     failures: u32,
     blocked_until: Option<Instant>,
     last: Instant,
 }
 
-impl Record {
+impl Attempts {
     /// Sets the wait that `failures` earns, counted from `now`.
     fn settle(&mut self, now: Instant) {
         self.blocked_until = (self.failures >= FREE_ATTEMPTS).then(|| {
@@ -65,7 +65,7 @@ impl AttemptKeys {
 /// The failure counts of accounts and addresses.
 #[derive(Debug, Default)]
 pub struct Throttle {
-    entries: Mutex<HashMap<String, Record>>,
+    entries: Mutex<HashMap<String, Attempts>>,
 }
 
 impl Throttle {
@@ -92,7 +92,7 @@ impl Throttle {
             return Err(wait);
         }
         for key in [&keys.account, &keys.address] {
-            let record = entries.entry(key.clone()).or_insert(Record {
+            let record = entries.entry(key.clone()).or_insert(Attempts {
                 failures: 0,
                 blocked_until: None,
                 last: now,

@@ -5,8 +5,8 @@ use serde_json::Value;
 
 use super::{
     Artifact, ArtifactSummary, Context, StoreError,
-    query::{params, record},
-    repository::{WorkspaceRepository, now},
+    query::{params, row_shape},
+    repository::{Transaction, now},
 };
 use crate::panels::Panel;
 
@@ -15,7 +15,7 @@ struct ArtifactRow {
     payload: String,
 }
 
-record!(ArtifactRow {
+row_shape!(ArtifactRow {
     id: i64,
     artifact_type: String,
     title: Option<String>,
@@ -27,7 +27,7 @@ record!(ArtifactRow {
     payload,
 });
 
-impl WorkspaceRepository {
+impl Transaction {
     /// Stores an artifact and returns its id.
     pub async fn add_artifact(
         &mut self,

@@ -12,7 +12,7 @@
 use super::{
     Chain, Context, NewEvent, NewRevision, PanelWrite, StoreError, StoredEvent,
     query::params,
-    repository::{Backend, WorkspaceRepository, now},
+    repository::{Backend, Transaction, now},
 };
 use chrono::{DateTime, Utc};
 
@@ -28,7 +28,7 @@ pub struct ChangeLog<'a> {
     pub touch: bool,
 }
 
-/// What [`WorkspaceRepository::log_change`] wrote.
+/// What [`Transaction::log_change`] wrote.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LoggedChange {
     /// The revision's number, when there was one.
@@ -105,7 +105,7 @@ const POSTGRES: &str = "\
     SELECT s.last_seq AS a, s.last_rev AS b, p.chain_len AS c, p.chain_bytes AS d, \
       p.base_bytes AS e FROM s LEFT JOIN p ON TRUE";
 
-impl WorkspaceRepository {
+impl Transaction {
     /// Writes `log` for the thread in this transaction, in one round trip.
     pub async fn log_change(
         &mut self,

@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use super::{
     Context, StoreError, TurnLease, TurnUsage,
-    query::{params, record},
-    repository::{WorkspaceRepository, now},
+    query::{params, row_shape},
+    repository::{Transaction, now},
 };
 
 /// How a turn ended (or that it has not).
@@ -39,7 +39,8 @@ impl TurnStatus {
 
 /// One recorded tool call of a turn (a "step" on the wire).
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
-pub struct ToolCallRecord {
+#[schema(as = ToolCallRecord)]
+pub struct StoredToolCall {
     /// Position in the turn, from 1 (`step_index` on the wire).
     #[serde(rename = "step_index")]
     pub call_index: i64,
@@ -86,7 +87,8 @@ pub struct MessageRecord {
 
 /// One turn with everything that happened in it.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
-pub struct TurnRecord {
+#[schema(as = TurnRecord)]
+pub struct StoredTurn {
     /// The turn's number in its thread, from 1.
     pub turn_index: i64,
     /// Running, completed, failed or cancelled.
@@ -101,7 +103,7 @@ pub struct TurnRecord {
     pub messages: Vec<MessageRecord>,
     /// The tool calls, in order (`steps` on the wire).
     #[serde(rename = "steps")]
-    pub tool_calls: Vec<ToolCallRecord>,
+    pub tool_calls: Vec<StoredToolCall>,
     /// What the turn cost in model tokens and time, once it has ended (`null` while it runs,
     /// and for turns recorded before haico counted tokens).
     pub usage: Option<TurnUsage>,
@@ -137,7 +139,7 @@ struct ToolCallRow {
     created_at: DateTime<Utc>,
 }
 
-record!(MessageRecord {
+row_shape!(MessageRecord {
     id: i64,
     role: String,
     content: String,
@@ -145,7 +147,7 @@ record!(MessageRecord {
     by_name: Option<String>,
 } => MessageRecord { id, role, content, created_at, by: by_name, html: None });
 
-record!(TurnRow {
+row_shape!(TurnRow {
     turn_index: i64,
     status: String,
     error: Option<String>,
@@ -154,7 +156,7 @@ record!(TurnRow {
     usage: Option<String>,
 } => TurnRow { turn_index, status, error, started_at, finished_at, usage });
 
-record!(MessageRow {
+row_shape!(MessageRow {
     turn_index: i64,
     id: i64,
     role: String,
@@ -166,7 +168,7 @@ record!(MessageRow {
     message: MessageRecord { id, role, content, created_at, by: by_name, html: None },
 });
 
-record!(ToolCallRow {
+row_shape!(ToolCallRow {
     turn_index: i64,
     call_index: i64,
     tool: String,
@@ -209,7 +211,7 @@ pub struct NewToolCall<'a> {
     pub duration_ms: f64,
 }
 
-impl WorkspaceRepository {
+impl Transaction {
     /// Opens the thread's next turn as `running`, held by `lease`, and returns its index. At
     /// most one turn per thread runs at a time, enforced by a unique index: a second one is
     /// [`StoreError::AlreadyExists`]. `None` when the thread does not exist.
@@ -322,7 +324,7 @@ impl WorkspaceRepository {
     }
 
     /// The conversation: every turn with its messages and tool calls, oldest first.
-    pub async fn conversation(&mut self, thread_id: &str) -> Result<Vec<TurnRecord>, StoreError> {
+    pub async fn conversation(&mut self, thread_id: &str) -> Result<Vec<StoredTurn>, StoreError> {
         let turns: Vec<TurnRow> = self
             .fetch_all(
                 "SELECT turn_index, status, error, started_at, finished_at, usage FROM turns \
@@ -348,9 +350,9 @@ impl WorkspaceRepository {
             )
             .await
             .context("reading tool calls")?;
-        let mut out: Vec<TurnRecord> = turns
+        let mut out: Vec<StoredTurn> = turns
             .into_iter()
-            .map(|t| TurnRecord {
+            .map(|t| StoredTurn {
                 turn_index: t.turn_index,
                 status: t.status,
                 error: t.error,
@@ -370,7 +372,7 @@ impl WorkspaceRepository {
         }
         for row in calls {
             if let Some(turn) = out.iter_mut().find(|t| t.turn_index == row.turn_index) {
-                turn.tool_calls.push(ToolCallRecord {
+                turn.tool_calls.push(StoredToolCall {
                     call_index: row.call_index,
                     tool: row.tool,
                     arguments: serde_json::from_str(&row.arguments)?,

@@ -10,11 +10,11 @@ use super::{
     models::ThreadRow,
     plan::KEY_GAP,
     query::params,
-    repository::{WorkspaceRepository, now},
+    repository::{Transaction, now},
 };
 use crate::panels::Panel;
 
-impl WorkspaceRepository {
+impl Transaction {
     /// Creates a thread that records where it was forked from.
     pub async fn create_fork(
         &mut self,

@@ -8,7 +8,7 @@ use super::{
     Context, Document, StoreError,
     journal::{TextOp, splice},
     query::params,
-    repository::{Backend, WorkspaceRepository, now},
+    repository::{Backend, Transaction, now},
 };
 use crate::panels::Panel;
 
@@ -21,7 +21,7 @@ pub struct DocumentWrite {
     pub version: i64,
 }
 
-impl WorkspaceRepository {
+impl Transaction {
     /// The document, if one exists.
     pub async fn get_document(&mut self, thread_id: &str) -> Result<Option<Document>, StoreError> {
         self.fetch_optional(
@@ -94,7 +94,7 @@ impl WorkspaceRepository {
     }
 }
 
-impl WorkspaceRepository {
+impl Transaction {
     /// The user path's write: replaces the body (and the title when one is given) and returns
     /// the document as stored. With `expected_version` the write happens only when the stored
     /// version (0 when there is no document) equals it; the condition is part of the SQL

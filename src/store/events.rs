@@ -6,8 +6,8 @@ use serde::Serialize;
 
 use super::{
     Context, Database, StoreError,
-    query::{params, record},
-    repository::{Backend, WorkspaceRepository},
+    query::{params, row_shape},
+    repository::{Backend, Transaction},
 };
 
 /// An event to append: its SSE name and its JSON data, already encoded.
@@ -30,9 +30,9 @@ pub struct StoredEvent {
     pub data: String,
 }
 
-record!(StoredEvent { seq: i64, event: String, data: String } => StoredEvent { seq, event, data });
+row_shape!(StoredEvent { seq: i64, event: String, data: String } => StoredEvent { seq, event, data });
 
-impl WorkspaceRepository {
+impl Transaction {
     /// Up to `limit` events of the thread after sequence number `after`, in order.
     pub async fn events_after(
         &mut self,

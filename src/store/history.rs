@@ -14,8 +14,8 @@ use serde::Serialize;
 
 use super::{
     ArtifactSummary, Context, StoreError,
-    query::{params, record},
-    repository::{Backend, WorkspaceRepository, now},
+    query::{params, row_shape},
+    repository::{Backend, Transaction, now},
 };
 use crate::panels::PanelSet;
 
@@ -91,7 +91,7 @@ struct RevisionRow {
     reverted_turn: Option<i64>,
 }
 
-record!(RevisionRow as REVISION_COLUMNS {
+row_shape!(RevisionRow as REVISION_COLUMNS {
     rev: i64,
     at: DateTime<Utc>,
     source: String,
@@ -163,9 +163,9 @@ pub struct Chain {
     pub base: i64,
 }
 
-record!(PanelRecord { rev: i64, whole: bool, data: String } => PanelRecord { rev, whole, data });
+row_shape!(PanelRecord { rev: i64, whole: bool, data: String } => PanelRecord { rev, whole, data });
 
-record!(Chain { len: i64, bytes: i64, base: i64 } => Chain { len, bytes, base });
+row_shape!(Chain { len: i64, bytes: i64, base: i64 } => Chain { len, bytes, base });
 
 /// A panel's record to store with its revision: its whole state, or operations on the
 /// previous state.
@@ -179,7 +179,7 @@ pub struct PanelWrite<'a> {
     pub data: &'a str,
 }
 
-impl WorkspaceRepository {
+impl Transaction {
     /// The thread's latest revision (0 before its first change).
     pub async fn last_revision(&mut self, thread_id: &str) -> Result<i64, StoreError> {
         let row: Option<(i64,)> = self

@@ -1,15 +1,15 @@
 //! Turn leases: which process runs each running turn, and until when it vouches for it.
 //!
 //! A process that runs turns renews the leases of its own turns every few seconds
-//! ([`WorkspaceRepository::renew_leases`]); any process may end a turn whose lease ran out
-//! ([`WorkspaceRepository::expired_turns`], then
-//! [`WorkspaceRepository::expire_turn`]). Times are milliseconds since the Unix epoch on the
+//! ([`Transaction::renew_leases`]); any process may end a turn whose lease ran out
+//! ([`Transaction::expired_turns`], then
+//! [`Transaction::expire_turn`]). Times are milliseconds since the Unix epoch on the
 //! writer's clock, so replicas' clocks must agree to well within a lease (NTP does).
 
 use super::{
     Context, StoreError,
-    query::{params, record},
-    repository::{WorkspaceRepository, now},
+    query::{params, row_shape},
+    repository::{Transaction, now},
 };
 
 /// Who holds a turn, and until when.
@@ -43,13 +43,13 @@ pub struct ExpiredTurn {
     pub owner: Option<String>,
 }
 
-record!(HeldTurn { thread_id: String, turn_index: i64, cancel_requested: bool } => HeldTurn {
+row_shape!(HeldTurn { thread_id: String, turn_index: i64, cancel_requested: bool } => HeldTurn {
     thread_id,
     turn_index,
     cancel_requested,
 });
 
-record!(ExpiredTurn { thread_id: String, turn_index: i64, owner: Option<String> } => ExpiredTurn {
+row_shape!(ExpiredTurn { thread_id: String, turn_index: i64, owner: Option<String> } => ExpiredTurn {
     thread_id,
     turn_index,
     owner,
@@ -60,7 +60,7 @@ pub fn now_ms() -> i64 {
     now().timestamp_millis()
 }
 
-impl WorkspaceRepository {
+impl Transaction {
     /// Extends the leases of `owner`'s running turns to `until_ms`; returns them, each with
     /// whether a cancel was requested for it.
     pub async fn renew_leases(

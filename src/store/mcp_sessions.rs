@@ -6,8 +6,8 @@ use chrono::{DateTime, Utc};
 
 use super::{
     Context, StoreError,
-    query::{params, record},
-    repository::WorkspaceRepository,
+    query::{params, row_shape},
+    repository::Transaction,
 };
 
 /// A stored MCP session.
@@ -25,7 +25,7 @@ pub struct McpSessionRecord {
     pub last_used_at: DateTime<Utc>,
 }
 
-record!(McpSessionRecord {
+row_shape!(McpSessionRecord {
     id: String,
     thread_id: String,
     state: String,
@@ -33,7 +33,7 @@ record!(McpSessionRecord {
     last_used_at: DateTime<Utc>,
 } => McpSessionRecord { id, thread_id, state, created_at, last_used_at });
 
-impl WorkspaceRepository {
+impl Transaction {
     /// Records a session opened on `thread_id` at `at` (a session id seen again replaces the
     /// old record).
     pub async fn save_mcp_session(

@@ -1,6 +1,6 @@
 //! Storage: one repository API over SQLite and PostgreSQL.
 //!
-//! [`Database`] owns the pools and hands out [`WorkspaceRepository`] values, each bound to one
+//! [`Database`] owns the pools and hands out [`Transaction`] values, each bound to one
 //! transaction. SQLite gets a single writer connection (so writes queue in-process instead of
 //! spinning on the file lock) plus a few readers; PostgreSQL gets one pool. Migrations run when
 //! the database is opened.
@@ -48,7 +48,7 @@ use sqlx::{
 };
 
 pub use change_log::{ChangeLog, LoggedChange};
-pub use conversation::{MessageRecord, NewToolCall, ToolCallRecord, TurnRecord, TurnStatus};
+pub use conversation::{MessageRecord, NewToolCall, StoredToolCall, StoredTurn, TurnStatus};
 pub use documents::DocumentWrite;
 pub(crate) use error::Context;
 pub use error::{DriverError, StoreError};
@@ -64,7 +64,7 @@ pub use people::{Member, User};
 pub use plan::{InsertAt, KEY_GAP, NewPlanStep, StepAt, StepPlace, StepRange, StepsChanged};
 pub use preferences::{NewPreference, PreferencePatch, WriteOutcome};
 pub use prompt_view::{DocumentExcerpt, PlanPage};
-pub use repository::{Backend, WorkspaceRepository};
+pub use repository::{Backend, Transaction};
 pub use sqlite::{MigrationError, SqliteError};
 pub use suggestions::{NewSuggestion, SuggestedEdit, Suggestion};
 pub use usage::{CallUsage, TurnUsage};
@@ -258,20 +258,20 @@ impl Database {
     /// Starts a transaction that may write. On SQLite it takes the write lock up front
     /// (`BEGIN IMMEDIATE`), so a transaction that reads and then writes can never fail to
     /// upgrade its lock because another process wrote in between.
-    pub async fn begin_write(&self) -> Result<WorkspaceRepository, StoreError> {
+    pub async fn begin_write(&self) -> Result<Transaction, StoreError> {
         match self {
             Database::Sqlite { writer, .. } => {
                 let held = writer
                     .begin()
                     .await
                     .context("starting a write transaction")?;
-                Ok(WorkspaceRepository::sqlite_writer(held))
+                Ok(Transaction::sqlite_writer(held))
             }
             Database::Postgres { pool, lender } => {
                 let lent = within_postgres_timeout(pool, lender.begin("BEGIN"))
                     .await?
                     .context("starting a write transaction")?;
-                Ok(WorkspaceRepository::postgres(lent))
+                Ok(Transaction::postgres(lent))
             }
         }
     }
@@ -285,14 +285,14 @@ impl Database {
         &self,
         thread: &crate::ThreadId,
         lock: bool,
-    ) -> Result<(WorkspaceRepository, Option<i64>), StoreError> {
+    ) -> Result<(Transaction, Option<i64>), StoreError> {
         match self {
             Database::Sqlite { writer, .. } => {
                 let (held, turn) = writer
                     .begin_on_thread(thread.as_str())
                     .await
                     .context("starting a write transaction")?;
-                Ok((WorkspaceRepository::sqlite_writer(held), turn))
+                Ok((Transaction::sqlite_writer(held), turn))
             }
             Database::Postgres { .. } => {
                 // Measured: sending `BEGIN` and this read as one simple query saved a round
@@ -320,21 +320,21 @@ impl Database {
     }
 
     /// Starts a read-only transaction that sees one consistent snapshot.
-    pub async fn begin_read(&self) -> Result<WorkspaceRepository, StoreError> {
+    pub async fn begin_read(&self) -> Result<Transaction, StoreError> {
         match self {
             Database::Sqlite { reader, .. } => {
                 let tx = reader
                     .begin()
                     .await
                     .context("starting a read transaction")?;
-                Ok(WorkspaceRepository::sqlite_reader(tx))
+                Ok(Transaction::sqlite_reader(tx))
             }
             Database::Postgres { pool, lender } => {
                 let begin = lender.begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
                 let lent = within_postgres_timeout(pool, begin)
                     .await?
                     .context("starting a read transaction")?;
-                Ok(WorkspaceRepository::postgres(lent))
+                Ok(Transaction::postgres(lent))
             }
         }
     }
@@ -345,17 +345,17 @@ impl Database {
     /// agree across several statements takes a snapshot instead. Only ever used for reads:
     /// on SQLite the reader connections are read-only, and the workspace layer hands it out
     /// only inside a [`View`](crate::workspace::View), whose methods read.
-    pub async fn autocommit_read(&self) -> Result<WorkspaceRepository, StoreError> {
+    pub async fn autocommit_read(&self) -> Result<Transaction, StoreError> {
         match self {
             Database::Sqlite { reader, .. } => {
                 let conn = reader.acquire().await.context("taking a read connection")?;
-                Ok(WorkspaceRepository::sqlite_reader(conn))
+                Ok(Transaction::sqlite_reader(conn))
             }
             Database::Postgres { pool, lender } => {
                 let lent = within_postgres_timeout(pool, lender.lend())
                     .await?
                     .context("taking a read connection")?;
-                Ok(WorkspaceRepository::postgres(lent))
+                Ok(Transaction::postgres(lent))
             }
         }
     }

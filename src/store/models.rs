@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::query::{OrDefault, record};
+use super::query::{OrDefault, row_shape};
 
 /// A conversation and its workspace.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
@@ -64,7 +64,7 @@ pub(crate) struct ThreadRow {
     document_mode: Option<String>,
 }
 
-record!(ThreadRow {
+row_shape!(ThreadRow {
     id: String,
     title: String,
     turn_index: i64,
@@ -117,7 +117,7 @@ pub struct Document {
     pub version: i64,
 }
 
-record!(Document { title: String, content: String, version: i64 } => Document {
+row_shape!(Document { title: String, content: String, version: i64 } => Document {
     title,
     content,
     version,
@@ -205,7 +205,7 @@ pub struct ArtifactSummary {
     pub created_at: DateTime<Utc>,
 }
 
-record!(ArtifactSummary {
+row_shape!(ArtifactSummary {
     id: i64,
     artifact_type: String,
     title: Option<String>,

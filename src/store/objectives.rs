@@ -3,11 +3,11 @@
 use super::{
     Context, StoreError,
     query::params,
-    repository::{WorkspaceRepository, now},
+    repository::{Transaction, now},
 };
 use crate::panels::Panel;
 
-impl WorkspaceRepository {
+impl Transaction {
     /// The objective, if one was set.
     pub async fn get_objective(&mut self, thread_id: &str) -> Result<Option<String>, StoreError> {
         let row: Option<(String,)> = self

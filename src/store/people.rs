@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use super::{
     Context, StoreError,
-    query::{params, record},
-    repository::{WorkspaceRepository, now},
+    query::{params, row_shape},
+    repository::{Transaction, now},
 };
 
 /// An account.
@@ -33,16 +33,16 @@ pub struct Member {
     pub role: String,
 }
 
-record!(User as USER_COLUMNS { id: i64, name: String, role: String, created_at: DateTime<Utc> } => User {
+row_shape!(User as USER_COLUMNS { id: i64, name: String, role: String, created_at: DateTime<Utc> } => User {
     id,
     name,
     role,
     created_at,
 });
 
-record!(Member { name: String, role: String } => Member { name, role });
+row_shape!(Member { name: String, role: String } => Member { name, role });
 
-impl WorkspaceRepository {
+impl Transaction {
     /// Whether any account exists.
     pub async fn any_user(&mut self) -> Result<bool, StoreError> {
         let (exists,): (bool,) = self
@@ -103,7 +103,7 @@ impl WorkspaceRepository {
             user: User,
             password_hash: Option<String>,
         }
-        record!(Row {
+        row_shape!(Row {
             id: i64,
             name: String,
             role: String,

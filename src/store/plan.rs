@@ -13,8 +13,8 @@ use serde::Serialize;
 use super::{
     Context, PlanStep, StoreError,
     journal::ListOp,
-    query::{params, record},
-    repository::{Backend, WorkspaceRepository, now},
+    query::{params, row_shape},
+    repository::{Backend, Transaction, now},
 };
 use crate::panels::Panel;
 
@@ -50,7 +50,7 @@ pub struct StepAt {
     pub done: bool,
 }
 
-record!(StepAt { id: i64, sort_key: i64, depth: i64, text: String, done: bool } => StepAt {
+row_shape!(StepAt { id: i64, sort_key: i64, depth: i64, text: String, done: bool } => StepAt {
     id,
     key: sort_key,
     depth,
@@ -58,7 +58,7 @@ record!(StepAt { id: i64, sort_key: i64, depth: i64, text: String, done: bool } 
     done,
 });
 
-record!(PlanStep { id: i64, text: String, depth: i64, done: bool } => PlanStep {
+row_shape!(PlanStep { id: i64, text: String, depth: i64, done: bool } => PlanStep {
     id,
     text,
     depth,
@@ -86,7 +86,7 @@ pub struct StepsChanged<T> {
     pub steps: Vec<(i64, T)>,
 }
 
-impl WorkspaceRepository {
+impl Transaction {
     /// The whole plan, in order. On SQLite the rows are read one by one, inline; on
     /// PostgreSQL one row comes back (the plan as a JSON array), because fetching thousands of
     /// rows one by one through sqlx costs more than parsing them.
@@ -374,7 +374,7 @@ struct KeyedStep {
     step: PlanStep,
 }
 
-record!(KeyedStep { sort_key: i64, id: i64, text: String, depth: i64, done: bool } => KeyedStep {
+row_shape!(KeyedStep { sort_key: i64, id: i64, text: String, depth: i64, done: bool } => KeyedStep {
     key: sort_key,
     step: PlanStep { id, text, depth, done },
 });

@@ -9,8 +9,8 @@ use serde::Serialize;
 use super::{
     Context, Preference, PreferenceKind, StoreError,
     journal::ListOp,
-    query::{params, record},
-    repository::{WorkspaceRepository, now},
+    query::{params, row_shape},
+    repository::{Transaction, now},
 };
 use crate::panels::Panel;
 
@@ -58,7 +58,7 @@ struct PreferenceRow {
     locked: bool,
 }
 
-record!(PreferenceRow as COLUMNS { id: i64, title: String, subtitle: Option<String>, kind: String,
+row_shape!(PreferenceRow as COLUMNS { id: i64, title: String, subtitle: Option<String>, kind: String,
     locked: bool } => PreferenceRow { id, title, subtitle, kind, locked });
 
 impl From<PreferenceRow> for Preference {
@@ -73,7 +73,7 @@ impl From<PreferenceRow> for Preference {
     }
 }
 
-impl WorkspaceRepository {
+impl Transaction {
     /// The preferences, in the order they were recorded (the order 1-based indices refer to).
     pub async fn list_preferences(
         &mut self,
@@ -239,7 +239,7 @@ impl WorkspaceRepository {
     }
 }
 
-impl WorkspaceRepository {
+impl Transaction {
     /// Makes the preferences exactly `items`, keeping their ids and locks: a restore.
     pub async fn replace_preferences(
         &mut self,

@@ -6,7 +6,7 @@ use super::{
     ArtifactSummary, Context, PlanStep, StoreError,
     plan::decode_steps,
     query::params,
-    repository::{Tx, WorkspaceRepository},
+    repository::{Transaction, Tx},
 };
 
 /// The document as the prompt shows it: all of it when it fits, else its head and tail.
@@ -33,7 +33,7 @@ pub struct PlanPage {
     pub done: i64,
 }
 
-impl WorkspaceRepository {
+impl Transaction {
     /// The document cut to `head + tail` characters: the body whole when it is no longer,
     /// else its first `head` and last `tail` characters. The stored length (`chars`) decides,
     /// so the body is never counted here; on SQLite the tail is cut by bytes (at most four

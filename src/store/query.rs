@@ -16,7 +16,7 @@ use sqlx::{Row as _, postgres::PgRow};
 
 use super::{
     error::DriverError,
-    repository::{Tx, WorkspaceRepository},
+    repository::{Transaction, Tx},
 };
 
 /// One parameter of a query.
@@ -109,7 +109,7 @@ impl rusqlite::ToSql for Value<'_> {
 }
 
 /// A column type a query can return, read the same from either driver, by position (in a
-/// tuple) or by name (in a [`record!`] struct).
+/// tuple) or by name (in a [`row_shape!`] struct).
 pub(crate) trait Column: Sized {
     fn from_postgres<I: sqlx::ColumnIndex<PgRow>>(row: &PgRow, at: I) -> Result<Self, sqlx::Error>;
     fn from_inline<I: rusqlite::RowIndex>(row: &rusqlite::Row<'_>, at: I)
@@ -210,14 +210,14 @@ impl<T: Column + Default> Column for OrDefault<T> {
 }
 
 /// A row's Rust shape: a tuple of [`Column`]s, in the query's column order.
-pub(crate) trait Record: Sized {
+pub(crate) trait RowShape: Sized {
     fn from_postgres(row: &PgRow) -> Result<Self, sqlx::Error>;
     fn from_inline(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self>;
 }
 
-macro_rules! record_tuple {
+macro_rules! row_shape_tuple {
     ($($name:ident : $index:tt),+) => {
-        impl<$($name: Column),+> Record for ($($name,)+) {
+        impl<$($name: Column),+> RowShape for ($($name,)+) {
             fn from_postgres(row: &PgRow) -> Result<Self, sqlx::Error> {
                 Ok(($($name::from_postgres(row, $index)?,)+))
             }
@@ -228,33 +228,33 @@ macro_rules! record_tuple {
     };
 }
 
-record_tuple!(A: 0);
-record_tuple!(A: 0, B: 1);
-record_tuple!(A: 0, B: 1, C: 2);
-record_tuple!(A: 0, B: 1, C: 2, D: 3);
-record_tuple!(A: 0, B: 1, C: 2, D: 3, E: 4);
-record_tuple!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5);
-record_tuple!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6);
-record_tuple!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6, H: 7);
-record_tuple!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6, H: 7, I: 8);
-record_tuple!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6, H: 7, I: 8, J: 9);
-record_tuple!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6, H: 7, I: 8, J: 9, K: 10);
-record_tuple!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6, H: 7, I: 8, J: 9, K: 10, L: 11);
+row_shape_tuple!(A: 0);
+row_shape_tuple!(A: 0, B: 1);
+row_shape_tuple!(A: 0, B: 1, C: 2);
+row_shape_tuple!(A: 0, B: 1, C: 2, D: 3);
+row_shape_tuple!(A: 0, B: 1, C: 2, D: 3, E: 4);
+row_shape_tuple!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5);
+row_shape_tuple!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6);
+row_shape_tuple!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6, H: 7);
+row_shape_tuple!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6, H: 7, I: 8);
+row_shape_tuple!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6, H: 7, I: 8, J: 9);
+row_shape_tuple!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6, H: 7, I: 8, J: 9, K: 10);
+row_shape_tuple!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6, H: 7, I: 8, J: 9, K: 10, L: 11);
 
-/// Makes a struct a [`Record`], read by column name as sqlx's `FromRow` reads it:
-/// `record!(Type { column: ColumnType, … } => value)` reads each named column, then builds
+/// Makes a struct a [`RowShape`], read by column name as sqlx's `FromRow` reads it:
+/// `row_shape!(Type { column: ColumnType, … } => value)` reads each named column, then builds
 /// `value` from those names. Order does not matter; names must be the query's column names.
-/// `record!(Type as COLUMNS { … } => value)` also defines `const COLUMNS: &str`, the columns
+/// `row_shape!(Type as COLUMNS { … } => value)` also defines `const COLUMNS: &str`, the columns
 /// joined with commas, for the queries' `SELECT` and `RETURNING` lists: one list to keep.
-macro_rules! record {
+macro_rules! row_shape {
     ($ty:ty as $columns:ident {
         $first:ident : $first_col:ty $(, $name:ident : $col:ty)* $(,)?
     } => $build:expr) => {
         const $columns: &str = concat!(stringify!($first) $(, ", ", stringify!($name))*);
-        $crate::store::query::record!($ty { $first: $first_col $(, $name: $col)* } => $build);
+        $crate::store::query::row_shape!($ty { $first: $first_col $(, $name: $col)* } => $build);
     };
     ($ty:ty { $($name:ident : $col:ty),+ $(,)? } => $build:expr) => {
-        impl $crate::store::query::Record for $ty {
+        impl $crate::store::query::RowShape for $ty {
             fn from_postgres(row: &sqlx::postgres::PgRow) -> Result<Self, sqlx::Error> {
                 $(let $name = <$col as $crate::store::query::Column>::from_postgres(
                     row, stringify!($name))?;)+
@@ -268,7 +268,7 @@ macro_rules! record {
         }
     };
 }
-pub(crate) use record;
+pub(crate) use row_shape;
 
 macro_rules! bind_all {
     ($query:expr, $params:expr) => {{
@@ -317,9 +317,9 @@ fn run_inline(
     Ok(conn.changes())
 }
 
-impl WorkspaceRepository {
+impl Transaction {
     /// Every row `sql` returns.
-    pub(crate) async fn fetch_all<T: Record>(
+    pub(crate) async fn fetch_all<T: RowShape>(
         &mut self,
         sql: &str,
         params: &[Value<'_>],
@@ -344,7 +344,7 @@ impl WorkspaceRepository {
     }
 
     /// The first row `sql` returns, if any.
-    pub(crate) async fn fetch_optional<T: Record>(
+    pub(crate) async fn fetch_optional<T: RowShape>(
         &mut self,
         sql: &str,
         params: &[Value<'_>],
@@ -368,7 +368,7 @@ impl WorkspaceRepository {
     }
 
     /// The one row `sql` returns; no row is [`DriverError::NoRow`].
-    pub(crate) async fn fetch_one<T: Record>(
+    pub(crate) async fn fetch_one<T: RowShape>(
         &mut self,
         sql: &str,
         params: &[Value<'_>],

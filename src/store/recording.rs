@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use super::{
     Context, StoreError,
-    query::{params, record},
-    repository::{Backend, WorkspaceRepository},
+    query::{params, row_shape},
+    repository::{Backend, Transaction},
 };
 
 /// A stored panel record, with its panel, for export.
@@ -23,7 +23,7 @@ pub struct PanelRow {
     pub data: String,
 }
 
-record!(PanelRow { panel: String, rev: i64, whole: bool, data: String } => PanelRow {
+row_shape!(PanelRow { panel: String, rev: i64, whole: bool, data: String } => PanelRow {
     panel,
     rev,
     whole,
@@ -49,7 +49,7 @@ pub struct ArtifactRow {
     pub created_at: DateTime<Utc>,
 }
 
-record!(ArtifactRow {
+row_shape!(ArtifactRow {
     id: i64,
     artifact_type: String,
     title: Option<String>,
@@ -74,7 +74,7 @@ pub struct OldMessage<'a> {
     pub by: Option<&'a str>,
 }
 
-impl WorkspaceRepository {
+impl Transaction {
     /// Every panel record of the thread, by revision then panel.
     pub async fn all_panel_records(
         &mut self,

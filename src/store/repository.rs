@@ -1,7 +1,7 @@
-//! [`WorkspaceRepository`]: the workspace's queries, bound to one open transaction.
+//! [`Transaction`]: the workspace's queries, bound to one open transaction.
 //!
 //! Each domain adds its queries in its own file (`plan.rs`, `preferences.rs`, …) as an
-//! `impl WorkspaceRepository` block, through `query.rs`: a query is written once and runs on
+//! `impl Transaction` block, through `query.rs`: a query is written once and runs on
 //! both engines (both accept `$N` placeholders), inline on SQLite's connections and through
 //! sqlx on PostgreSQL; where the SQL must differ, the method picks it by [`Backend`].
 
@@ -60,13 +60,13 @@ impl SqliteConn {
 /// The workspace's queries inside one transaction. The tool runtime opens one per call and
 /// commits or rolls it back; tool bodies only call its methods. It records which panels its
 /// writes touched, so the caller can announce exactly those.
-pub struct WorkspaceRepository {
+pub struct Transaction {
     pub(crate) tx: Tx,
     changed: PanelSet,
     journal: Journal,
 }
 
-impl WorkspaceRepository {
+impl Transaction {
     /// Reads on one of SQLite's read connections: inside a snapshot, or in autocommit mode.
     pub(crate) fn sqlite_reader(reader: Reader) -> Self {
         Self::over(Tx::Sqlite(SqliteConn::Reader(reader)))

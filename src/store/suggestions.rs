@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 use super::{
     Context, StoreError,
     journal::{HasId, ListOp},
-    query::{params, record},
-    repository::{WorkspaceRepository, now},
+    query::{params, row_shape},
+    repository::{Transaction, now},
 };
 use crate::panels::Panel;
 
@@ -74,7 +74,7 @@ struct SuggestionRow {
     edits: String,
 }
 
-record!(SuggestionRow as SUGGESTION_COLUMNS {
+row_shape!(SuggestionRow as SUGGESTION_COLUMNS {
     id: i64,
     status: String,
     kind: String,
@@ -136,7 +136,7 @@ pub struct NewSuggestion<'a> {
     pub diff: Option<&'a str>,
 }
 
-impl WorkspaceRepository {
+impl Transaction {
     /// The thread's document mode (`direct` or `suggest`); `None` for an unknown thread.
     pub async fn document_mode(&mut self, thread_id: &str) -> Result<Option<String>, StoreError> {
         let row: Option<(String,)> = self

@@ -4,7 +4,7 @@ use super::{
     Context, StoreError, Thread, Workspace,
     models::ThreadRow,
     query::params,
-    repository::{Backend, WorkspaceRepository, now},
+    repository::{Backend, Transaction, now},
 };
 
 const THREAD_COLUMNS: &str = "id, title, turn_index, created_at, updated_at, \
@@ -14,7 +14,7 @@ const THREAD_COLUMNS_WITH_OWNER: &str = "id, title, turn_index, created_at, upda
      forked_from_thread, forked_from_rev, document_mode, \
      (SELECT name FROM users WHERE users.id = threads.owner_id) AS owner";
 
-impl WorkspaceRepository {
+impl Transaction {
     /// Creates a thread; an existing id is [`StoreError::AlreadyExists`].
     pub async fn create_thread(&mut self, id: &str, title: &str) -> Result<Thread, StoreError> {
         let at = now();

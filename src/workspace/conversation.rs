@@ -12,7 +12,7 @@ use super::{
 use crate::{
     ThreadId,
     store::{
-        ExpiredTurn, HeldTurn, NewToolCall, StoreError, TurnLease, TurnRecord, TurnStatus,
+        ExpiredTurn, HeldTurn, NewToolCall, StoreError, StoredTurn, TurnLease, TurnStatus,
         TurnUsage,
     },
 };
@@ -275,7 +275,7 @@ impl Workspaces {
     }
 
     /// The conversation: every turn with its messages and tool calls.
-    pub async fn conversation(&self, thread: &ThreadId) -> Result<Vec<TurnRecord>, WorkspaceError> {
+    pub async fn conversation(&self, thread: &ThreadId) -> Result<Vec<StoredTurn>, WorkspaceError> {
         {
             let mut view = self.view(thread).await?;
             let found = view.conversation().await;
@@ -318,7 +318,7 @@ async fn commit_if(
 
 /// Commits a plain write transaction if `result` is a success, else rolls it back.
 async fn settle_write<T>(
-    repo: crate::store::WorkspaceRepository,
+    repo: crate::store::Transaction,
     result: Result<T, StoreError>,
 ) -> Result<T, WorkspaceError> {
     match result {

@@ -19,7 +19,7 @@ use crate::{
     ThreadId,
     events::{LiveEvent, SharedBus},
     panels::PanelSet,
-    store::{ChangeLog, NewEvent, StoredEvent, WorkspaceRepository},
+    store::{ChangeLog, NewEvent, StoredEvent, Transaction},
 };
 
 /// A change of one thread's workspace, open until [`commit`](Self::commit).
@@ -125,7 +125,7 @@ impl Edit {
     /// An edit of `thread` on an open write transaction. The caller has checked (or locked)
     /// the thread, or the first write finds out.
     pub(super) fn new(
-        repo: WorkspaceRepository,
+        repo: Transaction,
         thread: &ThreadId,
         turn_index: i64,
         source: Source,
@@ -197,7 +197,7 @@ impl Edit {
     }
 
     /// The repository, for the panel modules' writes.
-    pub(super) fn repo(&mut self) -> &mut WorkspaceRepository {
+    pub(super) fn repo(&mut self) -> &mut Transaction {
         &mut self.view.repo
     }
 
@@ -289,7 +289,7 @@ impl Edit {
         } else {
             events.extend(self.artifacts.iter().map(artifact_event));
             events.push(workspace_event(changed, self.source));
-            Some(super::history::Record::of(self)?)
+            Some(super::history::PendingRevision::of(self)?)
         };
         let revision = record.as_ref().map(|record| {
             (

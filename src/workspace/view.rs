@@ -11,13 +11,13 @@ use crate::{
     panels::PanelSet,
     store::{
         Artifact, ArtifactSummary, Document, DocumentExcerpt, PlanPage, PlanStep, Preference,
-        StoreError, Thread, TurnRecord, Workspace, WorkspaceRepository,
+        StoreError, StoredTurn, Thread, Transaction, Workspace,
     },
 };
 
 /// A read of one thread's workspace inside one transaction.
 pub struct View {
-    pub(super) repo: WorkspaceRepository,
+    pub(super) repo: Transaction,
     pub(super) thread: ThreadId,
     pub(super) turn_index: i64,
     /// When the thread was made, when the view read its row on opening (an edit's view does
@@ -37,7 +37,7 @@ impl std::fmt::Debug for View {
 impl View {
     /// Opens a view on `repo` after checking that the thread exists.
     pub(super) async fn open(
-        mut repo: WorkspaceRepository,
+        mut repo: Transaction,
         thread: &ThreadId,
     ) -> Result<(Self, Thread), WorkspaceError> {
         match repo.get_thread(thread.as_str()).await {
@@ -130,7 +130,7 @@ impl View {
     }
 
     /// The conversation: every turn with its messages and tool calls.
-    pub async fn conversation(&mut self) -> Result<Vec<TurnRecord>, WorkspaceError> {
+    pub async fn conversation(&mut self) -> Result<Vec<StoredTurn>, WorkspaceError> {
         Ok(self.repo.conversation(self.thread.as_str()).await?)
     }
 
@@ -218,7 +218,7 @@ impl View {
 
 /// Rolls a transaction back; a failed rollback is only logged, since the connection discards
 /// the transaction anyway when it goes back to the pool.
-pub(super) async fn discard(repo: WorkspaceRepository) {
+pub(super) async fn discard(repo: Transaction) {
     if let Err(err) = repo.rollback().await {
         log_rollback(&err);
     }

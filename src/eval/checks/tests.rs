@@ -35,8 +35,8 @@ fn workspace() -> Workspace {
     }
 }
 
-fn call(index: i64, tool: &str, arguments: Value, result: Value) -> ToolCallRecord {
-    ToolCallRecord {
+fn call(index: i64, tool: &str, arguments: Value, result: Value) -> StoredToolCall {
+    StoredToolCall {
         call_index: index,
         tool: tool.into(),
         success: result["success"] == json!(true),
@@ -48,8 +48,8 @@ fn call(index: i64, tool: &str, arguments: Value, result: Value) -> ToolCallReco
     }
 }
 
-fn turn(index: i64, status: &str, calls: Vec<ToolCallRecord>) -> TurnRecord {
-    TurnRecord {
+fn turn(index: i64, status: &str, calls: Vec<StoredToolCall>) -> StoredTurn {
+    StoredTurn {
         turn_index: index,
         status: status.into(),
         error: (status == "failed").then(|| "the model went away".to_string()),
@@ -61,7 +61,7 @@ fn turn(index: i64, status: &str, calls: Vec<ToolCallRecord>) -> TurnRecord {
     }
 }
 
-fn judge(check: &str, start: &Workspace, end: &Workspace, turns: &[TurnRecord]) -> bool {
+fn judge(check: &str, start: &Workspace, end: &Workspace, turns: &[StoredTurn]) -> bool {
     let check: Check = serde_json::from_str(check).unwrap();
     let outcome = check.evaluate(&Observed {
         start,
@@ -78,7 +78,7 @@ fn on_end(check: &str, end: &Workspace) -> bool {
     judge(check, &workspace(), end, &[])
 }
 
-fn on_turns(check: &str, turns: &[TurnRecord]) -> bool {
+fn on_turns(check: &str, turns: &[StoredTurn]) -> bool {
     judge(check, &workspace(), &workspace(), turns)
 }
 

@@ -4,7 +4,7 @@
 use super::*;
 
 /// The envelope's text: its summary, or its error.
-pub(super) fn envelope_text(call: &ToolCallRecord) -> &str {
+pub(super) fn envelope_text(call: &StoredToolCall) -> &str {
     call.result
         .get("summary")
         .or_else(|| call.result.get("error"))
@@ -13,13 +13,13 @@ pub(super) fn envelope_text(call: &ToolCallRecord) -> &str {
 }
 
 /// Every call of every turn with its turn's index.
-pub(super) fn calls(turns: &[TurnRecord]) -> impl Iterator<Item = (i64, &ToolCallRecord)> {
+pub(super) fn calls(turns: &[StoredTurn]) -> impl Iterator<Item = (i64, &StoredToolCall)> {
     turns
         .iter()
         .flat_map(|turn| turn.tool_calls.iter().map(move |c| (turn.turn_index, c)))
 }
 
-pub(super) fn no_locked_attempts(turns: &[TurnRecord]) -> (bool, String) {
+pub(super) fn no_locked_attempts(turns: &[StoredTurn]) -> (bool, String) {
     let attempts: Vec<String> = calls(turns)
         .filter(|(_, call)| {
             matches!(
@@ -49,7 +49,7 @@ pub(super) fn no_locked_attempts(turns: &[TurnRecord]) -> (bool, String) {
     }
 }
 
-pub(super) fn max_failed_calls(turns: &[TurnRecord], max: usize) -> (bool, String) {
+pub(super) fn max_failed_calls(turns: &[StoredTurn], max: usize) -> (bool, String) {
     let failed: Vec<String> = calls(turns)
         .filter(|(_, call)| !call.success)
         .map(|(turn, call)| {
@@ -78,7 +78,7 @@ pub(super) fn max_failed_calls(turns: &[TurnRecord], max: usize) -> (bool, Strin
     }
 }
 
-pub(super) fn no_repeated_calls(turns: &[TurnRecord]) -> (bool, String) {
+pub(super) fn no_repeated_calls(turns: &[StoredTurn]) -> (bool, String) {
     let mut repeats = Vec::new();
     for turn in turns {
         let mut seen: BTreeMap<(String, String), Vec<i64>> = BTreeMap::new();
@@ -107,7 +107,7 @@ pub(super) fn no_repeated_calls(turns: &[TurnRecord]) -> (bool, String) {
     }
 }
 
-pub(super) fn ended_by_model(turns: &[TurnRecord], max_steps: usize) -> (bool, String) {
+pub(super) fn ended_by_model(turns: &[StoredTurn], max_steps: usize) -> (bool, String) {
     let mut problems = Vec::new();
     for turn in turns {
         let calls = turn.tool_calls.len();
@@ -138,7 +138,7 @@ pub(super) fn ended_by_model(turns: &[TurnRecord], max_steps: usize) -> (bool, S
 }
 
 pub(super) fn tools_used(
-    turns: &[TurnRecord],
+    turns: &[StoredTurn],
     wanted: &[String],
     offered: &[&str],
 ) -> (bool, String) {

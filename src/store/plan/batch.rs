@@ -7,8 +7,8 @@ use crate::{
     store::{
         Context, StoreError,
         journal::ListOp,
-        query::{params, record},
-        repository::{Backend, WorkspaceRepository, now},
+        query::{params, row_shape},
+        repository::{Backend, Transaction, now},
     },
 };
 
@@ -23,10 +23,10 @@ struct ChangedRow {
     plan_len: i64,
 }
 
-record!(ChangedRow { sort_key: i64, id: i64, text: String, depth: i64, done: bool,
+row_shape!(ChangedRow { sort_key: i64, id: i64, text: String, depth: i64, done: bool,
     plan_len: i64 } => ChangedRow { sort_key, id, text, depth, done, plan_len });
 
-impl WorkspaceRepository {
+impl Transaction {
     /// Flips done/not-done of the steps at these 0-based `positions`, all in one statement
     /// that also counts the plan. Returns the plan's length and each position that named a
     /// step with the step after the change; positions past the end change nothing.

@@ -7,8 +7,8 @@ use crate::{
     store::{
         Context,
         journal::ListOp,
-        query::{params, record},
-        repository::{WorkspaceRepository, now},
+        query::{params, row_shape},
+        repository::{Transaction, now},
     },
 };
 
@@ -24,9 +24,9 @@ pub struct StepPlace {
     pub depth: i64,
 }
 
-record!(StepPlace { id: i64, sort_key: i64, depth: i64 } => StepPlace { id, key: sort_key, depth });
+row_shape!(StepPlace { id: i64, sort_key: i64, depth: i64 } => StepPlace { id, key: sort_key, depth });
 
-impl WorkspaceRepository {
+impl Transaction {
     /// Key and depth of the step with stable id `id` in this thread's plan.
     pub async fn step_place(
         &mut self,
@@ -79,7 +79,7 @@ impl WorkspaceRepository {
     }
 }
 
-impl WorkspaceRepository {
+impl Transaction {
     /// Makes the plan exactly `steps`, in order, keeping their ids: a restore. (Ids never come
     /// back into use otherwise, so an id of this thread's past is free again once its current
     /// steps are gone.)

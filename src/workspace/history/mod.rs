@@ -11,16 +11,16 @@
 
 mod fork;
 mod reads;
-mod record;
 pub(crate) mod replay;
 mod restore;
+mod revision;
 
 pub(super) use reads::conflicts;
 pub use reads::{DocumentDiff, HistoryPage};
-pub(super) use record::{Record, revision_of};
 use replay::documents_at;
 pub(super) use replay::{document_at, suggestions_at, workspace_at};
 pub use restore::{RESTORABLE, RevertConflict, restorable_panels};
+pub(super) use revision::{PendingRevision, revision_of};
 
 /// The most records a panel's chain holds before its whole state is stored again.
 pub const MAX_CHAIN: i64 = 1_000;

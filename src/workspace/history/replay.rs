@@ -1,14 +1,14 @@
 //! The workspace at any revision, rebuilt from the nearest whole state and the records after it.
 
 use crate::store::{
-    Document, PlanStep, Preference, Workspace, WorkspaceRepository,
+    Document, PlanStep, Preference, Transaction, Workspace,
     journal::{DocumentDelta, HasId, ListOp, TextOp, apply_list, apply_text},
 };
 use crate::workspace::WorkspaceError;
 
 /// Rebuilds the workspace of `thread` as it stood right after revision `rev` (0: empty).
 pub(crate) async fn workspace_at(
-    repo: &mut WorkspaceRepository,
+    repo: &mut Transaction,
     thread: &str,
     rev: i64,
 ) -> Result<Workspace, WorkspaceError> {
@@ -22,7 +22,7 @@ pub(crate) async fn workspace_at(
 }
 
 pub(super) async fn objective_at(
-    repo: &mut WorkspaceRepository,
+    repo: &mut Transaction,
     thread: &str,
     rev: i64,
 ) -> Result<Option<String>, WorkspaceError> {
@@ -35,7 +35,7 @@ pub(super) async fn objective_at(
 
 /// The document at `rev`: its last whole state, then every recorded edit after it.
 pub(crate) async fn document_at(
-    repo: &mut WorkspaceRepository,
+    repo: &mut Transaction,
     thread: &str,
     rev: i64,
 ) -> Result<Option<Document>, WorkspaceError> {
@@ -80,7 +80,7 @@ impl DocumentRecord {
 /// selected text there). Each change moves the position exactly as its splice does: kept
 /// before it, shifted after it, and at the start of the replaced text when it lay inside.
 pub(crate) async fn follow_offset(
-    repo: &mut WorkspaceRepository,
+    repo: &mut Transaction,
     thread: &str,
     version: i64,
     start: usize,
@@ -175,7 +175,7 @@ fn moved_through_rewrite(old: &str, new: &str, at: usize) -> usize {
 /// The document at `from` and at `to` (`from <= to`), replaying the chain once when one
 /// chain covers both.
 pub(super) async fn documents_at(
-    repo: &mut WorkspaceRepository,
+    repo: &mut Transaction,
     thread: &str,
     from: i64,
     to: i64,
@@ -212,7 +212,7 @@ pub(super) async fn documents_at(
 }
 
 pub(super) async fn list_at<T>(
-    repo: &mut WorkspaceRepository,
+    repo: &mut Transaction,
     thread: &str,
     panel: &str,
     rev: i64,
@@ -241,7 +241,7 @@ pub(super) fn from_json<T: serde::de::DeserializeOwned>(data: &str) -> Result<T,
 /// The document mode and every suggestion of `thread` as they stood right after `rev`: the
 /// mode's last record (`direct` before any) and the suggestions' list replayed like the plan.
 pub(crate) async fn suggestions_at(
-    repo: &mut WorkspaceRepository,
+    repo: &mut Transaction,
     thread: &str,
     rev: i64,
 ) -> Result<(String, Vec<crate::store::Suggestion>), WorkspaceError> {

@@ -194,7 +194,7 @@ impl Recording {
     /// Writes the thread, its conversation, history and artifacts, and its present workspace.
     async fn write(
         &self,
-        repo: &mut crate::store::WorkspaceRepository,
+        repo: &mut crate::store::Transaction,
         id: &ThreadId,
     ) -> Result<(), WorkspaceError> {
         let thread = id.as_str();
@@ -362,10 +362,7 @@ impl Recording {
     }
 
     /// Fresh ids for every plan step and preference the history names.
-    async fn new_ids(
-        &self,
-        repo: &mut crate::store::WorkspaceRepository,
-    ) -> Result<IdMap, WorkspaceError> {
+    async fn new_ids(&self, repo: &mut crate::store::Transaction) -> Result<IdMap, WorkspaceError> {
         let mut steps = BTreeSet::new();
         let mut preferences = BTreeSet::new();
         for line in &self.lines {
@@ -460,7 +457,7 @@ impl Present {
     /// Writes this state as the thread's present workspace (the live tables).
     async fn write(
         &self,
-        repo: &mut crate::store::WorkspaceRepository,
+        repo: &mut crate::store::Transaction,
         thread: &str,
     ) -> Result<(), WorkspaceError> {
         if let Some(objective) = &self.objective {

@@ -381,7 +381,7 @@ impl Workspaces {
 /// Suggestion `id` of the thread, which must still be open: unknown is "not found", decided a
 /// conflict naming how it was decided.
 async fn open_suggestion(
-    repo: &mut crate::store::WorkspaceRepository,
+    repo: &mut crate::store::Transaction,
     thread: &ThreadId,
     id: i64,
 ) -> Result<Suggestion, WorkspaceError> {

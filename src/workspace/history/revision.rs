@@ -8,7 +8,7 @@ use crate::workspace::{ChangeNote, Edit, WorkspaceError};
 use crate::{
     panels::PanelSet,
     store::{
-        NewRevision, PanelWrite, WorkspaceRepository,
+        NewRevision, PanelWrite, Transaction,
         journal::{DocumentJournal, HasId, ListOp, apply_list},
     },
 };
@@ -20,12 +20,12 @@ pub(super) fn wants_whole(chain: crate::store::Chain) -> bool {
 
 /// What a change about to commit records in the history: per changed panel, its whole state
 /// or the operations that made it (from the edit's journal).
-pub(crate) struct Record {
+pub(crate) struct PendingRevision {
     writes: Vec<(&'static str, bool, String)>,
     artifacts: Vec<i64>,
 }
 
-impl Record {
+impl PendingRevision {
     /// What `edit`'s journal says to record.
     pub(crate) fn of(edit: &mut Edit) -> Result<Self, WorkspaceError> {
         let journal = edit.repo().journal().clone();
@@ -79,7 +79,7 @@ impl Record {
     /// touch one panel), a whole state where a chain has grown long, and the artifacts' stamp.
     pub(crate) async fn finish(
         &self,
-        repo: &mut WorkspaceRepository,
+        repo: &mut Transaction,
         thread: &str,
         rev: i64,
         first_chain: Option<crate::store::Chain>,
