@@ -18,8 +18,21 @@ use haico::{
 };
 use tracing_subscriber::EnvFilter;
 
+/// Runs the command; a failure is printed as its chain of causes alone. Returning the error
+/// from `main` would print a backtrace too whenever `RUST_BACKTRACE` is set, burying the one
+/// line that says what to change (which setting, which file, which entry).
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
 #[tokio::main]
-async fn main() -> anyhow::Result<()> {
+async fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     // `haico eval` prints a line per scenario and turn on stderr; the agent's info logs (one
     // per tool call) would bury them, so it logs only warnings unless RUST_LOG says otherwise.

@@ -25,9 +25,14 @@ fn a_bad_servers_file_stops_start_up_naming_the_file_and_the_entry() {
     )
     .unwrap();
     let path_text = path.display().to_string();
+    // Backtraces asked for in the environment still leave the one line that says what to fix.
     let (_, output) = start_fails(
         &db,
-        &[("HAICO_MCP_SERVERS", path_text.as_str())],
+        &[
+            ("HAICO_MCP_SERVERS", path_text.as_str()),
+            ("RUST_BACKTRACE", "1"),
+            ("RUST_LIB_BACKTRACE", "1"),
+        ],
         Duration::from_secs(20),
     );
     assert!(
@@ -35,6 +40,8 @@ fn a_bad_servers_file_stops_start_up_naming_the_file_and_the_entry() {
         "{output}"
     );
     assert!(!output.contains("do-not-print-me"), "{output}");
+    assert!(output.trim_start().starts_with("error: "), "{output}");
+    assert!(!output.to_lowercase().contains("backtrace"), "{output}");
 
     let missing = dir.path().join("absent.json").display().to_string();
     let (_, output) = start_fails(
