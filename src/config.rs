@@ -93,6 +93,13 @@ pub struct McpClientArgs {
     #[arg(long, env = "HAICO_MCP_CALL_TIMEOUT_SECS", default_value_t = 60,
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub mcp_call_timeout_secs: u64,
+    /// Seconds a call that needs the person's approval (`"approval": "always"`) waits for an
+    /// editor's decision before it is declined. Five minutes by default: time to notice the
+    /// request and read its arguments, without a forgotten one holding the thread's turn.
+    #[arg(long, env = "HAICO_APPROVAL_TIMEOUT_SECS",
+          default_value_t = crate::mcp_client::DEFAULT_APPROVAL_TIMEOUT.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub approval_timeout_secs: u64,
 }
 
 impl McpClientArgs {
@@ -110,6 +117,7 @@ impl McpClientArgs {
     pub fn options(&self) -> crate::mcp_client::ClientOptions {
         crate::mcp_client::ClientOptions {
             call_timeout: std::time::Duration::from_secs(self.mcp_call_timeout_secs),
+            approval_timeout: std::time::Duration::from_secs(self.approval_timeout_secs),
             ..crate::mcp_client::ClientOptions::default()
         }
     }

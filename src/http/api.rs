@@ -22,8 +22,8 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::guards::{Authorized, Read, UseServer};
 use super::{
-    artifacts, chat, document, events, health, history, html, info, mcp_servers, metrics,
-    objective, people, plan, preferences,
+    approvals, artifacts, chat, document, events, health, history, html, info, mcp_servers,
+    metrics, objective, people, plan, preferences,
     schema::{DocumentConflict, ErrorBody, ThreadPath},
     state::AppState,
     suggestions, threads, tools,
@@ -51,6 +51,7 @@ pub(super) fn guarded_routes() -> OpenApiRouter<AppState> {
         .merge(html::router())
         .merge(tools::router())
         .merge(mcp_servers::router())
+        .merge(approvals::router())
         .merge(threads::router())
         .merge(objective::router())
         .merge(document::router())

@@ -13,6 +13,7 @@
 //! every event as it happens).
 
 mod api;
+mod approvals;
 mod artifacts;
 mod chat;
 mod connections;

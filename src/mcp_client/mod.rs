@@ -14,6 +14,7 @@
 //! The protocol is rmcp's client (the same crate haico's server uses): its child-process
 //! transport for stdio servers and its streamable HTTP client for `url` servers.
 
+pub mod approval;
 pub mod config;
 mod connection;
 pub mod result;
@@ -27,6 +28,7 @@ use rmcp::{RoleClient, model::CallToolRequestParams, service::Peer};
 use serde_json::{Map, Value};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
+pub use approval::{ApprovalRequest, Approvals, DEFAULT_APPROVAL_TIMEOUT, Decision, Pending};
 pub use config::{Approval, McpConfig, McpConfigError, Secret, ServerConfig, Transport};
 pub use result::{CallOutcome, RESULT_CHARS};
 
@@ -44,6 +46,9 @@ pub struct ClientOptions {
     pub backoff_min: Duration,
     /// Longest wait between reconnections.
     pub backoff_max: Duration,
+    /// Longest wait for a person's decision on a call that needs approval; then it is
+    /// declined.
+    pub approval_timeout: Duration,
 }
 
 impl Default for ClientOptions {
@@ -53,6 +58,7 @@ impl Default for ClientOptions {
             connect_timeout: Duration::from_secs(30),
             backoff_min: Duration::from_millis(500),
             backoff_max: Duration::from_secs(30),
+            approval_timeout: DEFAULT_APPROVAL_TIMEOUT,
         }
     }
 }
@@ -99,8 +105,7 @@ pub struct ServerStatus {
     pub transport: &'static str,
     /// Where it stands.
     pub status: Status,
-    /// The last failure, while it is not ready (or its approval setting, which keeps its
-    /// tools from the agent).
+    /// The last failure, while it is not ready.
     pub error: Option<String>,
     /// Its tools' names on the server, in its order.
     pub tools: Vec<String>,
@@ -115,6 +120,8 @@ pub struct OfferedTool {
     pub server: String,
     /// The tool as the server lists it.
     pub tool: RemoteTool,
+    /// Whether each call waits for the person's approval (`"approval": "always"`).
+    pub needs_approval: bool,
 }
 
 /// Why a call gave no result.
@@ -123,10 +130,10 @@ pub enum CallError {
     /// No ready server has a tool of that name.
     #[error("no MCP server offers `{0}`")]
     UnknownTool(String),
-    /// The server is marked `"approval": "always"`, which this version cannot ask for yet.
+    /// The server is marked `"approval": "always"` and the call was made without asking.
     #[error(
-        "the tools of MCP server `{0}` need the person's approval for each call, which this \
-         version of haico cannot ask for yet; the call was not made"
+        "the tools of MCP server `{0}` need the person's approval for each call; the call was \
+         not made"
     )]
     NeedsApproval(String),
     /// The server is not connected now.
@@ -236,6 +243,7 @@ struct Inner {
     options: ClientOptions,
     stop: CancellationToken,
     tasks: TaskTracker,
+    approvals: Approvals,
 }
 
 impl Drop for Inner {
@@ -270,6 +278,7 @@ impl McpServers {
                 options,
                 stop,
                 tasks,
+                approvals: Approvals::default(),
             }),
         }
     }
@@ -290,39 +299,25 @@ impl McpServers {
             .servers
             .iter()
             .filter_map(|server| {
-                server.read(|state| {
-                    let error = match (&state.error, server.config.approval) {
-                        (Some(error), _) => Some(error.clone()),
-                        (None, Approval::Always) => Some(
-                            "\"approval\": \"always\" is not supported yet: this server's tools \
-                             are not offered to the agent"
-                                .to_string(),
-                        ),
-                        (None, Approval::Never) => None,
-                    };
-                    ServerStatus {
-                        name: server.config.name.clone(),
-                        transport: server.config.transport.kind(),
-                        status: state.status,
-                        error,
-                        tools: state.tools.iter().map(|t| t.name.clone()).collect(),
-                    }
+                server.read(|state| ServerStatus {
+                    name: server.config.name.clone(),
+                    transport: server.config.transport.kind(),
+                    status: state.status,
+                    error: state.error.clone(),
+                    tools: state.tools.iter().map(|t| t.name.clone()).collect(),
                 })
             })
             .collect()
     }
 
-    /// The tools offered to the agent now: those of every ready server whose calls need no
-    /// approval, named `<server>__<tool>`, sorted by that name, so the list (and the head of
+    /// The tools offered to the agent now: those of every ready server (each marked when its
+    /// calls need the person's approval), named `<server>__<tool>`, sorted by that name, so the list (and the head of
     /// every prompt) stays byte-identical until a server's tools change. A tool whose full name
     /// a provider would refuse (over 64 characters, or other than `A-Z a-z 0-9 _ -`) is left
     /// out.
     pub fn offered(&self) -> Vec<OfferedTool> {
         let mut offered = Vec::new();
         for server in &self.inner.servers {
-            if server.config.approval == Approval::Always {
-                continue;
-            }
             let Some(Some(tools)) = server
                 .read(|state| (state.status == Status::Ready).then(|| Arc::clone(&state.tools)))
             else {
@@ -335,6 +330,7 @@ impl McpServers {
                         full_name,
                         server: server.config.name.clone(),
                         tool: tool.clone(),
+                        needs_approval: server.config.approval == Approval::Always,
                     });
                 }
             }
@@ -365,18 +361,55 @@ impl McpServers {
             .max_by_key(|(server, _)| server.config.name.len())
     }
 
+    /// Whether calls of `full_name` wait for the person's approval (its server is marked
+    /// `"approval": "always"`).
+    pub fn needs_approval(&self, full_name: &str) -> bool {
+        self.split(full_name)
+            .is_some_and(|(server, _)| server.config.approval == Approval::Always)
+    }
+
+    /// The calls waiting for a person's decision, in this process.
+    pub fn approvals(&self) -> &Approvals {
+        &self.inner.approvals
+    }
+
+    /// Longest wait for a decision (`HAICO_APPROVAL_TIMEOUT_SECS`).
+    pub fn approval_timeout(&self) -> Duration {
+        self.inner.options.approval_timeout
+    }
+
     /// Calls the tool `full_name` with `arguments` (already without the agent's own
     /// `action_and_reasoning`, unless the tool asks for it), waiting at most the call timeout.
+    /// A tool whose calls need approval is refused ([`CallError::NeedsApproval`]): those go
+    /// through [`McpServers::call_approved`] once a person has said yes.
     pub async fn call(
         &self,
         full_name: &str,
         arguments: Map<String, Value>,
     ) -> Result<CallOutcome, CallError> {
+        self.call_tool(full_name, arguments, false).await
+    }
+
+    /// Calls `full_name` as [`McpServers::call`] does, after a person approved this very call.
+    pub async fn call_approved(
+        &self,
+        full_name: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<CallOutcome, CallError> {
+        self.call_tool(full_name, arguments, true).await
+    }
+
+    async fn call_tool(
+        &self,
+        full_name: &str,
+        arguments: Map<String, Value>,
+        approved: bool,
+    ) -> Result<CallOutcome, CallError> {
         let (server, tool) = self
             .split(full_name)
             .ok_or_else(|| CallError::UnknownTool(full_name.to_string()))?;
         let name = server.config.name.clone();
-        if server.config.approval == Approval::Always {
+        if server.config.approval == Approval::Always && !approved {
             return Err(CallError::NeedsApproval(name));
         }
         let (status, error, peer, known) = server

@@ -259,6 +259,19 @@ impl Workspaces {
         );
     }
 
+    /// Announces an `approval` event (SPEC §13): a call waiting for the person's decision, or
+    /// how it was decided. Transient like `token`: what waits is in the turn's memory, and
+    /// `GET …/approvals` lists it for a client that connects later; the call's own `step`
+    /// is what is stored.
+    pub fn announce_approval(&self, thread: &ThreadId, data: String) {
+        self.bus.publish(
+            thread.as_str(),
+            vec![std::sync::Arc::new(crate::events::LiveEvent::transient(
+                "approval", data,
+            ))],
+        );
+    }
+
     /// Records a tool call in a transaction of its own (a call that failed, whose own
     /// transaction was rolled back, or a read-only one) and announces it.
     pub async fn record_tool_call(

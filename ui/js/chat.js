@@ -26,6 +26,7 @@ export class ChatPanel {
     this.turns = new Map();
     this.running = null; // turn_index of the turn in progress
     this.pending = null; // the view of a message sent but not yet started
+    this.approvals = new Map(); // call_id → the request's view, while it is shown
     $('#chat-form').addEventListener('submit', (event) => {
       event.preventDefault();
       this.send();
@@ -86,6 +87,8 @@ export class ChatPanel {
       this.setUsage(view, turn.usage);
     }
     if (pending) this.messages.append(pending.el);
+    this.approvals.clear();
+    await this.loadApprovals();
     this.emptyState();
     this.updateControls();
     if (nearBottom) this.scrollToEnd();
@@ -152,6 +155,74 @@ export class ChatPanel {
     const failed = view.callList.querySelectorAll('.call.failed').length;
     view.summary.textContent = `Internal reasoning · ${view.calls} tool call${view.calls === 1 ? '' : 's'}${failed ? ` · ${failed} failed` : ''}`;
     return outcome;
+  }
+
+  /** The calls waiting for the person's approval (`GET …/approvals`), after a (re)load. */
+  async loadApprovals() {
+    try {
+      const waiting = await api.get(threadPath(this.app.threadId, '/approvals'));
+      for (const request of waiting) this.addApproval(this.turnView(request.turn_index), request);
+    } catch (err) {
+      report(err, 'Loading the calls waiting for approval');
+    }
+  }
+
+  /**
+   * A call of another MCP server waiting for the person: the tool, its arguments and the
+   * agent's reason (all from outside this page, so all set as text), with Approve / Decline.
+   */
+  addApproval(view, request) {
+    if (this.approvals.has(request.call_id)) return;
+    this.reasoning(view);
+    const args = JSON.stringify(request.arguments ?? {}, null, 2);
+    const state = h('span', { class: 'approval-state', role: 'status' }, 'Waiting for your approval');
+    const approve = h('button', { type: 'button', class: 'button small primary approval-approve' }, 'Approve');
+    const decline = h('button', { type: 'button', class: 'button small approval-decline' }, 'Decline');
+    const actions = h('div', { class: 'approval-actions' }, approve, decline);
+    const el = h('li', { class: 'call approval waiting', dataset: { callId: request.call_id } },
+      h('span', { class: 'call-outcome partial', title: 'waiting', 'aria-label': 'waiting' }, '?'),
+      h('span', { class: 'call-reason' }, request.action_and_reasoning || '(no reason given)', ' ', h('span', { class: 'call-tool' }, request.tool)),
+      h('pre', { class: 'approval-arguments' }, args),
+      h('div', { class: 'approval-bar' }, state, actions));
+    const item = { el, state, actions };
+    approve.addEventListener('click', () => this.decide(request.call_id, true, item));
+    decline.addEventListener('click', () => this.decide(request.call_id, false, item));
+    this.approvals.set(request.call_id, item);
+    view.callList.append(el);
+    view.reasoning.open = true;
+  }
+
+  /** `POST …/approvals/{call_id}`; the `approval` event that follows updates every tab. */
+  async decide(callId, approve, item) {
+    for (const button of item.actions.querySelectorAll('button')) button.disabled = true;
+    try {
+      await api.post(threadPath(this.app.threadId, `/approvals/${encodeURIComponent(callId)}`), { approve });
+      this.settleApproval(callId, approve ? 'approved' : 'declined');
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 404) this.settleApproval(callId, 'gone');
+      else {
+        for (const button of item.actions.querySelectorAll('button')) button.disabled = false;
+        report(err, approve ? 'Approving the call' : 'Declining the call');
+      }
+    }
+  }
+
+  /** Shows how a request ended (here or in another tab) in place of its buttons. */
+  settleApproval(callId, status) {
+    const item = this.approvals.get(callId);
+    if (!item) return;
+    const words = {
+      approved: 'Approved',
+      declined: 'Declined',
+      timed_out: 'Declined: no answer in time',
+      cancelled: 'Not made: the turn was stopped',
+      gone: 'Already decided',
+    };
+    item.el.classList.remove('waiting');
+    item.el.classList.add(status === 'approved' ? 'ok' : 'failed');
+    item.state.textContent = words[status] || status;
+    item.actions.remove();
+    this.approvals.delete(callId);
   }
 
   /**
@@ -380,6 +451,11 @@ export class ChatPanel {
         }
         break;
       }
+      case 'approval': { // a call waiting for the person, or how it was decided
+        if (data.status === 'waiting') this.addApproval(this.turnView(data.turn_index ?? this.running), data);
+        else this.settleApproval(data.call_id, data.status);
+        break;
+      }
       case 'artifact': {
         if (isChart(data)) this.addChart(this.turnView(data.turn_index ?? this.running), data);
         break;
@@ -434,6 +510,7 @@ export class ChatPanel {
 
   clear() {
     this.turns.clear();
+    this.approvals.clear();
     this.running = null;
     this.pending = null;
     replaceChildren(this.messages);

@@ -8,7 +8,7 @@
 
 import { checkSignedIn, threadPath, tokenQuery } from './api.js';
 
-const EVENT_NAMES = ['turn', 'token', 'step', 'artifact', 'workspace', 'message', 'error', 'done'];
+const EVENT_NAMES = ['turn', 'token', 'step', 'approval', 'artifact', 'workspace', 'message', 'error', 'done'];
 
 export class ThreadEvents {
   /**

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     ThreadId,
     agent::model::ToolDefinition,
-    mcp_client::{McpServers, OfferedTool},
+    mcp_client::{ApprovalRequest, Decision, McpServers, OfferedTool},
     panels::PanelSet,
     store::NewToolCall,
     tools::{
@@ -128,16 +128,39 @@ impl ExternalTools {
                     _ => Map::new(),
                 };
                 if self.wants_reason(name) {
-                    args.insert(ACTION_AND_REASONING.to_string(), Value::String(reason));
+                    args.insert(
+                        ACTION_AND_REASONING.to_string(),
+                        Value::String(reason.clone()),
+                    );
                 }
-                match &self.servers {
-                    None => Err((
+                let approval = match &self.servers {
+                    Some(servers) if servers.needs_approval(name) => {
+                        let request = ApprovalRequest {
+                            call_id: format!("{}-{}", at.turn_index, at.call_index),
+                            tool: name.to_string(),
+                            arguments: call.arguments.clone(),
+                            action_and_reasoning: reason.clone(),
+                            turn_index: at.turn_index,
+                        };
+                        Some(ask_approval(runtime, servers, thread, request, cancel).await)
+                    }
+                    _ => None,
+                };
+                match (&self.servers, approval) {
+                    (None, _) => Err((
                         FailureKind::UnknownTool,
                         format!("unknown tool `{name}`: no MCP servers are configured"),
                     )),
-                    Some(servers) => {
+                    (Some(_), Some(Err(message))) => Err((FailureKind::External, message)),
+                    (Some(servers), approved) => {
                         let answer = tokio::select! {
-                            answer = servers.call(name, args) => Some(answer),
+                            answer = async {
+                                if approved.is_some() {
+                                    servers.call_approved(name, args).await
+                                } else {
+                                    servers.call(name, args).await
+                                }
+                            } => Some(answer),
                             () = cancel.cancelled() => None,
                         };
                         match answer {
@@ -187,6 +210,52 @@ impl ExternalTools {
             tracing::error!(error = %err, "could not record an external tool call");
         }
         call
+    }
+}
+
+/// Announces `request` and waits for a person's decision, the turn's cancellation or the
+/// approval timeout, whichever comes first, then announces how it ended. Holds no transaction
+/// and no lock while it waits. `Err` carries what the model is told when the call is not made.
+async fn ask_approval(
+    runtime: &ToolRuntime,
+    servers: &McpServers,
+    thread: &ThreadId,
+    request: ApprovalRequest,
+    cancel: &CancellationToken,
+) -> Result<(), String> {
+    let workspaces = runtime.workspaces();
+    let tool = request.tool.clone();
+    let mut data = serde_json::to_value(&request).unwrap_or_else(|_| json!({}));
+    // Listed before it is announced, so a client reacting to the event finds it.
+    let mut pending = servers.approvals().ask(thread.as_str(), request);
+    data["status"] = json!("waiting");
+    workspaces.announce_approval(thread, data.to_string());
+    let timeout = servers.approval_timeout();
+    tracing::info!(tool = %tool, "waiting for the person's approval of an external call");
+    let decision = tokio::select! {
+        approve = pending.answer() => if approve { Decision::Approved } else { Decision::Declined },
+        () = tokio::time::sleep(timeout) => Decision::TimedOut,
+        () = cancel.cancelled() => Decision::Cancelled,
+    };
+    // Taken out of the list before the decision is announced: a late decision finds nothing.
+    drop(pending);
+    data["status"] = json!(decision.as_str());
+    workspaces.announce_approval(thread, data.to_string());
+    match decision {
+        Decision::Approved => Ok(()),
+        Decision::Declined => Err(format!(
+            "the person declined this call of `{tool}`; it was not made. Do not retry it \
+             unless they ask for it."
+        )),
+        Decision::TimedOut => Err(format!(
+            "no one approved this call of `{tool}` within {} s, so it was declined and not made",
+            timeout.as_secs().max(1)
+        )),
+        Decision::Cancelled => Err(
+            "the turn was cancelled while this call waited for the person's approval; it was \
+             not made"
+                .to_string(),
+        ),
     }
 }
 

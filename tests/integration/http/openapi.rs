@@ -65,6 +65,8 @@ const ROUTES: &[(&str, &str)] = &[
     ("GET", "/api/threads/{thread_id}/messages"),
     ("POST", "/api/threads/{thread_id}/chat"),
     ("POST", "/api/threads/{thread_id}/cancel"),
+    ("GET", "/api/threads/{thread_id}/approvals"),
+    ("POST", "/api/threads/{thread_id}/approvals/{call_id}"),
     ("GET", "/api/threads/{thread_id}/events"),
     ("POST", "/api/threads/{thread_id}/tools/{tool_name}"),
     ("GET", "/api/threads/{thread_id}/history"),
@@ -100,6 +102,7 @@ const OPEN: &[(&str, &str)] = &[
 
 /// Routes that take a JSON request body.
 const WITH_BODY: &[(&str, &str)] = &[
+    ("POST", "/api/threads/{thread_id}/approvals/{call_id}"),
     ("POST", "/api/markdown"),
     ("POST", "/api/threads"),
     ("PATCH", "/api/threads/{thread_id}"),
@@ -435,6 +438,7 @@ fn concrete(template: &str) -> String {
         .replace("{artifact_id}", "1")
         .replace("{turn_index}", "1")
         .replace("{suggestion_id}", "1")
+        .replace("{call_id}", "1-1")
         .replace("{name}", "nobody")
 }
 

@@ -4,6 +4,7 @@
 //! with the OpenAI wire mock; the agent, the HTTP API and the store are the real ones, on both
 //! engines.
 
+mod approval;
 mod everything;
 mod peer;
 mod python;
@@ -50,6 +51,7 @@ pub fn quick(call_timeout: Duration) -> ClientOptions {
         connect_timeout: READY_WITHIN,
         backoff_min: Duration::from_millis(200),
         backoff_max: Duration::from_secs(2),
+        ..ClientOptions::default()
     }
 }
 

@@ -137,6 +137,13 @@ const TABLE: &[(&str, &str, Need)] = &[
         Need::Reader,
     ),
     ("GET", "/api/threads/{thread_id}/messages", Need::Reader),
+    ("GET", "/api/threads/{thread_id}/approvals", Need::Reader),
+    // No call waits for approval: those let in get 404 for the unknown call.
+    (
+        "POST",
+        "/api/threads/{thread_id}/approvals/{call_id}",
+        Need::Writer,
+    ),
     ("GET", "/api/threads/{thread_id}/events", Need::Reader),
     ("GET", "/api/threads/{thread_id}/history", Need::Reader),
     (
@@ -363,6 +370,7 @@ fn concrete(route: &str, method: &str, fx: &Fixture, who: Who) -> (String, Optio
         .replace("{artifact_id}", &fx.artifact.to_string())
         .replace("{turn_index}", "1")
         .replace("{suggestion_id}", "1")
+        .replace("{call_id}", "1-1")
         .replace("{tool_name}", "set_objective")
         .replace("{*path}", "app.css")
         .replace("/api/users/{name}", "/api/users/spare")
@@ -389,6 +397,7 @@ fn concrete(route: &str, method: &str, fx: &Fixture, who: Who) -> (String, Optio
             Some(json!({"rev": 0, "panels": ["objective"]}))
         }
         ("POST", "/api/threads/{thread_id}/chat") => Some(json!({"message": "hello"})),
+        ("POST", "/api/threads/{thread_id}/approvals/{call_id}") => Some(json!({"approve": true})),
         ("POST", "/api/threads/{thread_id}/tools/{tool_name}") => Some(json!({
             "action_and_reasoning": "Set it.",
             "objective": "From the tools endpoint",
@@ -424,6 +433,7 @@ fn success(method: &str, route: &str) -> u16 {
             | "/api/threads/{thread_id}/suggestions/{suggestion_id}/reject",
         ) => 404,
         ("POST", "/api/threads/{thread_id}/turns/{turn_index}/revert") => 409,
+        ("POST", "/api/threads/{thread_id}/approvals/{call_id}") => 404,
         ("POST", "/api/users" | "/api/threads" | "/api/threads/{thread_id}/fork")
         | ("POST", "/api/threads/{thread_id}/todos" | "/api/threads/{thread_id}/preferences") => {
             201
