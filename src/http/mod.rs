@@ -41,6 +41,7 @@ mod suggestions;
 mod threads;
 mod tools;
 pub mod ui;
+mod unread_body;
 
 use std::{future::Future, sync::Arc};
 
@@ -167,6 +168,9 @@ pub fn app(state: AppState, config: &HttpConfig) -> Router {
                 streams.then(|| HeaderValue::from_static("no"))
             },
         ))
+        // A request refused before its body was read: its answer closes the connection, so
+        // no client reuses one the server is about to close (unread_body.rs).
+        .layer(middleware::from_fn(unread_body::close_if_unread))
         .layer(TraceLayer::new_for_http().make_span_with(request_span))
         .with_state(state)
 }

@@ -455,3 +455,63 @@ fn rlimit_hard() -> u64 {
         .unwrap();
     line.split_whitespace().nth(4).unwrap().parse().unwrap()
 }
+
+/// Sends `head` and the first `sent` bytes of a body declared `declared` bytes long, then reads
+/// the answer's head (lower-cased).
+async fn answer_to_partial_body(
+    stream: &mut TcpStream,
+    path: &str,
+    declared: usize,
+    sent: &[u8],
+) -> String {
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n\
+         Content-Length: {declared}\r\n\r\n",
+        host = stream.peer_addr().unwrap()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(sent).await.unwrap();
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !answer.windows(4).any(|w| w == b"\r\n\r\n") {
+        let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buf))
+            .await
+            .expect("an answer within 10 s")
+            .unwrap();
+        assert!(n > 0, "closed without an answer");
+        answer.extend_from_slice(&buf[..n]);
+    }
+    String::from_utf8_lossy(&answer).to_lowercase()
+}
+
+backend_tests! {
+    async fn an_answer_that_leaves_the_body_unread_closes_the_connection(engine) {
+        let (tdb, server) = common::server::setup(engine).await;
+        server.create_thread("t").await;
+        // Refused before the body is read (a malformed thread id; a route that does not exist),
+        // with most of the body not sent yet: the answer says the connection closes, so no
+        // client reuses it.
+        for (path, declared, status) in [
+            ("/api/threads/bad%21id/todos", 100_000, "400"),
+            ("/api/nowhere", 100_000, "404"),
+        ] {
+            let mut stream = TcpStream::connect(server.addr).await.unwrap();
+            let answer = answer_to_partial_body(&mut stream, path, declared, b"{\"text\":").await;
+            assert!(answer.starts_with(&format!("http/1.1 {status}")), "{answer}");
+            assert!(answer.contains("connection: close"), "{answer}");
+        }
+
+        // A body read whole keeps the connection for the next request, refused or not.
+        let body = br#"{"text": "Step"}"#;
+        let mut stream = TcpStream::connect(server.addr).await.unwrap();
+        let answer = answer_to_partial_body(&mut stream, "/api/threads/t/todos", body.len(), body).await;
+        assert!(answer.starts_with("http/1.1 201"), "{answer}");
+        assert!(!answer.contains("connection: close"), "{answer}");
+        let bad = br#"{"text": ""}"#;
+        let mut stream = TcpStream::connect(server.addr).await.unwrap();
+        let answer = answer_to_partial_body(&mut stream, "/api/threads/t/todos", bad.len(), bad).await;
+        assert!(answer.starts_with("http/1.1 400"), "{answer}");
+        assert!(!answer.contains("connection: close"), "{answer}");
+        common::server::teardown(tdb, server).await;
+    }
+}
