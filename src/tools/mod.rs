@@ -30,7 +30,7 @@ pub use envelope::Envelope;
 pub use haico_macros::{workspace_tool, workspace_tools};
 pub use output::{IntoToolResult, ToolError, ToolOutput, ToolResult};
 pub use runtime::{FailureKind, InTurn, ToolCall, ToolRuntime, split_action_and_reasoning};
-pub use spec::{ACTION_AND_REASONING, ToolSpec};
+pub use spec::{ACTION_AND_REASONING, ToolSpec, require_reason};
 
 use crate::ThreadId;
 

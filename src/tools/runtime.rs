@@ -53,6 +53,23 @@ pub struct ToolCall {
     pub duration: Duration,
 }
 
+impl ToolCall {
+    /// A call of `name` about to run: nothing known of it yet but its name and turn.
+    pub fn starting(name: &str, turn_index: Option<i64>) -> Self {
+        Self {
+            tool: name.to_string(),
+            arguments: Value::Object(Map::new()),
+            action_and_reasoning: None,
+            envelope: Envelope::failure(""),
+            changed: PanelSet::default(),
+            artifact: None,
+            failure: None,
+            turn_index,
+            duration: Duration::ZERO,
+        }
+    }
+}
+
 /// Where a tool call sits in an agent turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InTurn {
@@ -182,17 +199,7 @@ impl ToolRuntime {
         );
         async {
             let started = Instant::now();
-            let mut call = ToolCall {
-                tool: name.to_string(),
-                arguments: Value::Object(Map::new()),
-                action_and_reasoning: None,
-                envelope: Envelope::failure(""),
-                changed: PanelSet::default(),
-                artifact: None,
-                failure: None,
-                turn_index: None,
-                duration: Duration::ZERO,
-            };
+            let mut call = ToolCall::starting(name, None);
             let outcome = self.run(tools, name, args, &mut call, at, started).await;
             call.duration = started.elapsed();
             match outcome {

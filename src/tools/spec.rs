@@ -78,6 +78,29 @@ fn unwrap_doc_lines(value: &mut Value) {
     }
 }
 
+/// Makes `root` an object schema with the required `action_and_reasoning` string (once, even
+/// when the schema already asks for it): haico's tools and other servers' tools alike.
+pub fn require_reason(root: &mut Map<String, Value>) {
+    root.insert("type".into(), Value::String("object".into()));
+    let properties = root
+        .entry("properties")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(props) = properties {
+        props.insert(
+            ACTION_AND_REASONING.into(),
+            json!({"type": "string", "minLength": 1, "description": ACTION_AND_REASONING_DOC}),
+        );
+    }
+    let required = root
+        .entry("required")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if let Value::Array(list) = required
+        && !list.iter().any(|item| item == ACTION_AND_REASONING)
+    {
+        list.push(Value::String(ACTION_AND_REASONING.into()));
+    }
+}
+
 /// Adds the required `action_and_reasoning` string to an object schema and drops the keys
 /// providers do not want at the root (`$schema`, `title`).
 fn with_action_and_reasoning(schema: Value) -> Value {
@@ -92,21 +115,6 @@ fn with_action_and_reasoning(schema: Value) -> Value {
     for value in root.values_mut() {
         unwrap_doc_lines(value);
     }
-    root.insert("type".into(), Value::String("object".into()));
-    let properties = root
-        .entry("properties")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if let Value::Object(props) = properties {
-        props.insert(
-            ACTION_AND_REASONING.into(),
-            json!({"type": "string", "minLength": 1, "description": ACTION_AND_REASONING_DOC}),
-        );
-    }
-    let required = root
-        .entry("required")
-        .or_insert_with(|| Value::Array(Vec::new()));
-    if let Value::Array(list) = required {
-        list.push(Value::String(ACTION_AND_REASONING.into()));
-    }
+    require_reason(&mut root);
     Value::Object(root)
 }

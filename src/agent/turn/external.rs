@@ -6,7 +6,7 @@
 //! a budget by [`crate::mcp_client::result`]) and the trace as data; nothing of it is executed
 //! or written to the workspace, except through a workspace tool the model then calls.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -15,16 +15,12 @@ use crate::{
     ThreadId,
     agent::model::ToolDefinition,
     mcp_client::{ApprovalRequest, Decision, McpServers, OfferedTool},
-    panels::PanelSet,
     store::NewToolCall,
     tools::{
         ACTION_AND_REASONING, Envelope, FailureKind, InTurn, ToolCall, ToolRuntime,
         split_action_and_reasoning,
     },
 };
-
-const ACTION_AND_REASONING_DOC: &str = "One short, plain-language sentence for the person you \
-work with: what you are doing with this call and why. No technical jargon.";
 
 /// The external tools of one turn: fixed when the turn starts, so the model's tool list does
 /// not change under it.
@@ -104,17 +100,7 @@ impl ExternalTools {
         cancel: &CancellationToken,
     ) -> ToolCall {
         let started = Instant::now();
-        let mut call = ToolCall {
-            tool: name.to_string(),
-            arguments: Value::Object(Map::new()),
-            action_and_reasoning: None,
-            envelope: Envelope::failure(""),
-            changed: PanelSet::default(),
-            artifact: None,
-            failure: None,
-            turn_index: Some(at.turn_index),
-            duration: Duration::ZERO,
-        };
+        let mut call = ToolCall::starting(name, Some(at.turn_index));
         let outcome = match split_action_and_reasoning(args) {
             Err((message, sent)) => {
                 call.arguments = sent;
@@ -264,24 +250,7 @@ async fn ask_approval(
 fn with_reason(schema: &Map<String, Value>) -> Value {
     let mut root = schema.clone();
     root.remove("$schema");
-    root.insert("type".into(), Value::String("object".into()));
-    let properties = root
-        .entry("properties")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if let Value::Object(props) = properties {
-        props.insert(
-            ACTION_AND_REASONING.into(),
-            json!({"type": "string", "minLength": 1, "description": ACTION_AND_REASONING_DOC}),
-        );
-    }
-    let required = root
-        .entry("required")
-        .or_insert_with(|| Value::Array(Vec::new()));
-    if let Value::Array(list) = required
-        && !list.iter().any(|item| item == ACTION_AND_REASONING)
-    {
-        list.push(Value::String(ACTION_AND_REASONING.into()));
-    }
+    crate::tools::require_reason(&mut root);
     Value::Object(root)
 }
 
