@@ -56,6 +56,28 @@ fn a_bad_servers_file_stops_start_up_naming_the_file_and_the_entry() {
     assert!(!dir.path().join("never.db").exists(), "nothing was opened");
 }
 
+/// The waits of external calls and of approvals are refused out of their range, naming the
+/// setting and the range, before anything is opened.
+#[test]
+fn out_of_range_waits_stop_start_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = format!("sqlite:{}", dir.path().join("never.db").display());
+    for (setting, value, names) in [
+        ("HAICO_APPROVAL_TIMEOUT_SECS", "0", "1..=86400"),
+        (
+            "HAICO_APPROVAL_TIMEOUT_SECS",
+            "soon",
+            "approval-timeout-secs",
+        ),
+        ("HAICO_MCP_CALL_TIMEOUT_SECS", "0", "1..=3600"),
+        ("HAICO_MCP_CALL_TIMEOUT_SECS", "86401", "1..=3600"),
+    ] {
+        let (_, output) = start_fails(&db, &[(setting, value)], Duration::from_secs(20));
+        assert!(output.contains(names), "{setting}={value}: {output}");
+    }
+    assert!(!dir.path().join("never.db").exists(), "nothing was opened");
+}
+
 /// The processes whose command line holds `marker`.
 fn processes_with(marker: &str) -> Vec<u32> {
     std::fs::read_dir("/proc")
