@@ -39,9 +39,13 @@ class Reloader {
     this.load = load;
     this.running = null;
     this.again = false;
+    // How many times a reload was asked for: a full re-sync compares it before and after its
+    // own read to learn whether this panel moved meanwhile.
+    this.requests = 0;
   }
 
   request() {
+    this.requests += 1;
     if (this.running) {
       this.again = true;
       return this.running;
@@ -276,6 +280,11 @@ class App {
   /** Loads every panel (on open, and after each reconnect, for what the stream missed). */
   async syncAll() {
     const threadId = this.threadId;
+    // A panel whose own reload was asked for while this read was on its way (a `workspace`
+    // event arrived) is left to that reload: it reads after the change, while this answer may
+    // have been read before it and would put the older content back.
+    const asked = Object.fromEntries(Object.entries(this.reloaders).map(([panel, r]) => [panel, r.requests]));
+    const current = (panel) => this.reloaders[panel].requests === asked[panel];
     let workspace;
     try {
       workspace = await api.get(threadPath(threadId, '/workspace?html=true'));
@@ -288,12 +297,12 @@ class App {
       throw err;
     }
     if (threadId !== this.threadId) return;
-    this.objective.render(workspace.objective);
-    this.document.apply(workspace.document);
-    this.suggestions.render(workspace.document_mode, workspace.suggestions);
-    this.plan.render(workspace.todos);
-    this.preferences.render(workspace.preferences);
-    this.artifacts.render(workspace.artifacts);
+    if (current('objective')) this.objective.render(workspace.objective);
+    if (current('document')) this.document.apply(workspace.document);
+    if (current('suggestions')) this.suggestions.render(workspace.document_mode, workspace.suggestions);
+    if (current('plan')) this.plan.render(workspace.todos);
+    if (current('preferences')) this.preferences.render(workspace.preferences);
+    if (current('artifacts')) this.artifacts.render(workspace.artifacts);
     await this.chat.load();
     if (threadId === this.threadId && document.body.dataset.ready !== 'true') {
       document.body.dataset.ready = 'true';

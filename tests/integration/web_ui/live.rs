@@ -174,6 +174,22 @@ async fn offline_then_reconnects_after_a_restart(engine: Engine) {
         .wait_text("#objective-text", "Before the restart")
         .await;
 
+    // The re-sync after the reconnect reads the whole workspace. Hold its answer back for a
+    // while in the page, so it arrives after the change made below and its event: the page
+    // must not put the older objective back over the newer one.
+    browser
+        .js(
+            "const original = window.fetch;
+             window.fetch = async (...args) => {
+               const response = await original(...args);
+               if (String(args[0]).includes('/workspace?html=true')) {
+                 await new Promise((resolve) => setTimeout(resolve, 2500));
+               }
+               return response;
+             };",
+            vec![],
+        )
+        .await;
     server.kill();
     browser
         .wait_js_for(
@@ -208,6 +224,19 @@ async fn offline_then_reconnects_after_a_restart(engine: Engine) {
     browser
         .wait_text("#objective-text", "After the restart")
         .await;
+    tokio::time::sleep(std::time::Duration::from_secs(4)).await;
+    let shown = browser
+        .js(
+            "return document.querySelector('#objective-text').innerText;",
+            vec![],
+        )
+        .await;
+    assert!(
+        shown
+            .as_str()
+            .is_some_and(|text| text.contains("After the restart")),
+        "the re-sync's older answer replaced the newer objective: {shown}"
+    );
     browser.wait_js(
         "the offline banner to go away",
         "const b = document.querySelector('#banner');
