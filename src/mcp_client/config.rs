@@ -259,14 +259,12 @@ fn parse_entry(name: &str, entry: &Value) -> Result<ServerConfig, String> {
             let parsed =
                 reqwest::Url::parse(url).map_err(|err| format!("`url` is not a URL: {err}"))?;
             match parsed.scheme() {
-                "http" => {}
-                "https" => {
-                    return Err("`https` endpoints are not supported yet (this build's MCP \
-                                client has no TLS); run the server over stdio, or reach it \
-                                through a local proxy"
-                        .into());
+                "http" | "https" => {}
+                other => {
+                    return Err(format!(
+                        "`url` must be http://… or https://…, not {other}://"
+                    ));
                 }
-                other => return Err(format!("`url` must be http://…, not {other}://")),
             }
             let headers = string_map(entry.get("headers"), "headers")?;
             for (key, value) in &headers {
@@ -341,7 +339,7 @@ mod tests {
     fn both_kinds_of_entry_are_read_and_sorted_by_name() -> TestResult {
         let config = parse(
             r#"{"mcpServers": {
-                "weather": {"url": "http://127.0.0.1:9000/mcp", "headers": {"Authorization": "Bearer s3cret"}},
+                "weather": {"url": "https://mcp.example.org/mcp", "headers": {"Authorization": "Bearer s3cret"}},
                 "files": {"command": "npx", "args": ["-y", "server-filesystem", "/tmp"],
                           "env": {"TOKEN": "hunter2"}, "approval": "always"}
             }}"#,
@@ -399,10 +397,6 @@ mod tests {
                 "env.K",
             ),
             (r#"{"mcpServers": {"a": {"url": "ftp://h/"}}}"#, "http://"),
-            (
-                r#"{"mcpServers": {"a": {"url": "https://h/"}}}"#,
-                "not supported yet",
-            ),
             (
                 r#"{"mcpServers": {"a": {"url": "http://h/", "headers": {"A B": "x"}}}}"#,
                 "header name",

@@ -19,7 +19,7 @@ use std::{
 use rmcp::{
     ClientHandler, RoleClient, ServiceError, ServiceExt,
     model::{ClientCapabilities, ClientConfig, Implementation},
-    service::{NotificationContext, Peer, RunningService},
+    service::{ClientInitializeError, NotificationContext, Peer, RunningService},
     transport::{
         StreamableHttpClientTransport, TokioChildProcess,
         streamable_http_client::StreamableHttpClientTransportConfig,
@@ -234,15 +234,64 @@ async fn connect(
                     custom.insert(name, value);
                 }
             }
+            use_ring_for_tls();
             let config =
                 StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
             let transport = StreamableHttpClientTransport::from_config(config);
             listener
                 .serve(transport)
                 .await
-                .map_err(|err| format!("the MCP handshake with {url} failed: {err}"))
+                .map_err(|err| format!("the MCP handshake with {url} failed: {}", causes(&err)))
         }
     }
+}
+
+/// A failed handshake with every cause under it, outermost first: rmcp's message alone says
+/// only that sending failed, while the person needs the reason (a refused connection, a
+/// certificate not trusted). A certificate refusal also says which setting fixes it.
+fn causes(err: &ClientInitializeError) -> String {
+    let mut parts = vec![err.to_string()];
+    // The transport's error is a field rmcp does not mark as the source; start from it.
+    let mut next: Option<&(dyn std::error::Error + 'static)> = match err {
+        ClientInitializeError::TransportError { error, .. } => Some(error),
+        other => std::error::Error::source(other),
+    };
+    while let Some(cause) = next {
+        let text = cause.to_string();
+        if !parts.iter().any(|part| part.contains(&text)) {
+            parts.push(text);
+        }
+        next = cause.source();
+    }
+    let mut text = parts.join(": ");
+    // The HTTP client's own causes are not linked as sources (rmcp wraps it as a plain field),
+    // but its debug form names them: turn the two a person can act on into what to do.
+    let debug = format!("{err:?}");
+    if let Some(reason) = debug
+        .split_once("InvalidCertificate(")
+        .and_then(|(_, rest)| rest.split_once(')'))
+        .map(|(reason, _)| reason)
+    {
+        text.push_str(&format!(
+            " (the server's TLS certificate is not trusted: {reason}; if a private authority \
+             signed it, start haico with SSL_CERT_FILE naming a PEM file that holds that \
+             authority)"
+        ));
+    } else if debug.contains("ConnectionRefused") {
+        text.push_str(" (the connection was refused: is the server running at that address?)");
+    }
+    text
+}
+
+/// Makes `ring` the process's TLS crypto provider, once, before the first HTTP connection: the
+/// MCP client's HTTP stack (reqwest 0.13 through rmcp) is built without a provider of its own and
+/// would otherwise refuse to build a client. Another part of the process that installed one
+/// first wins, which is as good.
+fn use_ring_for_tls() {
+    static INSTALL: std::sync::Once = std::sync::Once::new();
+    INSTALL.call_once(|| {
+        let _already_installed = rustls::crypto::ring::default_provider().install_default();
+    });
 }
 
 /// The server's tools, every page.

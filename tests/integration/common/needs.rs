@@ -1,5 +1,5 @@
 //! Parts of the suite that need something outside the crate: a PostgreSQL server, Chromium
-//! with chromedriver, nginx, systemd-analyze, Python's MCP SDK, the npm
+//! with chromedriver, nginx, openssl, systemd-analyze, Python's MCP SDK, the npm
 //! package `@modelcontextprotocol/server-everything`. A plain `cargo test` on a machine without them still passes: each
 //! test that needs a missing part returns at its start, and the first one prints a note on
 //! stderr naming the part and how to provide it. With `HAICO_TEST_REQUIRE_ALL=1` (what
@@ -70,20 +70,28 @@ pub fn chromium() -> bool {
 /// Whether `nginx` is on the PATH.
 pub fn nginx() -> bool {
     static FOUND: OnceLock<Result<(), String>> = OnceLock::new();
-    present(&FOUND, "the nginx test", || {
-        let on_path = std::env::var_os("PATH")
-            .map(|path| std::env::split_paths(&path).any(|dir| dir.join("nginx").is_file()))
-            .unwrap_or(false);
-        if on_path {
-            Ok(())
-        } else {
-            Err(
-                "nginx is not on the PATH. Install Debian's nginx and add /usr/sbin to the \
-                 PATH (`bash .ci/run` does both)"
-                    .to_string(),
-            )
-        }
+    present(&FOUND, "the nginx tests", || {
+        on_path("nginx").then_some(()).ok_or_else(|| {
+            "nginx is not on the PATH. Install Debian's nginx and add /usr/sbin to the \
+             PATH (`bash .ci/run` does both)"
+                .to_string()
+        })
     })
+}
+
+/// Whether the `openssl` command is on the PATH, to make a test's certificates.
+pub fn openssl() -> bool {
+    static FOUND: OnceLock<Result<(), String>> = OnceLock::new();
+    present(&FOUND, "the TLS tests", || {
+        on_path("openssl").then_some(()).ok_or_else(|| {
+            "openssl is not on the PATH. Install Debian's openssl (`bash .ci/run` does)".to_string()
+        })
+    })
+}
+
+fn on_path(command: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(command).is_file()))
 }
 
 /// Whether `systemd-analyze` (Debian's systemd package) is installed, to check the unit in

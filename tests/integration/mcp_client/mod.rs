@@ -9,6 +9,7 @@ mod everything;
 mod peer;
 mod python;
 mod startup;
+mod tls;
 
 use std::{path::PathBuf, time::Duration};
 
