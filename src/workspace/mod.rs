@@ -67,7 +67,7 @@ pub use suggestions::{
     Accepted, DocumentMode, Focus, ListedSuggestion, Selection, SuggestionDraft, SuggestionStatus,
 };
 pub use threads::{
-    DEFAULT_THREAD_TITLE, MAX_THREAD_TITLE_CHARS, ThreadChange,
+    DEFAULT_THREAD_TITLE, MAX_THREAD_TITLE_CHARS, ServerChoice, ThreadChange, check_server_names,
     checked_title as checked_thread_title,
 };
 pub use view::View;

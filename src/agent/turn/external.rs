@@ -28,18 +28,49 @@ use crate::{
 pub(super) struct ExternalTools {
     servers: Option<McpServers>,
     offered: Vec<OfferedTool>,
+    /// The servers the thread chose (`None`: all of them).
+    chosen: Option<Vec<String>>,
 }
 
 impl ExternalTools {
-    /// The tools `servers` offer now.
-    pub(super) fn now(servers: Option<&McpServers>) -> Self {
+    /// The tools `servers` offer now, of the servers the thread `chosen` (`None`: all). The
+    /// choice only removes whole servers from a sorted list, so the list stays the same from
+    /// request to request, and from turn to turn while the choice and the servers' tools stay.
+    pub(super) fn now(servers: Option<&McpServers>, chosen: Option<Vec<String>>) -> Self {
         match servers {
-            Some(servers) if !servers.is_empty() => Self {
-                offered: servers.offered(),
-                servers: Some(servers.clone()),
-            },
+            Some(servers) if !servers.is_empty() => {
+                let mut offered = servers.offered();
+                if let Some(chosen) = &chosen {
+                    offered.retain(|tool| chosen.contains(&tool.server));
+                }
+                Self {
+                    offered,
+                    servers: Some(servers.clone()),
+                    chosen,
+                }
+            }
             _ => Self::default(),
         }
+    }
+
+    /// Why `name` may not be called on this thread: it is a tool of a configured server the
+    /// thread left out (a model may still name it, from an earlier turn or by guessing).
+    fn excluded(&self, name: &str) -> Option<String> {
+        let chosen = self.chosen.as_ref()?;
+        let server = self.servers.as_ref()?.server_of(name)?;
+        if chosen.iter().any(|c| c == server) {
+            return None;
+        }
+        let offered = if chosen.is_empty() {
+            "it uses none".to_string()
+        } else {
+            let listed: Vec<String> = chosen.iter().map(|c| format!("`{c}`")).collect();
+            format!("it uses {}", listed.join(", "))
+        };
+        Some(format!(
+            "`{name}` is a tool of MCP server `{server}`, which this thread does not use \
+             ({offered}); the call was not made. Use the tools you are offered."
+        ))
     }
 
     /// How the model sees them: the server's description and schema, with the required
@@ -101,10 +132,16 @@ impl ExternalTools {
     ) -> ToolCall {
         let started = Instant::now();
         let mut call = ToolCall::starting(name, Some(at.turn_index));
+        let excluded = self.excluded(name);
         let outcome = match split_action_and_reasoning(args) {
             Err((message, sent)) => {
                 call.arguments = sent;
                 Err((FailureKind::InvalidArguments, message))
+            }
+            Ok((reason, args)) if excluded.is_some() => {
+                call.arguments = args;
+                call.action_and_reasoning = Some(reason);
+                Err((FailureKind::UnknownTool, excluded.unwrap_or_default()))
             }
             Ok((reason, args)) => {
                 call.arguments = args.clone();
