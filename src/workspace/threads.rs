@@ -64,7 +64,11 @@ impl<'a> ServerChoice<'a> {
         Err(WorkspaceError::Mismatch(format!(
             "`mcp_servers` names {} that {} not configured: {}; {configured} (GET \
              /api/mcp-servers lists them)",
-            if unknown.len() == 1 { "a server" } else { "servers" },
+            if unknown.len() == 1 {
+                "a server"
+            } else {
+                "servers"
+            },
             if unknown.len() == 1 { "is" } else { "are" },
             unknown.join(", ")
         )))
@@ -186,10 +190,7 @@ impl Workspaces {
             ));
         }
         let title = change.title.map(checked_title).transpose()?;
-        let servers = change
-            .mcp_servers
-            .map(ServerChoice::checked)
-            .transpose()?;
+        let servers = change.mcp_servers.map(ServerChoice::checked).transpose()?;
         let mut edit = self.edit(id, Source::User).await?;
         let outcome = async {
             if let Some(mode) = change.document_mode {
