@@ -26,6 +26,7 @@
 
 mod actor;
 pub mod announce;
+mod approvals;
 mod artifacts;
 pub mod charts;
 mod conversation;
