@@ -10,7 +10,8 @@ const TURN_RUNS: &str = "EXISTS (SELECT 1 FROM turns WHERE turns.thread_id = p.t
      AND turns.turn_index = p.turn_index AND turns.status = 'running')";
 
 impl Transaction {
-    /// Records the call `call_id` of turn `turn_index` as waiting (`request`: its JSON).
+    /// Records the call `call_id` of turn `turn_index` as waiting (`request`: its JSON). Rows
+    /// of the thread's turns that ended without forgetting theirs (their replica died) go.
     pub async fn insert_approval(
         &mut self,
         thread_id: &str,
@@ -18,6 +19,13 @@ impl Transaction {
         turn_index: i64,
         request: &str,
     ) -> Result<(), StoreError> {
+        let stale = format!(
+            "DELETE FROM pending_approvals AS p WHERE p.thread_id = $1 AND p.turn_index <> $2 \
+             AND NOT {TURN_RUNS}"
+        );
+        self.execute(&stale, &params![thread_id, turn_index])
+            .await
+            .context("forgetting calls of ended turns")?;
         self.execute(
             "INSERT INTO pending_approvals (thread_id, call_id, turn_index, request, created_at) \
              VALUES ($1, $2, $3, $4, $5) ON CONFLICT (thread_id, call_id) DO UPDATE SET \
