@@ -28,6 +28,7 @@
 //! | `haico_mcp_server_status` | gauge | `server`, `status` (`connecting`, `ready`, `failed`): 1 for the current one |
 //! | `haico_mcp_calls_total` | counter | `server`, `tool`, `outcome` (`success`, `is_error` or a failure kind) |
 //! | `haico_mcp_call_duration_seconds` | histogram | `server`, `tool`, `outcome` |
+//! | `haico_mcp_approvals_total` | counter | `server`, `decision` (`approved`, `declined`, `timed_out`, `cancelled`) |
 
 use std::{sync::OnceLock, time::Duration};
 
@@ -71,6 +72,8 @@ pub const MCP_SERVER_STATUS: &str = "haico_mcp_server_status";
 pub const MCP_CALLS: &str = "haico_mcp_calls_total";
 /// Wall time of a call of another MCP server's tool.
 pub const MCP_CALL_DURATION: &str = "haico_mcp_call_duration_seconds";
+/// Calls that waited for a person's approval, by server and how the wait ended.
+pub const MCP_APPROVALS: &str = "haico_mcp_approvals_total";
 
 /// HTTP latency buckets, in seconds (Prometheus' usual ones, from 1 ms).
 const HTTP_BUCKETS: &[f64] = &[
@@ -164,6 +167,11 @@ fn describe() {
         MCP_CALLS,
         Unit::Count,
         "Calls of other MCP servers' tools, by server, tool and outcome."
+    );
+    describe_counter!(
+        MCP_APPROVALS,
+        Unit::Count,
+        "Calls that waited for a person's approval, by server and how the wait ended."
     );
     describe_histogram!(
         MCP_CALL_DURATION,
@@ -282,6 +290,12 @@ pub fn mcp_call(server: &str, tool: &str, outcome: &'static str, elapsed: Durati
         .increment(1);
     histogram!(MCP_CALL_DURATION, "server" => server, "tool" => tool, "outcome" => outcome)
         .record(elapsed.as_secs_f64());
+}
+
+/// Records how a wait for a person's approval of a call of `server` ended (`approved`,
+/// `declined`, `timed_out` or `cancelled`): how often people say no, or do not answer.
+pub fn mcp_approval(server: &str, decision: &'static str) {
+    counter!(MCP_APPROVALS, "server" => server.to_string(), "decision" => decision).increment(1);
 }
 
 /// Records one model call that ended with `outcome` (`success`, `error` or `cancelled`).

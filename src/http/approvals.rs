@@ -2,8 +2,9 @@
 //! calls of servers marked `"approval": "always"` waiting for a person (SPEC §13), and an
 //! editor's decision on one.
 //!
-//! The waiting calls are held by the turn, in the memory of the process running it: on
-//! PostgreSQL with several replicas a decision must reach that replica (docs/MCP.md).
+//! The requests and decisions are in the database, so both routes work on any replica: a
+//! decision recorded here reaches the waiting turn wherever it runs (at once on this replica,
+//! within a quarter of a second on another).
 
 use axum::http::StatusCode;
 use serde::Deserialize;
@@ -63,12 +64,7 @@ async fn list_approvals(
 ) -> Result<Json<Vec<ApprovalRequest>>, ApiError> {
     // A thread that does not exist is a 404, not an empty list.
     state.workspaces().thread(&id).await?;
-    let waiting = state
-        .agent()
-        .mcp_servers()
-        .map(|servers| servers.approvals().waiting(id.as_str()))
-        .unwrap_or_default();
-    Ok(Json(waiting))
+    Ok(Json(state.workspaces().waiting_approvals(&id).await?))
 }
 
 #[utoipa::path(
@@ -91,11 +87,17 @@ async fn decide_approval(
     Path(ApprovalPath { thread_id, call_id }): Path<ApprovalPath>,
     Json(body): Json<DecisionBody>,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let decided = state.agent().mcp_servers().is_some_and(|servers| {
+    // Recorded first: one decision wins, whichever replica it reaches.
+    let decided = state
+        .workspaces()
+        .decide_approval(&thread_id, &call_id, body.approve)
+        .await?;
+    if decided && let Some(servers) = state.agent().mcp_servers() {
+        // The turn waits here: woken now (elsewhere it reads the decision from the database).
         servers
             .approvals()
-            .decide(thread_id.as_str(), &call_id, body.approve)
-    });
+            .decide(thread_id.as_str(), &call_id, body.approve);
+    }
     if !decided {
         return Err(ApiError::NotFound(format!(
             "no call `{call_id}` is waiting for approval on this thread"

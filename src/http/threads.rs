@@ -38,7 +38,8 @@ struct AtParam {
     at: Option<i64>,
 }
 
-/// Body of `PATCH /api/threads/{thread_id}`: a new title, a document mode, or both.
+/// Body of `PATCH /api/threads/{thread_id}`: a new title, a document mode, the MCP servers the
+/// agent may use, or several of them.
 #[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct RenameThread {
@@ -48,6 +49,20 @@ struct RenameThread {
     /// suggestions the person accepts or rejects).
     #[serde(default)]
     document_mode: Option<String>,
+    /// Which configured MCP servers (`GET /api/mcp-servers`) the agent may use: their names
+    /// (`[]`: none), or `null` for all of them. Absent leaves the choice as it is.
+    #[serde(default, deserialize_with = "present")]
+    #[schema(value_type = Option<Vec<String>>, nullable)]
+    mcp_servers: Option<Option<Vec<String>>>,
+}
+
+/// Tells a field sent as `null` (`Some(None)`) from one left out (`None`, by `default`).
+fn present<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(deserializer).map(Some)
 }
 
 #[utoipa::path(
@@ -133,12 +148,12 @@ async fn get_thread(
     patch,
     path = "/api/threads/{thread_id}",
     tag = "threads",
-    summary = "Rename a thread, or set its document mode",
+    summary = "Rename a thread, set its document mode, or choose its agent's MCP servers",
     params(ThreadPath),
     request_body(content = RenameThread, content_type = "application/json"),
     responses(
         Edit,
-        (status = 200, description = "The renamed thread", body = Thread),
+        (status = 200, description = "The changed thread", body = Thread),
         PathErrors,
         BodyErrors,
     ),
@@ -153,9 +168,21 @@ async fn rename_thread(
         .as_deref()
         .map(crate::workspace::DocumentMode::checked)
         .transpose()?;
+    let configured: Vec<String> = state
+        .agent()
+        .mcp_servers()
+        .map(crate::mcp_client::McpServers::names)
+        .unwrap_or_default();
     let change = crate::workspace::ThreadChange {
         title: body.title.as_deref(),
         document_mode,
+        mcp_servers: body
+            .mcp_servers
+            .as_ref()
+            .map(|names| crate::workspace::ServerChoice {
+                names: names.as_deref(),
+                configured: &configured,
+            }),
     };
     let thread = state
         .workspaces()

@@ -2,9 +2,10 @@
 //! has every call of its tools held here until an editor decides, the turn is cancelled, or
 //! the approval timeout passes.
 //!
-//! The waiting calls live in this process's memory, not in the database: a decision must
-//! reach the replica whose turn is waiting (on PostgreSQL with several replicas, a decision
-//! sent to another replica answers `404`; docs/MCP.md says so). Nothing here holds a lock
+//! The database keeps the requests and the decisions (`Workspaces::record_approval` and
+//! friends), so a decision made on any replica reaches the turn; this is the fast path inside
+//! the process that runs the turn: a decision made here wakes the turn at once, while a turn
+//! whose decision was made elsewhere reads it from the database. Nothing here holds a lock
 //! across an await: the turn waits on a oneshot channel, and the map is only touched to add,
 //! list or take an entry.
 
@@ -13,7 +14,7 @@ use std::{
     sync::{Arc, Mutex},
 };
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::oneshot;
 
@@ -23,7 +24,7 @@ use tokio::sync::oneshot;
 pub const DEFAULT_APPROVAL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// One call waiting for approval, as the `approval` event and `GET …/approvals` show it.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct ApprovalRequest {
     /// Names the call in `POST …/approvals/{call_id}`: unique in its thread.
     pub call_id: String,

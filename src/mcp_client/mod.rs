@@ -293,6 +293,21 @@ impl McpServers {
         self.inner.servers.is_empty()
     }
 
+    /// The configured servers' names, in name order (what a thread may choose from).
+    pub fn names(&self) -> Vec<String> {
+        self.inner
+            .servers
+            .iter()
+            .map(|server| server.config.name.clone())
+            .collect()
+    }
+
+    /// The configured server whose tool `full_name` names, offered now or not.
+    pub fn server_of(&self, full_name: &str) -> Option<&str> {
+        self.split(full_name)
+            .map(|(server, _)| server.config.name.as_str())
+    }
+
     /// Every server's state, in name order.
     pub fn statuses(&self) -> Vec<ServerStatus> {
         self.inner

@@ -5,6 +5,7 @@
 //! spinning on the file lock) plus a few readers; PostgreSQL gets one pool. Migrations run when
 //! the database is opened.
 
+mod approvals;
 mod artifacts;
 mod change_log;
 mod checkpoint;

@@ -32,6 +32,9 @@ pub struct Thread {
     /// What the agent's document tools do: `direct` (change the document) or `suggest` (make
     /// suggestions the person accepts or rejects).
     pub document_mode: String,
+    /// Which configured MCP servers the thread's agent may use: `null` for all of them (the
+    /// default), or their names (an empty list: none).
+    pub mcp_servers: Option<Vec<String>>,
     /// What the signed-in caller may do with it (`owner`, `editor` or `viewer`); absent in
     /// one-person mode and for the administrator's token, who may do everything.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -62,6 +65,8 @@ pub(crate) struct ThreadRow {
     owner: Option<String>,
     #[sqlx(default)]
     document_mode: Option<String>,
+    #[sqlx(default)]
+    mcp_servers: Option<String>,
 }
 
 row_shape!(ThreadRow {
@@ -74,6 +79,7 @@ row_shape!(ThreadRow {
     forked_from_rev: Option<i64>,
     owner: OrDefault<Option<String>>,
     document_mode: OrDefault<Option<String>>,
+    mcp_servers: OrDefault<Option<String>>,
 } => ThreadRow {
     id,
     title,
@@ -84,6 +90,7 @@ row_shape!(ThreadRow {
     forked_from_rev,
     owner: owner.0,
     document_mode: document_mode.0,
+    mcp_servers: mcp_servers.0,
 });
 
 impl From<ThreadRow> for Thread {
@@ -101,7 +108,21 @@ impl From<ThreadRow> for Thread {
             forked_from,
             owner: row.owner,
             document_mode: row.document_mode.unwrap_or_else(|| "direct".to_string()),
+            mcp_servers: row.mcp_servers.as_deref().and_then(server_names),
             access: None,
+        }
+    }
+}
+
+/// A stored `mcp_servers` column: a JSON array of names. Only haico writes it; should it ever
+/// hold anything else, the thread falls back to every server (as before the setting existed)
+/// and the log says so.
+fn server_names(stored: &str) -> Option<Vec<String>> {
+    match serde_json::from_str(stored) {
+        Ok(names) => Some(names),
+        Err(err) => {
+            tracing::warn!(error = %err, "a thread's stored MCP servers are not a list of names; all are offered");
+            None
         }
     }
 }

@@ -8,10 +8,10 @@ use super::{
 };
 
 const THREAD_COLUMNS: &str = "id, title, turn_index, created_at, updated_at, \
-     forked_from_thread, forked_from_rev, document_mode";
+     forked_from_thread, forked_from_rev, document_mode, mcp_servers";
 /// [`THREAD_COLUMNS`] and the owner's name, for reads of `threads`.
 const THREAD_COLUMNS_WITH_OWNER: &str = "id, title, turn_index, created_at, updated_at, \
-     forked_from_thread, forked_from_rev, document_mode, \
+     forked_from_thread, forked_from_rev, document_mode, mcp_servers, \
      (SELECT name FROM users WHERE users.id = threads.owner_id) AS owner";
 
 impl Transaction {
@@ -66,6 +66,28 @@ impl Transaction {
             return Ok(None);
         }
         self.get_thread(id).await
+    }
+
+    /// Sets which configured MCP servers the thread's agent may use (`None`: all); `false`
+    /// when the thread does not exist. Stored as a JSON array of names.
+    pub async fn set_mcp_servers(
+        &mut self,
+        id: &str,
+        servers: Option<&[String]>,
+    ) -> Result<bool, StoreError> {
+        let stored = servers
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(StoreError::from)?;
+        let at = now();
+        let changed = self
+            .execute(
+                "UPDATE threads SET mcp_servers = $2, updated_at = $3 WHERE id = $1",
+                &params![id, stored.as_deref(), at],
+            )
+            .await
+            .context("setting a thread's MCP servers")?;
+        Ok(changed > 0)
     }
 
     /// Deletes a thread and, through the foreign keys, its whole workspace.

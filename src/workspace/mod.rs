@@ -26,6 +26,7 @@
 
 mod actor;
 pub mod announce;
+mod approvals;
 mod artifacts;
 pub mod charts;
 mod conversation;
@@ -67,7 +68,7 @@ pub use suggestions::{
     Accepted, DocumentMode, Focus, ListedSuggestion, Selection, SuggestionDraft, SuggestionStatus,
 };
 pub use threads::{
-    DEFAULT_THREAD_TITLE, MAX_THREAD_TITLE_CHARS, ThreadChange,
+    DEFAULT_THREAD_TITLE, MAX_THREAD_TITLE_CHARS, ServerChoice, ThreadChange, check_server_names,
     checked_title as checked_thread_title,
 };
 pub use view::View;

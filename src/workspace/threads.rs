@@ -25,6 +25,82 @@ pub struct ThreadChange<'a> {
     pub title: Option<&'a str>,
     /// What the agent's document tools do from now on.
     pub document_mode: Option<DocumentMode>,
+    /// Which of the configured MCP servers the agent may use from now on.
+    pub mcp_servers: Option<ServerChoice<'a>>,
+}
+
+/// A thread's choice of MCP servers as a person asks for it, with the servers configured now,
+/// which the names are checked against (the workspace does not know the configuration itself).
+#[derive(Debug, Clone, Copy)]
+pub struct ServerChoice<'a> {
+    /// `None`: every configured server (the default); otherwise these, none when empty.
+    pub names: Option<&'a [String]>,
+    /// The names of the servers configured now (`HAICO_MCP_SERVERS`).
+    pub configured: &'a [String],
+}
+
+impl<'a> ServerChoice<'a> {
+    /// The names, when each is a configured server and none repeats; otherwise what to send
+    /// instead ([`WorkspaceError::Mismatch`]: well-formed, but not this server's servers).
+    fn checked(self) -> Result<Option<&'a [String]>, WorkspaceError> {
+        let Some(names) = self.names else {
+            return Ok(None);
+        };
+        check_server_names_repeat(names).map_err(WorkspaceError::Mismatch)?;
+        let unknown: Vec<String> = names
+            .iter()
+            .filter(|name| !self.configured.contains(name))
+            .map(|name| format!("`{name}`"))
+            .collect();
+        if unknown.is_empty() {
+            return Ok(Some(names));
+        }
+        let configured = if self.configured.is_empty() {
+            "no MCP servers are configured (HAICO_MCP_SERVERS), so send `null` or `[]`".to_string()
+        } else {
+            let listed: Vec<String> = self.configured.iter().map(|n| format!("`{n}`")).collect();
+            format!("the configured ones are {}", listed.join(", "))
+        };
+        Err(WorkspaceError::Mismatch(format!(
+            "`mcp_servers` names {} that {} not configured: {}; {configured} (GET \
+             /api/mcp-servers lists them)",
+            if unknown.len() == 1 {
+                "a server"
+            } else {
+                "servers"
+            },
+            if unknown.len() == 1 { "is" } else { "are" },
+            unknown.join(", ")
+        )))
+    }
+}
+
+/// A recorded or requested list of server names: each shaped like a server's name
+/// (`[a-z0-9_-]{1,32}`), none twice. Whether they are configured is checked where the
+/// configuration is known (an imported recording may come from a deployment with others).
+pub fn check_server_names(names: &[String]) -> Result<(), String> {
+    if let Some(bad) = names
+        .iter()
+        .find(|name| !crate::mcp_client::config::valid_name(name))
+    {
+        return Err(format!(
+            "`mcp_servers`: {bad:?} is not a server name (1 to 32 of a-z, 0-9, _ and -)"
+        ));
+    }
+    check_server_names_repeat(names)
+}
+
+fn check_server_names_repeat(names: &[String]) -> Result<(), String> {
+    match names
+        .iter()
+        .enumerate()
+        .find(|(i, name)| names[..*i].contains(name))
+    {
+        Some((_, name)) => Err(format!(
+            "`mcp_servers` names `{name}` twice: name each server once"
+        )),
+        None => Ok(()),
+    }
 }
 
 impl Workspaces {
@@ -97,27 +173,35 @@ impl Workspaces {
         Ok(threads?)
     }
 
-    /// Applies a person's [`ThreadChange`] in one transaction, so a body naming a title and a
-    /// mode changes both or neither. A new mode is a change of the workspace (a revision and
-    /// a `workspace` event); a new title is not.
+    /// Applies a person's [`ThreadChange`] in one transaction, so a body naming a title, a mode
+    /// and servers changes all or none. A new mode is a change of the workspace (a revision and
+    /// a `workspace` event); a new title or choice of servers is not.
     pub async fn change_thread(
         &self,
         id: &ThreadId,
         change: ThreadChange<'_>,
     ) -> Result<Thread, WorkspaceError> {
-        if change.title.is_none() && change.document_mode.is_none() {
+        if change.title.is_none() && change.document_mode.is_none() && change.mcp_servers.is_none()
+        {
             return Err(WorkspaceError::Invalid(
-                "the body names nothing to change: send `title`, `document_mode` or both"
+                "the body names nothing to change: send `title`, `document_mode`, `mcp_servers` \
+                 or several of them"
                     .to_string(),
             ));
         }
         let title = change.title.map(checked_title).transpose()?;
+        let servers = change.mcp_servers.map(ServerChoice::checked).transpose()?;
         let mut edit = self.edit(id, Source::User).await?;
         let outcome = async {
             if let Some(mode) = change.document_mode {
                 edit.repo()
                     .set_document_mode(id.as_str(), mode.as_str())
                     .await?;
+            }
+            if let Some(servers) = servers
+                && !edit.repo().set_mcp_servers(id.as_str(), servers).await?
+            {
+                return Err(WorkspaceError::UnknownThread(id.to_string()));
             }
             if let Some(title) = title
                 && edit
@@ -131,9 +215,10 @@ impl Workspaces {
             Ok(())
         }
         .await;
-        self.settle(edit, outcome, |()| match change.document_mode {
-            Some(mode) => format!("switched the document to {} mode", mode.as_str()),
-            None => "renamed the thread".to_string(),
+        self.settle(edit, outcome, |()| match (change.document_mode, servers) {
+            (Some(mode), _) => format!("switched the document to {} mode", mode.as_str()),
+            (None, Some(_)) => "chose the thread's MCP servers".to_string(),
+            (None, None) => "renamed the thread".to_string(),
         })
         .await?;
         self.thread(id).await

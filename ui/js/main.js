@@ -16,6 +16,7 @@ import { PlanPanel } from './plan.js';
 import { PreferencesPanel } from './preferences.js';
 import { SessionPanel } from './session.js';
 import { SuggestionsPanel } from './suggestions.js';
+import { ServersDialog } from './servers.js';
 import { ShareDialog } from './share.js';
 import { ThreadsPanel } from './threads.js';
 
@@ -83,6 +84,7 @@ class App {
     this.history = new HistoryPanel(this);
     this.compare = new ComparePanel(this);
     this.share = new ShareDialog(this);
+    this.servers = new ServersDialog(this);
     this.reloaders = {
       objective: new Reloader(() => this.objective.load()),
       document: new Reloader(() => this.document.load()),
@@ -118,6 +120,7 @@ class App {
       if (document.visibilityState === 'visible') this.threads.load().catch(() => {});
     }, 30000);
     await this.loadInfo();
+    await this.servers.load();
     await this.route(true);
   }
 
@@ -184,6 +187,7 @@ class App {
     else if (replace && location.pathname !== url) history.replaceState({}, '', url);
     this.history.close();
     this.compare.close();
+    this.servers.close();
     this.threads.render();
     const thread = this.threads.threads.find((t) => t.id === threadId);
     this.setHeading(thread ? thread.title : threadId);
@@ -234,6 +238,7 @@ class App {
       this.objective.stopEdit();
       if (this.share.dialog.open) this.share.close();
     }
+    if (this.servers.dialog.open) this.servers.render(this.currentThread()?.mcp_servers ?? null);
     this.chat.updateControls();
     this.plan.render(this.plan.steps);
     this.history.updateActions();

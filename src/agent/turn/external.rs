@@ -28,18 +28,49 @@ use crate::{
 pub(super) struct ExternalTools {
     servers: Option<McpServers>,
     offered: Vec<OfferedTool>,
+    /// The servers the thread chose (`None`: all of them).
+    chosen: Option<Vec<String>>,
 }
 
 impl ExternalTools {
-    /// The tools `servers` offer now.
-    pub(super) fn now(servers: Option<&McpServers>) -> Self {
+    /// The tools `servers` offer now, of the servers the thread `chosen` (`None`: all). The
+    /// choice only removes whole servers from a sorted list, so the list stays the same from
+    /// request to request, and from turn to turn while the choice and the servers' tools stay.
+    pub(super) fn now(servers: Option<&McpServers>, chosen: Option<Vec<String>>) -> Self {
         match servers {
-            Some(servers) if !servers.is_empty() => Self {
-                offered: servers.offered(),
-                servers: Some(servers.clone()),
-            },
+            Some(servers) if !servers.is_empty() => {
+                let mut offered = servers.offered();
+                if let Some(chosen) = &chosen {
+                    offered.retain(|tool| chosen.contains(&tool.server));
+                }
+                Self {
+                    offered,
+                    servers: Some(servers.clone()),
+                    chosen,
+                }
+            }
             _ => Self::default(),
         }
+    }
+
+    /// Why `name` may not be called on this thread: it is a tool of a configured server the
+    /// thread left out (a model may still name it, from an earlier turn or by guessing).
+    fn excluded(&self, name: &str) -> Option<String> {
+        let chosen = self.chosen.as_ref()?;
+        let server = self.servers.as_ref()?.server_of(name)?;
+        if chosen.iter().any(|c| c == server) {
+            return None;
+        }
+        let offered = if chosen.is_empty() {
+            "it uses none".to_string()
+        } else {
+            let listed: Vec<String> = chosen.iter().map(|c| format!("`{c}`")).collect();
+            format!("it uses {}", listed.join(", "))
+        };
+        Some(format!(
+            "`{name}` is a tool of MCP server `{server}`, which this thread does not use \
+             ({offered}); the call was not made. Use the tools you are offered."
+        ))
     }
 
     /// How the model sees them: the server's description and schema, with the required
@@ -101,10 +132,16 @@ impl ExternalTools {
     ) -> ToolCall {
         let started = Instant::now();
         let mut call = ToolCall::starting(name, Some(at.turn_index));
+        let excluded = self.excluded(name);
         let outcome = match split_action_and_reasoning(args) {
             Err((message, sent)) => {
                 call.arguments = sent;
                 Err((FailureKind::InvalidArguments, message))
+            }
+            Ok((reason, args)) if excluded.is_some() => {
+                call.arguments = args;
+                call.action_and_reasoning = Some(reason);
+                Err((FailureKind::UnknownTool, excluded.unwrap_or_default()))
             }
             Ok((reason, args)) => {
                 call.arguments = args.clone();
@@ -211,8 +248,17 @@ async fn ask_approval(
 ) -> Result<(), String> {
     let workspaces = runtime.workspaces();
     let tool = request.tool.clone();
+    let call_id = request.call_id.clone();
     let mut data = serde_json::to_value(&request).unwrap_or_else(|_| json!({}));
-    // Listed before it is announced, so a client reacting to the event finds it.
+    // Recorded (for every replica) and listed before it is announced, so a client reacting to
+    // the event finds it.
+    if let Err(err) = workspaces.record_approval(thread, &request).await {
+        tracing::error!(error = %err, "could not record a call waiting for approval");
+        return Err(format!(
+            "the request for the person's approval of `{tool}` could not be recorded, so the \
+             call was not made; try again later"
+        ));
+    }
     let mut pending = servers.approvals().ask(thread.as_str(), request);
     data["status"] = json!("waiting");
     workspaces.announce_approval(thread, data.to_string());
@@ -220,13 +266,23 @@ async fn ask_approval(
     tracing::info!(tool = %tool, "waiting for the person's approval of an external call");
     let decision = tokio::select! {
         approve = pending.answer() => if approve { Decision::Approved } else { Decision::Declined },
+        approve = decided_elsewhere(workspaces, thread, &call_id) => {
+            if approve { Decision::Approved } else { Decision::Declined }
+        }
         () = tokio::time::sleep(timeout) => Decision::TimedOut,
         () = cancel.cancelled() => Decision::Cancelled,
     };
     // Taken out of the list before the decision is announced: a late decision finds nothing.
     drop(pending);
+    if let Err(err) = workspaces.forget_approval(thread, &call_id).await {
+        // Harmless: a row whose turn has ended is neither listed nor decidable.
+        tracing::warn!(error = %err, "could not forget a call that waited for approval");
+    }
     data["status"] = json!(decision.as_str());
     workspaces.announce_approval(thread, data.to_string());
+    if let Some(server) = servers.server_of(&tool) {
+        crate::metrics::mcp_approval(server, decision.as_str());
+    }
     match decision {
         Decision::Approved => Ok(()),
         Decision::Declined => Err(format!(
@@ -242,6 +298,28 @@ async fn ask_approval(
              not made"
                 .to_string(),
         ),
+    }
+}
+
+/// How often a waiting turn looks for a decision made on another replica: a person's click
+/// reaches the turn within this (a decision made on the turn's own replica wakes it at once).
+const DECISION_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Resolves with the decision on `call_id` once one is recorded in the database (made on any
+/// replica). A failed read is only logged: the next one may work, and the timeout still ends
+/// the wait.
+async fn decided_elsewhere(
+    workspaces: &crate::workspace::Workspaces,
+    thread: &ThreadId,
+    call_id: &str,
+) -> bool {
+    loop {
+        tokio::time::sleep(DECISION_POLL).await;
+        match workspaces.approval_decision(thread, call_id).await {
+            Ok(Some(approve)) => return approve,
+            Ok(None) => {}
+            Err(err) => tracing::warn!(error = %err, "could not read a decision on a call"),
+        }
     }
 }
 

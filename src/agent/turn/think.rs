@@ -36,9 +36,14 @@ impl Agent {
     ) -> Outcome {
         let Kept { prompt, usage } = kept;
         let tools = build_tools(thread_id);
-        // Other MCP servers' tools come after the workspace's, in name order: the list is the
-        // same in every request until a server's tools change (the prompt's stable head).
-        let external = ExternalTools::now(self.mcp_servers());
+        // Other MCP servers' tools (of the servers the thread chose) come after the
+        // workspace's, in name order: the list is the same in every request until a server's
+        // tools change (the prompt's stable head).
+        let chosen = match runtime.workspaces().thread(thread_id).await {
+            Ok(thread) => thread.mcp_servers,
+            Err(err) => return Outcome::Failed(format!("could not read the thread: {err}")),
+        };
+        let external = ExternalTools::now(self.mcp_servers(), chosen);
         let definitions: Vec<ToolDefinition> = tools
             .specs()
             .into_iter()

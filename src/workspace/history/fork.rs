@@ -103,6 +103,12 @@ pub(super) async fn fork_into(
     if owner.is_some() {
         repo.set_owner(new, owner).await?;
     }
+    // The fork's agent uses the servers the source's does (a setting of the thread, not of a
+    // revision: the source's current choice).
+    if origin.mcp_servers.is_some() {
+        repo.set_mcp_servers(new, origin.mcp_servers.as_deref())
+            .await?;
+    }
     if let Some(objective) = &snapshot.objective {
         repo.set_objective(new, objective).await?;
     }

@@ -130,6 +130,7 @@ impl Workspaces {
                 title: row.title,
                 created_at: row.created_at,
                 forked_from: row.forked_from,
+                mcp_servers: row.mcp_servers,
             }];
             lines.extend(timed.into_iter().map(|t| t.line));
             Ok(lines)

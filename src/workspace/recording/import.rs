@@ -52,6 +52,7 @@ pub(super) struct Recording {
     title: String,
     created_at: DateTime<Utc>,
     forked_from: Option<ForkOrigin>,
+    mcp_servers: Option<Vec<String>>,
     lines: Vec<Line>,
     /// Revision number → the line it is on, in revision order.
     revisions: BTreeMap<i64, usize>,
@@ -79,6 +80,7 @@ impl Recording {
                 title,
                 created_at,
                 forked_from,
+                mcp_servers,
                 ..
             },
         )) = lines.first().cloned()
@@ -95,6 +97,9 @@ impl Recording {
         }
         if title.trim().is_empty() {
             return Err(bad(1, "the thread's title is empty"));
+        }
+        if let Some(names) = &mcp_servers {
+            crate::workspace::check_server_names(names).map_err(|reason| bad(1, reason))?;
         }
         let mut turns = BTreeSet::new();
         let mut revisions: BTreeMap<i64, usize> = BTreeMap::new();
@@ -186,6 +191,7 @@ impl Recording {
             title,
             created_at,
             forked_from,
+            mcp_servers,
             lines: lines.into_iter().map(|(_, line)| line).collect(),
             revisions,
         })
@@ -223,6 +229,10 @@ impl Recording {
             }
             other => other.into(),
         })?;
+        if self.mcp_servers.is_some() {
+            repo.set_mcp_servers(thread, self.mcp_servers.as_deref())
+                .await?;
+        }
         let ids = self.new_ids(repo).await?;
         for line in &self.lines {
             match line {

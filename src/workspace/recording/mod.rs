@@ -41,6 +41,10 @@ pub enum Line {
         created_at: DateTime<Utc>,
         /// Where it was forked from, if it was.
         forked_from: Option<ForkOrigin>,
+        /// Which MCP servers its agent may use, when narrowed (absent: all, and in recordings
+        /// made before threads could narrow them).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mcp_servers: Option<Vec<String>>,
     },
     /// An agent turn.
     Turn {

@@ -34,11 +34,13 @@ fn assert_thread_shape(thread: &Value) {
             "turn_index",
             "created_at",
             "updated_at",
-            "document_mode"
+            "document_mode",
+            "mcp_servers"
         ]),
         "{thread}"
     );
     assert_eq!(thread["document_mode"], json!("direct"), "{thread}");
+    assert_eq!(thread["mcp_servers"], Value::Null, "{thread}");
     assert!(
         thread["id"].is_string() && thread["title"].is_string(),
         "{thread}"

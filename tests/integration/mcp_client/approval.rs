@@ -121,6 +121,13 @@ backend_tests! {
         // The step is in the conversation like any other.
         let messages = crate::common::agent::messages(&setup.server, "t").await;
         assert!(json!(messages).to_string().contains("the person declined"), "{messages:?}");
+        // And counted: how often people say no, per server.
+        let metrics = setup.server.client.get(setup.server.url("/metrics")).send().await.unwrap().text().await.unwrap();
+        assert!(
+            metrics.lines().any(|l| l.starts_with("haico_mcp_approvals_total")
+                && l.contains("server=\"guarded\"") && l.contains("decision=\"declined\"")),
+            "{metrics}"
+        );
         setup.cleanup().await;
     }
 

@@ -6,6 +6,7 @@
 
 mod approval;
 mod everything;
+mod narrowing;
 mod peer;
 mod python;
 mod startup;

@@ -1,4 +1,5 @@
 //! Several `haico serve` processes on one PostgreSQL database, directly and behind nginx.
 
+mod approvals;
 mod cluster;
 mod nginx;

@@ -56,6 +56,11 @@ backend_tests! {
         assert_eq!(status, 403);
         let (status, row) = send(&server, Method::PATCH, "/api/threads/p", &tokens["editor"], Some(json!({"document_mode": "suggest"}))).await;
         assert_eq!((status, row["document_mode"].clone()), (200, json!("suggest")));
+        // The thread's MCP servers follow the same rule (issue 26).
+        let (status, _) = send(&server, Method::PATCH, "/api/threads/p", &tokens["viewer"], Some(json!({"mcp_servers": []}))).await;
+        assert_eq!(status, 403);
+        let (status, row) = send(&server, Method::PATCH, "/api/threads/p", &tokens["editor"], Some(json!({"mcp_servers": []}))).await;
+        assert_eq!((status, row["mcp_servers"].clone()), (200, json!([])));
         let (_, env) = send(&server, Method::POST, "/api/threads/p/tools/edit_document", &tokens["editor"],
             Some(json!({"edits": [{"old_text": "two", "new_text": "2"}], "action_and_reasoning": "Use digits."}))).await;
         assert_eq!(env["success"], json!(true), "{env}");

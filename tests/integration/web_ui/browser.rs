@@ -96,6 +96,8 @@ pub struct ServerOptions {
     /// Accounts made in the database before the server starts (so the page meets a server
     /// with accounts from its first request).
     pub accounts: Vec<Account>,
+    /// Other MCP servers (`{"mcpServers": …}`), written to a file `HAICO_MCP_SERVERS` names.
+    pub mcp_servers: Option<Value>,
 }
 
 /// An account with a password (for the sign-in form).
@@ -113,7 +115,14 @@ impl ServerOptions {
             replay: None,
             token: None,
             accounts: Vec::new(),
+            mcp_servers: None,
         }
+    }
+
+    /// Gives the agent the MCP servers of `config` (`{"mcpServers": …}`).
+    pub fn mcp_servers(mut self, config: Value) -> Self {
+        self.mcp_servers = Some(config);
+        self
     }
 
     /// A member's account, signing in with `password`.
@@ -211,6 +220,10 @@ impl Server {
             )
             .expect("write the replay script");
         }
+        if let Some(config) = &server.options.mcp_servers {
+            std::fs::write(server.dir.path().join("mcp.json"), config.to_string())
+                .expect("write the MCP servers file");
+        }
         server.spawn_and_wait().await;
         server
     }
@@ -277,6 +290,9 @@ impl Server {
         }
         if let Some(token) = &self.options.token {
             cmd.env("HAICO_API_TOKEN", token);
+        }
+        if self.options.mcp_servers.is_some() {
+            cmd.env("HAICO_MCP_SERVERS", self.dir.path().join("mcp.json"));
         }
         cmd
     }

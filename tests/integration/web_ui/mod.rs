@@ -119,5 +119,6 @@ mod documents;
 mod history;
 mod layout;
 mod live;
+mod mcp;
 mod people;
 mod suggestions;
