@@ -236,14 +236,20 @@ impl Lent {
         statement: &Named,
         argument: &str,
     ) -> Result<Option<PgRow>, sqlx::Error> {
-        debug_assert!(
-            argument
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'),
-            "an argument sent inline must need no quoting"
-        );
+        if !argument
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        {
+            // Never sent: a caller's mistake must not become SQL.
+            return Err(sqlx::Error::Protocol(format!(
+                "{argument:?} cannot be sent inline: only A-Z, a-z, 0-9, `_` and `-` can"
+            )));
+        }
         let execute = format!("{begin}; EXECUTE {}('{argument}')", statement.name);
+        // At most one retry after each of the two failures below; a third try fails as is.
+        let mut tries = 0;
         loop {
+            tries += 1;
             let sql = if self.prepared {
                 execute.clone()
             } else {
@@ -267,12 +273,12 @@ impl Lent {
             match code.as_deref() {
                 // Prepared by an earlier lending this connection forgot (it went back to the
                 // pool in between): `PREPARE` failed first, so nothing after it ran.
-                Some(DUPLICATE_PREPARED) if !self.prepared => {
+                Some(DUPLICATE_PREPARED) if !self.prepared && tries < 3 => {
                     self.open = false;
                     self.prepared = true;
                 }
                 // Not prepared after all: `BEGIN` ran and the transaction is aborted.
-                Some(UNKNOWN_PREPARED) if self.prepared => {
+                Some(UNKNOWN_PREPARED) if self.prepared && tries < 3 => {
                     self.prepared = false;
                     self.lender.count_trip();
                     let rollback = simple(self.conn(), "ROLLBACK").await;

@@ -6,10 +6,14 @@
 //! timing would only drift. Each call runs once to warm up first (sqlx prepares a statement on
 //! its first use on a connection, one more round trip that later calls do not pay).
 
-use haico::store::Database;
+use haico::store::{
+    Database,
+    lender::{Lender, Lent, Named},
+};
 use serde_json::{Value, json};
+use sqlx::Row;
 
-use crate::common::{Engine, Harness};
+use crate::common::{Engine, Harness, TestDb};
 
 /// The round trips one call of `tool` makes, after one call of the same to warm up.
 async fn round_trips(h: &Harness, tool: &str, args: &Value) -> u64 {
@@ -115,4 +119,83 @@ async fn per_tool_class_on_postgres() {
         "round trips per call (tool, count)"
     );
     h.cleanup().await;
+}
+
+/// A statement for [`Lent::begin_with`] that needs no table.
+const ECHO: Named = Named {
+    name: "haico_test_echo",
+    definition: "SELECT length($1::text)::bigint",
+};
+
+/// `Lent::begin_with` prepares its statement once per connection and recovers, with one more
+/// try, when the connection already holds it (it left the lender and came back) or lost it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn begin_with_prepares_once_and_recovers() {
+    if !crate::common::needs::postgres() {
+        return;
+    }
+    let test_db = TestDb::new(Engine::Postgres).await;
+    let Database::Postgres { pool, .. } = &test_db.db else {
+        unreachable!("a PostgreSQL test database");
+    };
+    // A lender of its own: its shelf hands the one connection given back to the next lend.
+    let lender = Lender::new(pool.clone());
+    let echo = async |lent: &mut Lent| -> Result<i64, sqlx::Error> {
+        let row = lent.begin_with("BEGIN", &ECHO, "abc").await?;
+        Ok(row.expect("one row").try_get::<i64, _>(0)?)
+    };
+
+    // First use: `PREPARE`, `BEGIN` and `EXECUTE` in one round trip; later uses skip `PREPARE`.
+    let mut lent = lender.lend().await.unwrap();
+    let before = lender.round_trips();
+    assert_eq!(echo(&mut lent).await.unwrap(), 3);
+    assert_eq!(lender.round_trips() - before, 1);
+    lent.rollback().await.unwrap();
+    let mut lent = lender.lend().await.unwrap();
+    let before = lender.round_trips();
+    assert_eq!(echo(&mut lent).await.unwrap(), 3);
+    assert_eq!(lender.round_trips() - before, 1);
+
+    // Lost (deallocated behind the lender's back): `26000` inside the transaction, which is
+    // rolled back, then prepared again.
+    lent.commit().await.unwrap();
+    let mut lent = lender.lend().await.unwrap();
+    lent.execute(sqlx::query("DEALLOCATE haico_test_echo"))
+        .await
+        .unwrap();
+    let before = lender.round_trips();
+    assert_eq!(echo(&mut lent).await.unwrap(), 3);
+    assert_eq!(lender.round_trips() - before, 3, "try, ROLLBACK, try again");
+    lent.commit().await.unwrap();
+
+    // Already there on a connection the lender has not seen prepare it: `42P05` before
+    // anything ran, then `BEGIN; EXECUTE` alone.
+    let fresh = Lender::new(pool.clone());
+    let mut lent = fresh.lend().await.unwrap();
+    lent.execute(sqlx::query(
+        "PREPARE haico_test_echo AS SELECT length($1::text)::bigint",
+    ))
+    .await
+    .unwrap();
+    let before = fresh.round_trips();
+    assert_eq!(echo(&mut lent).await.unwrap(), 3);
+    assert_eq!(
+        fresh.round_trips() - before,
+        2,
+        "PREPARE refused, then BEGIN; EXECUTE"
+    );
+    lent.commit().await.unwrap();
+
+    // An argument that would need quoting is refused before anything is sent.
+    let mut lent = lender.lend().await.unwrap();
+    let before = lender.round_trips();
+    assert!(
+        lent.begin_with("BEGIN", &ECHO, "x'); DROP TABLE threads; --")
+            .await
+            .is_err()
+    );
+    assert_eq!(lender.round_trips(), before);
+    drop(lent);
+    drop((lender, fresh));
+    test_db.cleanup().await;
 }
