@@ -142,7 +142,7 @@ async fn begin_with_prepares_once_and_recovers() {
     let lender = Lender::new(pool.clone());
     let echo = async |lent: &mut Lent| -> Result<i64, sqlx::Error> {
         let row = lent.begin_with("BEGIN", &ECHO, "abc").await?;
-        Ok(row.expect("one row").try_get::<i64, _>(0)?)
+        row.expect("one row").try_get::<i64, _>(0)
     };
 
     // First use: `PREPARE`, `BEGIN` and `EXECUTE` in one round trip; later uses skip `PREPARE`.
