@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::{
     Artifact, ArtifactSummary, Context, StoreError,
-    query::{params, row_shape},
+    query::{OnThread, params, row_shape},
     repository::{Transaction, now},
 };
 use crate::panels::Panel;
@@ -67,6 +67,64 @@ impl Transaction {
         )
         .await
         .context("listing artifacts")
+    }
+
+    /// The thread's turn index and its artifacts as [`list_artifacts`](Self::list_artifacts)
+    /// lists them, read in one statement (one round trip), or `None` when the thread does not
+    /// exist: what a read-only tool needs.
+    pub async fn artifacts_on_thread(
+        &mut self,
+        thread_id: &str,
+        artifact_type: Option<&str>,
+        limit: i64,
+    ) -> Result<Option<(i64, Vec<ArtifactSummary>)>, StoreError> {
+        let rows: Vec<OnThread<ArtifactSummary>> = self
+            .fetch_all(
+                "SELECT t.turn_index AS thread_turn, a.id IS NOT NULL AS found, a.* \
+                 FROM threads t LEFT JOIN ( \
+                   SELECT id, artifact_type, title, turn_index, created_at FROM artifacts \
+                   WHERE thread_id = $1 AND ($2 IS NULL OR artifact_type = $2) \
+                   ORDER BY id DESC LIMIT $3) a ON TRUE \
+                 WHERE t.id = $1 ORDER BY a.id DESC",
+                &params![thread_id, artifact_type, limit],
+            )
+            .await
+            .context("listing artifacts")?;
+        Ok(OnThread::gather(rows))
+    }
+
+    /// The thread's turn index and one of its artifacts (`None` inside when it has no such
+    /// artifact), read in one statement, or `None` when the thread does not exist.
+    pub async fn artifact_on_thread(
+        &mut self,
+        thread_id: &str,
+        id: i64,
+    ) -> Result<Option<(i64, Option<Artifact>)>, StoreError> {
+        let rows: Vec<OnThread<ArtifactRow>> = self
+            .fetch_all(
+                "SELECT t.turn_index AS thread_turn, a.id IS NOT NULL AS found, a.* \
+                 FROM threads t LEFT JOIN ( \
+                   SELECT id, artifact_type, title, turn_index, created_at, payload \
+                   FROM artifacts WHERE thread_id = $1 AND id = $2) a ON TRUE \
+                 WHERE t.id = $1",
+                &params![thread_id, id],
+            )
+            .await
+            .context("reading an artifact")?;
+        let Some((turn, rows)) = OnThread::gather(rows) else {
+            return Ok(None);
+        };
+        let artifact = rows
+            .into_iter()
+            .next()
+            .map(|row| -> Result<Artifact, StoreError> {
+                Ok(Artifact {
+                    summary: row.summary,
+                    payload: serde_json::from_str(&row.payload)?,
+                })
+            })
+            .transpose()?;
+        Ok(Some((turn, artifact)))
     }
 
     /// One artifact of this thread; another thread's id finds nothing.

@@ -12,9 +12,17 @@
 //!
 //! The lender holds at most `max_connections - RESERVED` connections at once, so the pool
 //! always has some for its other users (the event poller, the doorbell, health checks).
+//!
+//! It also counts the round trips its connections make ([`Lender::round_trips`]): on
+//! PostgreSQL haico's CPU per tool call goes mostly into talking to the server, once per round
+//! trip, so the count per call is the number a change to the write path must keep down, and
+//! unlike a timing it is the same on a busy machine as on a quiet one.
 
 use std::{
-    sync::{Arc, Mutex},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicU64, Ordering},
+    },
     time::{Duration, Instant},
 };
 
@@ -51,6 +59,8 @@ struct Inner {
     pool: PgPool,
     idle: Mutex<Shelf>,
     permits: Arc<Semaphore>,
+    /// Statements (and pings) sent on lent connections, each one round trip.
+    round_trips: AtomicU64,
 }
 
 /// The kept connections, and whether the lender still keeps any (not after [`Lender::close`]:
@@ -65,6 +75,8 @@ struct Shelf {
 struct Idle {
     conn: PoolConnection<Postgres>,
     since: Instant,
+    /// [`Named`] statements prepared on it (see [`Lent::begin_with`]).
+    prepared: bool,
 }
 
 impl Lender {
@@ -77,6 +89,7 @@ impl Lender {
                 pool,
                 idle: Mutex::new(Shelf::default()),
                 permits: Arc::new(Semaphore::new(lendable as usize)),
+                round_trips: AtomicU64::new(0),
             }),
         }
     }
@@ -90,22 +103,28 @@ impl Lender {
             .map_err(|_| sqlx::Error::PoolClosed)?;
         loop {
             let idle = self.take_idle();
-            let conn = match idle {
-                Some(Idle { mut conn, since }) => {
-                    if since.elapsed() >= PING_AFTER_IDLE
-                        && sqlx::Connection::ping(&mut *conn).await.is_err()
-                    {
-                        conn.close_on_drop();
-                        continue;
+            let (conn, prepared) = match idle {
+                Some(Idle {
+                    mut conn,
+                    since,
+                    prepared,
+                }) => {
+                    if since.elapsed() >= PING_AFTER_IDLE {
+                        self.inner.count_trip();
+                        if sqlx::Connection::ping(&mut *conn).await.is_err() {
+                            conn.close_on_drop();
+                            continue;
+                        }
                     }
-                    conn
+                    (conn, prepared)
                 }
-                None => self.inner.pool.acquire().await?,
+                None => (self.inner.pool.acquire().await?, false),
             };
             return Ok(Lent {
                 conn: Some(conn),
                 open: false,
                 clean: true,
+                prepared,
                 lender: Arc::clone(&self.inner),
                 _permit: permit,
             });
@@ -132,6 +151,14 @@ impl Lender {
         drop(drained);
     }
 
+    /// How many round trips lent connections have made since the lender was made: every
+    /// statement (one simple query counts once, however many statements it holds) and every
+    /// ping of a connection that sat idle. Connections the pool hands out directly (the event
+    /// poller, the doorbell, `/healthz`) are not counted.
+    pub fn round_trips(&self) -> u64 {
+        self.inner.round_trips.load(Ordering::Relaxed)
+    }
+
     fn take_idle(&self) -> Option<Idle> {
         match self.inner.idle.lock() {
             Ok(mut shelf) => shelf.idle.pop(),
@@ -141,7 +168,12 @@ impl Lender {
 }
 
 impl Inner {
-    fn keep(&self, conn: PoolConnection<Postgres>) {
+    /// Counts one round trip, about to be made.
+    fn count_trip(&self) {
+        self.round_trips.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn keep(&self, conn: PoolConnection<Postgres>, prepared: bool) {
         let mut shelf = match self.idle.lock() {
             Ok(shelf) => shelf,
             Err(poisoned) => poisoned.into_inner(),
@@ -155,6 +187,7 @@ impl Inner {
         shelf.idle.push(Idle {
             conn,
             since: Instant::now(),
+            prepared,
         });
     }
 }
@@ -170,6 +203,8 @@ pub struct Lent {
     open: bool,
     /// No statement on it has failed.
     clean: bool,
+    /// The [`Named`] statement is known to be prepared on this connection.
+    prepared: bool,
     lender: Arc<Inner>,
     _permit: OwnedSemaphorePermit,
 }
@@ -180,9 +215,83 @@ impl Lent {
         // Counted open before it is sent: if this is cancelled half-way, the transaction may
         // have started, and the drop must not hand the connection on as it is.
         self.open = true;
-        let result = simple(self.conn(), begin).await;
+        let result = self.simple(begin).await;
         self.saw(&result);
         result
+    }
+
+    /// Starts a transaction with `begin` and runs `statement` with `argument` in it, in **one
+    /// round trip**: one simple query holding `BEGIN` and an `EXECUTE` of the statement, which
+    /// is prepared on the connection the first time (in the same simple query), so that the
+    /// server neither parses nor plans it again. Returns the statement's first row (in text
+    /// format, which sqlx decodes). `argument` goes into the query as a string literal, so the
+    /// caller must pass only text that needs no quoting (a [`ThreadId`](crate::ThreadId)).
+    ///
+    /// sqlx sends parameters only with its extended protocol, which waits for each statement's
+    /// answer before the next; a simple query is the one way to have `BEGIN` and a statement
+    /// answered together.
+    pub async fn begin_with(
+        &mut self,
+        begin: &str,
+        statement: &Named,
+        argument: &str,
+    ) -> Result<Option<PgRow>, sqlx::Error> {
+        if !argument
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        {
+            // Never sent: a caller's mistake must not become SQL.
+            return Err(sqlx::Error::Protocol(format!(
+                "{argument:?} cannot be sent inline: only A-Z, a-z, 0-9, `_` and `-` can"
+            )));
+        }
+        let execute = format!("{begin}; EXECUTE {}('{argument}')", statement.name);
+        // At most one retry after each of the two failures below; a third try fails as is.
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let sql = if self.prepared {
+                execute.clone()
+            } else {
+                format!(
+                    "PREPARE {} AS {}; {execute}",
+                    statement.name, statement.definition
+                )
+            };
+            // Counted open before it is sent, as in `begin`.
+            self.open = true;
+            self.lender.count_trip();
+            let result = fetch_optional_simple(self.conn(), sql).await;
+            let code = match &result {
+                Ok(_) => {
+                    self.prepared = true;
+                    return result;
+                }
+                Err(sqlx::Error::Database(err)) => err.code().map(|code| code.into_owned()),
+                Err(_) => None,
+            };
+            match code.as_deref() {
+                // Prepared by an earlier lending this connection forgot (it went back to the
+                // pool in between): `PREPARE` failed first, so nothing after it ran.
+                Some(DUPLICATE_PREPARED) if !self.prepared && tries < 3 => {
+                    self.open = false;
+                    self.prepared = true;
+                }
+                // Not prepared after all: `BEGIN` ran and the transaction is aborted.
+                Some(UNKNOWN_PREPARED) if self.prepared && tries < 3 => {
+                    self.prepared = false;
+                    self.lender.count_trip();
+                    let rollback = simple(self.conn(), "ROLLBACK").await;
+                    self.saw(&rollback);
+                    rollback?;
+                    self.open = false;
+                }
+                _ => {
+                    self.clean = false;
+                    return result;
+                }
+            }
+        }
     }
 
     /// Makes the transaction's writes durable and gives the connection back.
@@ -207,7 +316,7 @@ impl Lent {
         if !self.open {
             return Ok(());
         }
-        let result = simple(self.conn(), statement).await;
+        let result = self.simple(statement).await;
         match &result {
             Ok(()) => {
                 self.open = false;
@@ -229,12 +338,37 @@ fn simple<'c>(
     Box::pin(async move { sqlx::Executor::execute(conn, statement).await.map(|_| ()) })
 }
 
+/// Sends `sql` as one simple query and returns the first row any of its statements answered.
+/// Boxed like [`simple`].
+fn fetch_optional_simple(
+    conn: &mut PgConnection,
+    sql: String,
+) -> futures::future::BoxFuture<'_, Result<Option<PgRow>, sqlx::Error>> {
+    Box::pin(async move { sqlx::Executor::fetch_optional(conn, sql.as_str()).await })
+}
+
+/// SQLSTATE `duplicate_prepared_statement`.
+const DUPLICATE_PREPARED: &str = "42P05";
+/// SQLSTATE `invalid_sql_statement_name`: no prepared statement by that name.
+const UNKNOWN_PREPARED: &str = "26000";
+
+/// A statement [`Lent::begin_with`] prepares once per connection under `name`:
+/// `definition` is what follows `PREPARE name AS`, with its parameter `$1`.
+#[derive(Debug, Clone, Copy)]
+pub struct Named {
+    /// The prepared statement's name (unlike sqlx's own, which are `sqlx_s_N`).
+    pub name: &'static str,
+    /// The statement.
+    pub definition: &'static str,
+}
+
 impl Lent {
     /// Every row `query` returns.
     pub async fn fetch_all(
         &mut self,
         query: Query<'_, Postgres, PgArguments>,
     ) -> Result<Vec<PgRow>, sqlx::Error> {
+        self.lender.count_trip();
         let result = query.fetch_all(self.conn()).await;
         self.saw(&result);
         result
@@ -245,6 +379,7 @@ impl Lent {
         &mut self,
         query: Query<'_, Postgres, PgArguments>,
     ) -> Result<Option<PgRow>, sqlx::Error> {
+        self.lender.count_trip();
         let result = query.fetch_optional(self.conn()).await;
         self.saw(&result);
         result
@@ -255,9 +390,16 @@ impl Lent {
         &mut self,
         query: Query<'_, Postgres, PgArguments>,
     ) -> Result<PgQueryResult, sqlx::Error> {
+        self.lender.count_trip();
         let result = query.execute(self.conn()).await;
         self.saw(&result);
         result
+    }
+
+    /// Sends `statement` as one simple query: one round trip.
+    async fn simple(&mut self, statement: &str) -> Result<(), sqlx::Error> {
+        self.lender.count_trip();
+        simple(self.conn(), statement).await
     }
 
     fn conn(&mut self) -> &mut PgConnection {
@@ -278,7 +420,7 @@ impl Drop for Lent {
             // ends the transaction on the server; the pool opens a new one when needed.
             conn.close_on_drop();
         } else if self.clean {
-            self.lender.keep(conn);
+            self.lender.keep(conn, self.prepared);
         }
         // Otherwise `conn` drops into the pool, which pings it before reuse.
     }

@@ -295,18 +295,31 @@ impl Database {
                     .context("starting a write transaction")?;
                 Ok((Transaction::sqlite_writer(held), turn))
             }
-            Database::Postgres { .. } => {
-                // Measured: sending `BEGIN` and this read as one simple query saved a round
-                // trip but not time (PostgreSQL then parses the read each call; PERFORMANCE
-                // §14), so on PostgreSQL they stay two prepared round trips.
-                let mut repo = self.begin_write().await?;
-                let read = if lock {
-                    repo.lock_thread(thread.as_str()).await
-                } else {
-                    repo.get_thread(thread.as_str())
-                        .await
-                        .map(|row| row.map(|t| t.turn_index))
+            Database::Postgres { pool, lender } if lock => {
+                // The agent's path, every write tool call: `BEGIN` and the lock in one round
+                // trip, the lock a statement prepared once per connection so the server does
+                // not parse it each time (PERFORMANCE §22).
+                let begin = async {
+                    let mut lent = lender.lend().await?;
+                    let row = lent
+                        .begin_with("BEGIN", &threads::LOCK_THREAD, thread.as_str())
+                        .await?;
+                    let turn = row
+                        .map(|row| sqlx::Row::try_get::<i64, _>(&row, 0))
+                        .transpose()?;
+                    Ok::<_, sqlx::Error>((lent, turn))
                 };
+                let (lent, turn) = within_postgres_timeout(pool, begin)
+                    .await?
+                    .context("starting a write transaction")?;
+                Ok((Transaction::postgres(lent), turn))
+            }
+            Database::Postgres { .. } => {
+                let mut repo = self.begin_write().await?;
+                let read = repo
+                    .get_thread(thread.as_str())
+                    .await
+                    .map(|row| row.map(|t| t.turn_index));
                 match read {
                     Ok(turn) => Ok((repo, turn)),
                     Err(err) => {

@@ -122,6 +122,32 @@ impl Transaction {
         decode_steps(&json)
     }
 
+    /// The thread's turn index and its plan, or `None` when the thread does not exist: what a
+    /// read-only tool needs. On PostgreSQL one statement reads both (one round trip); SQLite's
+    /// two run inline, which costs no trip.
+    pub async fn plan_on_thread(
+        &mut self,
+        thread_id: &str,
+    ) -> Result<Option<(i64, Vec<PlanStep>)>, StoreError> {
+        if self.backend() == Backend::Sqlite {
+            let Some(thread) = self.get_thread(thread_id).await? else {
+                return Ok(None);
+            };
+            return Ok(Some((thread.turn_index, self.plan_steps(thread_id).await?)));
+        }
+        let row: Option<(i64, String)> = self
+            .fetch_optional(
+                "SELECT t.turn_index, COALESCE((SELECT json_agg(json_build_array(id, text, \
+                 depth, CASE WHEN done THEN 1 ELSE 0 END) ORDER BY sort_key)::text FROM todos \
+                 WHERE thread_id = $1), '[]') FROM threads t WHERE t.id = $1",
+                &params![thread_id],
+            )
+            .await
+            .context("listing the plan")?;
+        row.map(|(turn, json)| Ok((turn, decode_steps(&json)?)))
+            .transpose()
+    }
+
     /// How many steps the plan has.
     pub async fn plan_len(&mut self, thread_id: &str) -> Result<i64, StoreError> {
         let (count,): (i64,) = self

@@ -9,7 +9,7 @@ use serde::Serialize;
 use super::{
     Context, Preference, PreferenceKind, StoreError,
     journal::ListOp,
-    query::{params, row_shape},
+    query::{OnThread, params, row_shape},
     repository::{Transaction, now},
 };
 use crate::panels::Panel;
@@ -85,6 +85,25 @@ impl Transaction {
             .await
             .context("listing preferences")?;
         Ok(rows.into_iter().map(Preference::from).collect())
+    }
+
+    /// The thread's turn index and its preferences, read in one statement (one round trip),
+    /// or `None` when the thread does not exist: what a read-only tool needs.
+    pub async fn preferences_on_thread(
+        &mut self,
+        thread_id: &str,
+    ) -> Result<Option<(i64, Vec<Preference>)>, StoreError> {
+        let sql = format!(
+            "SELECT t.turn_index AS thread_turn, p.id IS NOT NULL AS found, p.* \
+             FROM threads t LEFT JOIN (SELECT {COLUMNS} FROM preferences WHERE thread_id = $1) p \
+             ON TRUE WHERE t.id = $1 ORDER BY p.id"
+        );
+        let rows: Vec<OnThread<PreferenceRow>> = self
+            .fetch_all(&sql, &params![thread_id])
+            .await
+            .context("listing preferences")?;
+        Ok(OnThread::gather(rows)
+            .map(|(turn, rows)| (turn, rows.into_iter().map(Preference::from).collect())))
     }
 
     /// One preference by id.

@@ -209,6 +209,41 @@ impl<T: Column + Default> Column for OrDefault<T> {
     }
 }
 
+/// A row of a panel read joined to its thread's row (`threads LEFT JOIN` the panel's rows), so
+/// that one statement both checks that the thread exists and reads the panel: one round trip
+/// where the check and the read were two. The query names the thread's turn index
+/// `thread_turn` and says in `found` whether the row carries a panel row; a thread whose panel
+/// is empty gives one row without one, a missing thread none at all.
+pub(crate) struct OnThread<T> {
+    turn: i64,
+    row: Option<T>,
+}
+
+impl<T: RowShape> RowShape for OnThread<T> {
+    fn from_postgres(row: &PgRow) -> Result<Self, sqlx::Error> {
+        let turn = i64::from_postgres(row, "thread_turn")?;
+        let found = bool::from_postgres(row, "found")?;
+        let row = found.then(|| T::from_postgres(row)).transpose()?;
+        Ok(Self { turn, row })
+    }
+
+    fn from_inline(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
+        let turn = i64::from_inline(row, "thread_turn")?;
+        let found = bool::from_inline(row, "found")?;
+        let row = found.then(|| T::from_inline(row)).transpose()?;
+        Ok(Self { turn, row })
+    }
+}
+
+impl<T> OnThread<T> {
+    /// The thread's turn index and the panel's rows, or `None` when the thread does not exist
+    /// (no row came back).
+    pub(crate) fn gather(rows: Vec<Self>) -> Option<(i64, Vec<T>)> {
+        let turn = rows.first()?.turn;
+        Some((turn, rows.into_iter().filter_map(|on| on.row).collect()))
+    }
+}
+
 /// A row's Rust shape: a tuple of [`Column`]s, in the query's column order.
 pub(crate) trait RowShape: Sized {
     fn from_postgres(row: &PgRow) -> Result<Self, sqlx::Error>;

@@ -142,3 +142,11 @@ impl Transaction {
         })
     }
 }
+
+/// [`Transaction::lock_thread`]'s statement on PostgreSQL, prepared once per connection, for
+/// starting an agent's write with its lock in one round trip
+/// ([`Database::begin_write_on`](super::Database::begin_write_on)).
+pub(super) const LOCK_THREAD: super::lender::Named = super::lender::Named {
+    name: "haico_lock_thread",
+    definition: "SELECT turn_index FROM threads WHERE id = $1 FOR NO KEY UPDATE",
+};

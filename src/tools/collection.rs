@@ -155,17 +155,21 @@ impl std::fmt::Debug for BoundTool {
     }
 }
 
-/// Every tool of one thread, in the order the model is shown them.
+/// Every tool of one thread, in the order the model is shown them. The tools themselves hold
+/// no thread, so one list is shared by every thread's toolset (cloning one is cheap).
 #[derive(Debug, Clone)]
 pub struct Toolset {
     thread_id: ThreadId,
-    tools: Vec<BoundTool>,
+    tools: Arc<[BoundTool]>,
 }
 
 impl Toolset {
     /// Bundles tools already bound to `thread_id`.
-    pub fn new(thread_id: ThreadId, tools: Vec<BoundTool>) -> Self {
-        Self { thread_id, tools }
+    pub fn new(thread_id: ThreadId, tools: impl Into<Arc<[BoundTool]>>) -> Self {
+        Self {
+            thread_id,
+            tools: tools.into(),
+        }
     }
 
     /// The thread every tool here reads and writes.

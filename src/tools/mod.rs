@@ -49,12 +49,19 @@ pub fn collections_for() -> Vec<Box<dyn AnyCollection>> {
 /// The agent's tool list bound to one thread: every domain's tools, flattened in order. The
 /// runtime runs each call on an edit (or a view) of that thread, the only handle a tool body
 /// gets, so a tool can only ever reach its own thread.
+///
+/// The list is made once per process and shared: a tool request looks its tool up twice (to
+/// authorize it and to run it), and building the whole table each time showed in the profile
+/// (PERFORMANCE §21).
 pub fn build_tools(thread_id: &ThreadId) -> Toolset {
-    let tools = collections_for()
-        .into_iter()
-        .flat_map(AnyCollection::into_tools)
-        .collect();
-    Toolset::new(thread_id.clone(), tools)
+    static TOOLS: std::sync::OnceLock<std::sync::Arc<[BoundTool]>> = std::sync::OnceLock::new();
+    let tools = TOOLS.get_or_init(|| {
+        collections_for()
+            .into_iter()
+            .flat_map(AnyCollection::into_tools)
+            .collect()
+    });
+    Toolset::new(thread_id.clone(), std::sync::Arc::clone(tools))
 }
 
 /// The LLM-facing specs of every tool; the same for every thread.

@@ -286,7 +286,9 @@ impl ToolRuntime {
 
     /// A read-only tool: runs on a glance (no thread lock, no transaction: a read-only tool
     /// reads one panel, and one statement is its own consistent snapshot); in a turn, the call
-    /// is recorded afterwards in a short write of its own.
+    /// is recorded afterwards in a short write of its own. The glance checks the thread in the
+    /// panel's own statement, so the body runs before the thread is known to exist: whatever
+    /// it answered, a missing thread makes the call fail as unknown.
     async fn run_read(
         &self,
         tools: &Toolset,
@@ -301,12 +303,14 @@ impl ToolRuntime {
             .glance(tools.thread_id())
             .await
             .map_err(open_failure)?;
-        call.turn_index = Some(view.turn_index());
         let outcome = match tool.read(&mut view, args) {
             Some(body) => contain(tool.name(), body).await,
             None => Err(declaration_mismatch(tool.name())),
         };
+        let checked = view.check().await;
+        call.turn_index = checked.is_ok().then(|| view.turn_index());
         view.close().await;
+        checked.map_err(open_failure)?;
         let output = outcome?;
         if output.artifact.is_some() {
             return Err((

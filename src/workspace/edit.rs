@@ -138,6 +138,7 @@ impl Edit {
                 thread: thread.clone(),
                 turn_index,
                 created_at: None,
+                unchecked: false,
             },
             source,
             locked,

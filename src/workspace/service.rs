@@ -131,10 +131,12 @@ impl Workspaces {
 
     /// A read of `thread` where every statement is its own snapshot (no transaction around
     /// them): for reads answered by one statement, such as a read-only tool listing one panel.
-    /// Cheaper than [`view`](Self::view) by the transaction's two round trips.
+    /// Cheaper than [`view`](Self::view) by the transaction's two round trips, and by the
+    /// thread check's: the view is [unchecked](View::unchecked), its panel read checks the
+    /// thread too, and the caller ends with [`View::check`].
     pub async fn glance(&self, thread: &ThreadId) -> Result<View, WorkspaceError> {
         let repo = self.db.autocommit_read().await?;
-        Ok(View::open(repo, thread).await?.0)
+        Ok(View::unchecked(repo, thread))
     }
 
     /// Everything the thread's panels show, in display order.

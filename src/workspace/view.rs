@@ -23,6 +23,9 @@ pub struct View {
     /// When the thread was made, when the view read its row on opening (an edit's view does
     /// not), so the prompt's cache check costs no statement.
     pub(super) created_at: Option<chrono::DateTime<chrono::Utc>>,
+    /// Opened without checking that the thread exists ([`View::unchecked`]): the first panel
+    /// read checks it in the same statement, or [`View::check`] does.
+    pub(super) unchecked: bool,
 }
 
 impl std::fmt::Debug for View {
@@ -47,6 +50,7 @@ impl View {
                     thread: thread.clone(),
                     turn_index: row.turn_index,
                     created_at: Some(row.created_at),
+                    unchecked: false,
                 },
                 row,
             )),
@@ -59,6 +63,55 @@ impl View {
                 Err(err.into())
             }
         }
+    }
+
+    /// A view on `repo` that has not checked the thread yet: a read-only tool's, whose one
+    /// panel read checks the thread in the same statement (one round trip where the check and
+    /// the read were two). Until then its turn index is 0 and reads of a missing thread find
+    /// nothing; the caller ends with [`check`](Self::check), which fails for a missing thread
+    /// whatever the reads found.
+    pub(super) fn unchecked(repo: Transaction, thread: &ThreadId) -> Self {
+        Self {
+            repo,
+            thread: thread.clone(),
+            turn_index: 0,
+            created_at: None,
+            unchecked: true,
+        }
+    }
+
+    /// Makes sure the thread exists (a no-op when the view already knows it does), so an
+    /// unchecked view's reads can be trusted: a missing thread is
+    /// [`WorkspaceError::UnknownThread`].
+    pub async fn check(&mut self) -> Result<(), WorkspaceError> {
+        if !self.unchecked {
+            return Ok(());
+        }
+        match self.repo.get_thread(self.thread.as_str()).await? {
+            Some(row) => {
+                self.found(row.turn_index);
+                self.created_at = Some(row.created_at);
+                Ok(())
+            }
+            None => Err(WorkspaceError::UnknownThread(self.thread.to_string())),
+        }
+    }
+
+    /// Takes what a read that also checked the thread found: the thread's turn index, or
+    /// `None` when the thread does not exist.
+    fn checked<T>(&mut self, read: Option<(i64, T)>) -> Result<T, WorkspaceError> {
+        match read {
+            Some((turn_index, value)) => {
+                self.found(turn_index);
+                Ok(value)
+            }
+            None => Err(WorkspaceError::UnknownThread(self.thread.to_string())),
+        }
+    }
+
+    fn found(&mut self, turn_index: i64) {
+        self.turn_index = turn_index;
+        self.unchecked = false;
     }
 
     /// The thread this view reads.
@@ -84,6 +137,10 @@ impl View {
 
     /// The plan, in order.
     pub async fn plan(&mut self) -> Result<Vec<PlanStep>, WorkspaceError> {
+        if self.unchecked {
+            let read = self.repo.plan_on_thread(self.thread.as_str()).await?;
+            return self.checked(read);
+        }
         Ok(self.repo.plan_steps(self.thread.as_str()).await?)
     }
 
@@ -96,6 +153,13 @@ impl View {
 
     /// The preferences, in the order 1-based indices refer to.
     pub async fn preferences(&mut self) -> Result<Vec<Preference>, WorkspaceError> {
+        if self.unchecked {
+            let read = self
+                .repo
+                .preferences_on_thread(self.thread.as_str())
+                .await?;
+            return self.checked(read);
+        }
         Ok(self.repo.list_preferences(self.thread.as_str()).await?)
     }
 
@@ -104,6 +168,17 @@ impl View {
         &mut self,
         query: &ArtifactQuery,
     ) -> Result<Vec<ArtifactSummary>, WorkspaceError> {
+        if self.unchecked {
+            let read = self
+                .repo
+                .artifacts_on_thread(
+                    self.thread.as_str(),
+                    query.artifact_type.as_deref(),
+                    query.limit,
+                )
+                .await?;
+            return self.checked(read);
+        }
         Ok(self
             .repo
             .list_artifacts(
@@ -116,12 +191,20 @@ impl View {
 
     /// One artifact of this thread; another thread's id is "not found", like a missing one.
     pub async fn artifact(&mut self, artifact_id: i64) -> Result<Artifact, WorkspaceError> {
-        self.repo
-            .get_artifact(self.thread.as_str(), artifact_id)
-            .await?
-            .ok_or_else(|| {
-                WorkspaceError::NotFound(format!("artifact {artifact_id} not found in this thread"))
-            })
+        let found = if self.unchecked {
+            let read = self
+                .repo
+                .artifact_on_thread(self.thread.as_str(), artifact_id)
+                .await?;
+            self.checked(read)?
+        } else {
+            self.repo
+                .get_artifact(self.thread.as_str(), artifact_id)
+                .await?
+        };
+        found.ok_or_else(|| {
+            WorkspaceError::NotFound(format!("artifact {artifact_id} not found in this thread"))
+        })
     }
 
     /// Everything the panels show, in display order.

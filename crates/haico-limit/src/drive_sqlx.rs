@@ -21,7 +21,10 @@ use sqlx::{
 
 use tokio::sync::{Mutex, SemaphorePermit};
 
-use crate::ops::{Exec, P};
+use crate::{
+    ops::{Exec, P},
+    sql,
+};
 
 /// An open sqlx database.
 #[derive(Clone)]
@@ -41,24 +44,32 @@ pub enum Db {
 /// Connections given back clean, for the next call (the server's `store::lender`, reduced to
 /// what the limit needs: no failure handling, every statement here succeeds or ends the run).
 pub struct Kept {
-    idle: std::sync::Mutex<Vec<PoolConnection<Postgres>>>,
+    /// Each with whether the thread lock is prepared on it.
+    idle: std::sync::Mutex<Vec<(PoolConnection<Postgres>, bool)>>,
     permits: tokio::sync::Semaphore,
 }
 
+/// The server's `store::threads::LOCK_THREAD`: prepared once per connection, then every write
+/// begins with `BEGIN; EXECUTE haico_lock_thread('…')`, one simple query, one round trip.
+const LOCK_NAME: &str = "haico_lock_thread";
+
 impl Kept {
-    async fn lend(&self, pool: &PgPool) -> Result<(PoolConnection<Postgres>, SemaphorePermit<'_>)> {
+    async fn lend(
+        &self,
+        pool: &PgPool,
+    ) -> Result<(PoolConnection<Postgres>, bool, SemaphorePermit<'_>)> {
         let permit = self.permits.acquire().await?;
         let idle = self.idle.lock().map_or(None, |mut idle| idle.pop());
-        let conn = match idle {
-            Some(conn) => conn,
-            None => pool.acquire().await?,
+        let (conn, prepared) = match idle {
+            Some(kept) => kept,
+            None => (pool.acquire().await?, false),
         };
-        Ok((conn, permit))
+        Ok((conn, prepared, permit))
     }
 
-    fn keep(&self, conn: PoolConnection<Postgres>) {
+    fn keep(&self, conn: PoolConnection<Postgres>, prepared: bool) {
         if let Ok(mut idle) = self.idle.lock() {
-            idle.push(conn);
+            idle.push((conn, prepared));
         }
     }
 }
@@ -111,8 +122,8 @@ impl Db {
 
     /// [`transaction`](Self::transaction), where a write on `thread` begins and reads the
     /// thread's turn counter in one hand-over on SQLite, as the server's writes do; `body`
-    /// gets the counter. On PostgreSQL the lock stays a statement of its own, as in the server
-    /// (one simple query for both saved a round trip but no time).
+    /// gets the counter. On PostgreSQL with connections kept as the server keeps them, `BEGIN`
+    /// and the lock are one simple query, as in the server (PERFORMANCE §22).
     pub async fn transaction_on<T>(
         &self,
         thread: Option<&str>,
@@ -135,6 +146,28 @@ impl Db {
                 let out = body(&mut Tx::Sqlite(&mut conn), turn.map(|(t,)| t)).await;
                 let end = if out.is_ok() { "COMMIT" } else { "ROLLBACK" };
                 conn.execute(end).await?;
+                out
+            }
+            Db::Postgres {
+                pool,
+                kept: Some(kept),
+            } => {
+                // As the server's `Lent::begin_with`: `BEGIN` and the lock in one simple query,
+                // the lock prepared on the connection's first use (the limit's connections are
+                // its own, so it never finds one prepared already).
+                let (mut conn, prepared, _permit) = kept.lend(pool).await?;
+                let execute = format!("BEGIN; EXECUTE {LOCK_NAME}('{thread}')");
+                let sql = if prepared {
+                    execute
+                } else {
+                    format!("PREPARE {LOCK_NAME} AS {}; {execute}", sql::LOCK_THREAD.1)
+                };
+                let row = conn.fetch_optional(sql.as_str()).await?;
+                let turn = row.map(|row| row.try_get::<i64, _>(0)).transpose()?;
+                let out = body(&mut Tx::Postgres(&mut conn), turn).await;
+                conn.execute(if out.is_ok() { "COMMIT" } else { "ROLLBACK" })
+                    .await?;
+                kept.keep(conn, true);
                 out
             }
             Db::Postgres { .. } => {
@@ -160,7 +193,7 @@ impl Db {
                 pool,
                 kept: Some(kept),
             } => {
-                let (mut conn, _permit) = kept.lend(pool).await?;
+                let (mut conn, prepared, _permit) = kept.lend(pool).await?;
                 if write {
                     conn.execute("BEGIN").await?;
                 }
@@ -169,7 +202,7 @@ impl Db {
                     conn.execute(if out.is_ok() { "COMMIT" } else { "ROLLBACK" })
                         .await?;
                 }
-                kept.keep(conn);
+                kept.keep(conn, prepared);
                 out
             }
             Db::Postgres { pool, .. } if !write => {

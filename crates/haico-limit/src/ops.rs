@@ -76,30 +76,33 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
     let now = || P::Time(Utc::now());
     let mut learned = Learned::default();
     match call.op {
-        Op::ListTodos | Op::ListPreferences | Op::ListArtifacts | Op::GetArtifact => {
+        // One statement each, the thread checked in it, as the server's read-only tools do
+        // (the plan on SQLite: the thread, then the plan, inline).
+        Op::ListTodos if exec.postgres() => {
+            exec.rows(sql::PLAN_ON_THREAD, &[thread(call)]).await?;
+        }
+        Op::ListTodos => {
             exec.rows(sql::READ_THREAD, &[thread(call)]).await?;
-            match call.op {
-                Op::ListTodos => {
-                    exec.rows(pick(exec, sql::LIST_STEPS), &[thread(call)])
-                        .await?;
-                }
-                Op::ListPreferences => {
-                    let rows = exec.rows(sql::LIST_PREFERENCES, &[thread(call)]).await?;
-                    learned.preferences = Some(rows.len() as i64);
-                }
-                Op::ListArtifacts => {
-                    exec.rows(
-                        sql::LIST_ARTIFACTS,
-                        &[thread(call), P::NullText, P::Int(10)],
-                    )
-                    .await?;
-                }
-                _ => {
-                    let id = call.artifact.unwrap_or(0);
-                    exec.rows(sql::GET_ARTIFACT, &[thread(call), P::Int(id)])
-                        .await?;
-                }
-            }
+            exec.rows(pick(exec, sql::LIST_STEPS), &[thread(call)])
+                .await?;
+        }
+        Op::ListPreferences => {
+            let rows = exec
+                .rows(sql::PREFERENCES_ON_THREAD, &[thread(call)])
+                .await?;
+            learned.preferences = Some(rows.len() as i64);
+        }
+        Op::ListArtifacts => {
+            exec.rows(
+                sql::ARTIFACTS_ON_THREAD,
+                &[thread(call), P::NullText, P::Int(10)],
+            )
+            .await?;
+        }
+        Op::GetArtifact => {
+            let id = call.artifact.unwrap_or(0);
+            exec.rows(sql::ARTIFACT_ON_THREAD, &[thread(call), P::Int(id)])
+                .await?;
         }
         Op::AppendToDocument => {
             let turn = lock(exec, call).await?;

@@ -133,12 +133,26 @@ pub const INSERT_ARTIFACT: &str = "INSERT INTO artifacts (thread_id, artifact_ty
 
 pub const STAMP_ARTIFACT: &str = "UPDATE artifacts SET rev = $3 WHERE thread_id = $1 AND id = $2";
 
-pub const LIST_ARTIFACTS: &str = "SELECT id, artifact_type, title, turn_index, created_at FROM \
-    artifacts WHERE thread_id = $1 AND ($2 IS NULL OR artifact_type = $2) ORDER BY id DESC \
-    LIMIT $3";
+/// The read-only tools check the thread in their panel's statement (`threads LEFT JOIN` the
+/// panel), one round trip where [`READ_THREAD`] and the panel's read were two. The plan's
+/// version is PostgreSQL's; on SQLite the server reads the thread, then [`LIST_STEPS`].
+pub const PLAN_ON_THREAD: &str = "SELECT t.turn_index, COALESCE((SELECT \
+    json_agg(json_build_array(id, text, depth, CASE WHEN done THEN 1 ELSE 0 END) ORDER BY \
+    sort_key)::text FROM todos WHERE thread_id = $1), '[]') FROM threads t WHERE t.id = $1";
 
-pub const GET_ARTIFACT: &str = "SELECT id, artifact_type, title, turn_index, created_at, \
-    payload FROM artifacts WHERE thread_id = $1 AND id = $2";
+pub const PREFERENCES_ON_THREAD: &str = "SELECT t.turn_index AS thread_turn, p.id IS NOT NULL \
+    AS found, p.* FROM threads t LEFT JOIN (SELECT id, title, subtitle, kind, locked FROM \
+    preferences WHERE thread_id = $1) p ON TRUE WHERE t.id = $1 ORDER BY p.id";
+
+pub const ARTIFACTS_ON_THREAD: &str = "SELECT t.turn_index AS thread_turn, a.id IS NOT NULL AS \
+    found, a.* FROM threads t LEFT JOIN ( SELECT id, artifact_type, title, turn_index, \
+    created_at FROM artifacts WHERE thread_id = $1 AND ($2 IS NULL OR artifact_type = $2) ORDER \
+    BY id DESC LIMIT $3) a ON TRUE WHERE t.id = $1 ORDER BY a.id DESC";
+
+pub const ARTIFACT_ON_THREAD: &str = "SELECT t.turn_index AS thread_turn, a.id IS NOT NULL AS \
+    found, a.* FROM threads t LEFT JOIN ( SELECT id, artifact_type, title, turn_index, \
+    created_at, payload FROM artifacts WHERE thread_id = $1 AND id = $2) a ON TRUE WHERE t.id = \
+    $1";
 
 /// The change's log (counter, revision, first panel record, events, thread touch), as five
 /// statements sent in one batch on SQLite. `$1` thread, `$2` revision time, `$3`–`$12` the

@@ -5,4 +5,5 @@ mod db_outage;
 mod kill9;
 mod lock_race;
 mod migrations;
+mod round_trips;
 mod unreachable;
