@@ -2,18 +2,18 @@
 //! thread can be reloaded, replayed and studied.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 use serde_json::Value;
 
+use crate::usage::TurnUsage;
+
 use super::{
-    Context, StoreError, TurnLease, TurnUsage,
+    Context, StoreError, TurnLease,
     query::{params, row_shape},
     repository::{Transaction, now},
 };
 
 /// How a turn ended (or that it has not).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TurnStatus {
     /// The agent is still working.
     Running,
@@ -38,11 +38,9 @@ impl TurnStatus {
 }
 
 /// One recorded tool call of a turn (a "step" on the wire).
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
-#[schema(as = ToolCallRecord)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StoredToolCall {
     /// Position in the turn, from 1 (`step_index` on the wire).
-    #[serde(rename = "step_index")]
     pub call_index: i64,
     /// The tool's name as the model called it.
     pub tool: String,
@@ -61,7 +59,7 @@ pub struct StoredToolCall {
 }
 
 /// A message of the conversation.
-#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct MessageRecord {
     /// Message id.
     pub id: i64,
@@ -74,20 +72,11 @@ pub struct MessageRecord {
     /// Who wrote it: the person, for a user message sent while signed in (absent in
     /// one-person mode and for the agent's answers).
     #[sqlx(rename = "by_name")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
     pub by: Option<String>,
-    /// The text rendered to sanitised HTML; never stored, filled in only by
-    /// `GET …/messages?html=true`, on the assistant's messages.
-    #[sqlx(skip)]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
-    pub html: Option<String>,
 }
 
 /// One turn with everything that happened in it.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
-#[schema(as = TurnRecord)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StoredTurn {
     /// The turn's number in its thread, from 1.
     pub turn_index: i64,
@@ -102,7 +91,6 @@ pub struct StoredTurn {
     /// The user's message and the agent's answer, in order.
     pub messages: Vec<MessageRecord>,
     /// The tool calls, in order (`steps` on the wire).
-    #[serde(rename = "steps")]
     pub tool_calls: Vec<StoredToolCall>,
     /// What the turn cost in model tokens and time, once it has ended (`null` while it runs,
     /// and for turns recorded before haico counted tokens).
@@ -145,7 +133,7 @@ row_shape!(MessageRecord {
     content: String,
     created_at: DateTime<Utc>,
     by_name: Option<String>,
-} => MessageRecord { id, role, content, created_at, by: by_name, html: None });
+} => MessageRecord { id, role, content, created_at, by: by_name });
 
 row_shape!(TurnRow {
     turn_index: i64,
@@ -165,7 +153,7 @@ row_shape!(MessageRow {
     by_name: Option<String>,
 } => MessageRow {
     turn_index,
-    message: MessageRecord { id, role, content, created_at, by: by_name, html: None },
+    message: MessageRecord { id, role, content, created_at, by: by_name },
 });
 
 row_shape!(ToolCallRow {

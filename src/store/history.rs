@@ -10,7 +10,6 @@
 //! commit time, so they follow commit order like the event numbers.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 
 use super::{
     ArtifactSummary, Context, StoreError,
@@ -45,7 +44,7 @@ pub struct NewRevision<'a> {
 }
 
 /// A revision as stored and listed.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Revision {
     /// Its number in the thread, from 1.
     pub rev: i64,
@@ -71,7 +70,6 @@ pub struct Revision {
     /// For an undone turn: that turn.
     pub reverted_turn: Option<i64>,
     /// The thread's turn counter when it was made (which turns a fork from here keeps).
-    #[serde(skip)]
     pub thread_turn: i64,
 }
 

@@ -33,7 +33,6 @@ mod sqlite;
 mod sqlite_build;
 mod suggestions;
 mod threads;
-mod usage;
 pub mod writer;
 
 use std::{
@@ -57,8 +56,7 @@ pub use history::{Chain, NewRevision, PanelRecord, PanelWrite, Revision, revisio
 pub use leases::{ExpiredTurn, HeldTurn, TurnLease, now_ms};
 pub use mcp_sessions::McpSessionRecord;
 pub use models::{
-    Artifact, ArtifactSummary, Document, ForkOrigin, PlanStep, Preference, PreferenceKind, Thread,
-    Workspace,
+    Artifact, ArtifactSummary, Document, ForkOrigin, PlanStep, Preference, Thread, Workspace,
 };
 pub use people::{Member, User};
 pub use plan::{InsertAt, KEY_GAP, NewPlanStep, StepAt, StepPlace, StepRange, StepsChanged};
@@ -67,7 +65,6 @@ pub use prompt_view::{DocumentExcerpt, PlanPage};
 pub use repository::{Backend, Transaction};
 pub use sqlite::{MigrationError, SqliteError};
 pub use suggestions::{NewSuggestion, SuggestedEdit, Suggestion};
-pub use usage::{CallUsage, TurnUsage};
 
 /// The default database: a SQLite file in the working directory.
 pub const DEFAULT_DATABASE_URL: &str = "sqlite:haico.db";

@@ -3,7 +3,6 @@
 //! session as their SHA-256 digest, looked up by that digest.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 
 use super::{
     Context, StoreError,
@@ -12,7 +11,7 @@ use super::{
 };
 
 /// An account.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct User {
     /// Its id.
     pub id: i64,
@@ -25,7 +24,7 @@ pub struct User {
 }
 
 /// A thread's member.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Member {
     /// The person's name.
     pub name: String,

@@ -7,12 +7,12 @@
 use serde::Serialize;
 
 use super::{
-    Context, Preference, PreferenceKind, StoreError,
+    Context, Preference, StoreError,
     journal::ListOp,
     query::{params, row_shape},
     repository::{Transaction, now},
 };
-use crate::panels::Panel;
+use crate::panels::{Panel, PreferenceKind};
 
 /// A preference to record.
 #[derive(Debug, Clone, PartialEq, Serialize)]

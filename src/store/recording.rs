@@ -141,7 +141,7 @@ impl Transaction {
         status: &str,
         error: Option<&str>,
         (started_at, finished_at): (DateTime<Utc>, Option<DateTime<Utc>>),
-        usage: Option<&super::TurnUsage>,
+        usage: Option<&crate::usage::TurnUsage>,
     ) -> Result<(), StoreError> {
         let usage = usage.map(serde_json::to_string).transpose()?;
         self.execute(

@@ -21,7 +21,7 @@ use crate::panels::Panel;
 /// One passage change of a suggestion: for an `edit`, `old_text` occurs exactly once where it
 /// is applied; for an `append`, `old_text` is empty; for a `replace`, `old_text` is the whole
 /// body the suggestion was made on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SuggestedEdit {
     /// The passage to change.
     pub old_text: String,

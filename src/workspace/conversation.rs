@@ -11,10 +11,8 @@ use super::{
 };
 use crate::{
     ThreadId,
-    store::{
-        ExpiredTurn, HeldTurn, NewToolCall, StoreError, StoredTurn, TurnLease, TurnStatus,
-        TurnUsage,
-    },
+    store::{ExpiredTurn, HeldTurn, NewToolCall, StoreError, StoredTurn, TurnLease, TurnStatus},
+    usage::TurnUsage,
 };
 
 /// The longest user message accepted, in characters.

@@ -15,7 +15,8 @@ use super::{
 };
 use crate::{
     ThreadId,
-    store::{NewPreference, Preference, PreferenceKind, PreferencePatch, WriteOutcome},
+    panels::PreferenceKind,
+    store::{NewPreference, Preference, PreferencePatch, WriteOutcome},
 };
 
 /// The longest preference title, in characters.

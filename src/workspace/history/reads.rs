@@ -6,13 +6,14 @@ use serde::Serialize;
 
 use super::*;
 use crate::store::{Document, Revision, Workspace};
+use crate::wire;
 use crate::workspace::{View, WorkspaceError};
 
 /// A page of a thread's history, newest first.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct HistoryPage {
     /// The revisions.
-    pub revisions: Vec<Revision>,
+    pub revisions: Vec<wire::Revision>,
     /// Pass this as `before` for the next (older) page; `null` on the last.
     pub next_before: Option<i64>,
 }
@@ -123,7 +124,7 @@ impl View {
             _ => None,
         };
         Ok(HistoryPage {
-            revisions,
+            revisions: revisions.into_iter().map(wire::Revision::from).collect(),
             next_before,
         })
     }

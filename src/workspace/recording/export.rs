@@ -129,7 +129,7 @@ impl Workspaces {
                 id: row.id,
                 title: row.title,
                 created_at: row.created_at,
-                forked_from: row.forked_from,
+                forked_from: row.forked_from.map(Into::into),
             }];
             lines.extend(timed.into_iter().map(|t| t.line));
             Ok(lines)

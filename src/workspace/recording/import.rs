@@ -11,10 +11,11 @@ use crate::{
     ThreadId,
     panels::{Panel, PanelSet},
     store::{
-        Document, ForkOrigin, NewRevision, NewToolCall, PlanStep, Preference,
+        Document, NewRevision, NewToolCall, PlanStep, Preference,
         journal::{DocumentDelta, ListOp, apply_list, apply_text},
         recording::{IdTable, OldMessage},
     },
+    wire::ForkOrigin,
 };
 
 impl Workspaces {

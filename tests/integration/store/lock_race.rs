@@ -247,7 +247,7 @@ mod postgres_only {
         PreferencePatch {
             title: Some("agent title".to_string()),
             subtitle: Some(None),
-            kind: Some(haico::store::PreferenceKind::Soft),
+            kind: Some(haico::panels::PreferenceKind::Soft),
             locked: None,
         }
     }

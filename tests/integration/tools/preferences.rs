@@ -4,7 +4,8 @@
 use crate::common;
 
 use common::Harness;
-use haico::store::{Preference, PreferenceKind, PreferencePatch, WriteOutcome};
+use haico::panels::PreferenceKind;
+use haico::store::{Preference, PreferencePatch, WriteOutcome};
 use serde_json::{Value, json};
 
 /// `fields` plus the `action_and_reasoning` every call must carry.

@@ -8,7 +8,7 @@ use haico::{
     ThreadId,
     charts::{ChartData, ChartType, Series, model::ChartDraft},
     panels::Panel,
-    store::PreferenceKind,
+    panels::PreferenceKind,
     tools::{AnyCollection, FailureKind, ToolError, ToolResult, Toolset, build_tools, tool_specs},
     workspace::{Edit, PreferenceDraft, StepDraft},
 };
