@@ -7,6 +7,7 @@ use futures::Stream;
 use tokio::sync::broadcast::{self, error::RecvError};
 
 use super::{LiveEvent, SharedBus};
+use crate::ThreadId;
 use crate::store::{Database, StoreError};
 
 /// How many events one catch-up read fetches.
@@ -19,7 +20,7 @@ pub struct SubscribeError(#[from] pub StoreError);
 
 /// The thread's latest event number (0 before its first event): where a subscription that
 /// wants only what happens from now on starts.
-pub async fn last_seq(db: &Database, thread_id: &str) -> Result<i64, StoreError> {
+pub async fn last_seq(db: &Database, thread_id: &ThreadId) -> Result<i64, StoreError> {
     let mut repo = db.begin_read().await?;
     let last = repo.last_event_seq(thread_id).await;
     let _ = repo.rollback().await;
@@ -28,7 +29,7 @@ pub async fn last_seq(db: &Database, thread_id: &str) -> Result<i64, StoreError>
 
 struct Cursor {
     db: Database,
-    thread_id: String,
+    thread_id: ThreadId,
     rx: broadcast::Receiver<Arc<LiveEvent>>,
     last: i64,
     pending: VecDeque<Arc<LiveEvent>>,
@@ -91,12 +92,12 @@ impl Cursor {
 pub async fn subscribe(
     db: Database,
     bus: SharedBus,
-    thread_id: &str,
+    thread_id: &ThreadId,
     last_seen: Option<i64>,
 ) -> Result<impl Stream<Item = Result<Arc<LiveEvent>, SubscribeError>> + Send + use<>, SubscribeError>
 {
     // Subscribe before reading the log, so nothing committed in between is missed.
-    let rx = bus.subscribe(thread_id);
+    let rx = bus.subscribe(thread_id.as_str());
     let mut repo = db.begin_read().await?;
     let current = repo.last_event_seq(thread_id).await?;
     repo.rollback().await?;
@@ -107,7 +108,7 @@ pub async fn subscribe(
     };
     let mut cursor = Cursor {
         db,
-        thread_id: thread_id.to_string(),
+        thread_id: thread_id.clone(),
         rx,
         last,
         pending: VecDeque::new(),

@@ -85,7 +85,7 @@ async fn chat(
     };
     // Subscribe before the turn starts, so its tokens and its logged events arrive in the
     // order they happen.
-    let stream = subscribe(state.db().clone(), state.bus().clone(), id.as_str(), None)
+    let stream = subscribe(state.db().clone(), state.bus().clone(), &id, None)
         .await
         .map_err(|err| ApiError::Store(err.0))?;
     let started = state

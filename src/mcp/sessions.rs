@@ -180,10 +180,7 @@ impl McpSessions {
         let oldest = self.oldest_live(now);
         let mut repo = self.db.begin_write().await?;
         let done = match repo.prune_mcp_sessions(oldest).await {
-            Ok(_) => {
-                repo.save_mcp_session(id, thread.as_str(), &state, now)
-                    .await
-            }
+            Ok(_) => repo.save_mcp_session(id, thread, &state, now).await,
             Err(err) => Err(err),
         };
         finish(repo, done).await?;

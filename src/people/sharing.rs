@@ -7,11 +7,7 @@ impl People {
     pub async fn owner_of(&self, thread: &ThreadId) -> Result<Option<User>, PeopleError> {
         let mut repo = self.db.begin_read().await?;
         let owner = async {
-            match repo
-                .get_thread(thread.as_str())
-                .await?
-                .and_then(|t| t.owner)
-            {
+            match repo.get_thread(thread).await?.and_then(|t| t.owner) {
                 Some(name) => repo.user_named(&name).await,
                 None => Ok(None),
             }
@@ -44,22 +40,18 @@ impl People {
         let result = match principal {
             Principal::Anonymous => Ok(Some(Access::None)),
             Principal::Local | Principal::AdminToken => repo
-                .get_thread(thread.as_str())
+                .get_thread(thread)
                 .await
                 .map(|found| found.map(|_| Access::Owner)),
-            Principal::User(user) => {
-                repo.thread_access(thread.as_str(), user.id)
-                    .await
-                    .map(|found| {
-                        found.map(|(owner, role)| match (owner, role.as_deref()) {
-                            _ if user.role == ADMIN => Access::Owner,
-                            (Some(owner), _) if owner == user.id => Access::Owner,
-                            (_, Some("editor")) => Access::Editor,
-                            (_, Some("viewer")) => Access::Viewer,
-                            _ => Access::None,
-                        })
-                    })
-            }
+            Principal::User(user) => repo.thread_access(thread, user.id).await.map(|found| {
+                found.map(|(owner, role)| match (owner, role.as_deref()) {
+                    _ if user.role == ADMIN => Access::Owner,
+                    (Some(owner), _) if owner == user.id => Access::Owner,
+                    (_, Some("editor")) => Access::Editor,
+                    (_, Some("viewer")) => Access::Viewer,
+                    _ => Access::None,
+                })
+            }),
         };
         let _ = repo.rollback().await;
         Ok(result?)
@@ -116,7 +108,7 @@ impl People {
     /// The thread's owner and members.
     pub async fn members(&self, thread: &ThreadId) -> Result<Vec<Member>, PeopleError> {
         let mut repo = self.db.begin_read().await?;
-        let members = repo.members(thread.as_str()).await;
+        let members = repo.members(thread).await;
         let _ = repo.rollback().await;
         Ok(members?)
     }
@@ -134,7 +126,7 @@ impl People {
                 "`role` is {role:?}: share as \"viewer\" (reads everything) or \"editor\" (also edits)"
             )));
         }
-        let id = thread.to_string();
+        let id = thread.clone();
         let (name, role) = (name.to_string(), role.to_string());
         self.write(|repo| {
             Box::pin(async move {
@@ -161,7 +153,7 @@ impl People {
     /// Stops sharing a thread with the account `name`.
     pub async fn unshare(&self, thread: &ThreadId, name: &str) -> Result<Vec<Member>, PeopleError> {
         checked_name(name)?;
-        let id = thread.to_string();
+        let id = thread.clone();
         let name = name.to_string();
         self.write(|repo| {
             Box::pin(async move {

@@ -8,6 +8,7 @@ use super::{
     query::{params, row_shape},
     repository::{Transaction, now},
 };
+use crate::ThreadId;
 use crate::panels::Panel;
 
 struct ArtifactRow {
@@ -31,7 +32,7 @@ impl Transaction {
     /// Stores an artifact and returns its id.
     pub async fn add_artifact(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         artifact_type: &str,
         title: Option<&str>,
         payload: &Value,
@@ -55,7 +56,7 @@ impl Transaction {
     /// The thread's artifacts, newest first, optionally of one type, at most `limit`.
     pub async fn list_artifacts(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         artifact_type: Option<&str>,
         limit: i64,
     ) -> Result<Vec<ArtifactSummary>, StoreError> {
@@ -72,7 +73,7 @@ impl Transaction {
     /// One artifact of this thread; another thread's id finds nothing.
     pub async fn get_artifact(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         id: i64,
     ) -> Result<Option<Artifact>, StoreError> {
         let row: Option<ArtifactRow> = self

@@ -14,6 +14,7 @@ use super::{
     query::params,
     repository::{Backend, Transaction, now},
 };
+use crate::ThreadId;
 use chrono::{DateTime, Utc};
 
 /// What to log for a change about to commit.
@@ -109,7 +110,7 @@ impl Transaction {
     /// Writes `log` for the thread in this transaction, in one round trip.
     pub async fn log_change(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         log: ChangeLog<'_>,
     ) -> Result<LoggedChange, StoreError> {
         if log.revision.is_none() && log.events.is_empty() && !log.touch {

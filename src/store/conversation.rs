@@ -11,6 +11,7 @@ use super::{
     query::{params, row_shape},
     repository::{Transaction, now},
 };
+use crate::ThreadId;
 
 /// How a turn ended (or that it has not).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -205,7 +206,7 @@ impl Transaction {
     /// [`StoreError::AlreadyExists`]. `None` when the thread does not exist.
     pub async fn open_turn(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         lease: TurnLease<'_>,
     ) -> Result<Option<i64>, StoreError> {
         let Some(turn) = self.begin_turn(thread_id).await? else {
@@ -233,7 +234,7 @@ impl Transaction {
     /// ended it because its lease ran out), in which case nothing changed.
     pub async fn close_turn(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         turn_index: i64,
         status: TurnStatus,
         error: Option<&str>,
@@ -262,7 +263,7 @@ impl Transaction {
     /// Stores a message of a turn, written by the person named `by` when known.
     pub async fn add_message(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         turn_index: i64,
         role: &str,
         content: &str,
@@ -283,7 +284,7 @@ impl Transaction {
     /// Stores a tool call of a turn.
     pub async fn add_tool_call(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         call: NewToolCall<'_>,
     ) -> Result<(), StoreError> {
         let at = now();
@@ -312,7 +313,10 @@ impl Transaction {
     }
 
     /// The conversation: every turn with its messages and tool calls, oldest first.
-    pub async fn conversation(&mut self, thread_id: &str) -> Result<Vec<StoredTurn>, StoreError> {
+    pub async fn conversation(
+        &mut self,
+        thread_id: &ThreadId,
+    ) -> Result<Vec<StoredTurn>, StoreError> {
         let turns: Vec<TurnRow> = self
             .fetch_all(
                 "SELECT turn_index, status, error, started_at, finished_at, usage FROM turns \
@@ -379,7 +383,7 @@ impl Transaction {
     /// model's history.
     pub async fn history(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         before_turn: i64,
     ) -> Result<Vec<(i64, String, String)>, StoreError> {
         let rows: Vec<(i64, String, String)> = self

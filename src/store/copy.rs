@@ -12,16 +12,17 @@ use super::{
     query::params,
     repository::{Transaction, now},
 };
+use crate::ThreadId;
 use crate::panels::Panel;
 
 impl Transaction {
     /// Creates a thread that records where it was forked from.
     pub async fn create_fork(
         &mut self,
-        id: &str,
+        id: &ThreadId,
         title: &str,
         turn_index: i64,
-        from: (&str, i64),
+        from: (&ThreadId, i64),
     ) -> Result<Thread, StoreError> {
         let at = now();
         let row: Option<ThreadRow> = self
@@ -43,7 +44,7 @@ impl Transaction {
     /// returns them with their new ids.
     pub async fn copy_plan(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         steps: &[PlanStep],
     ) -> Result<Vec<PlanStep>, StoreError> {
         let at = now();
@@ -66,7 +67,7 @@ impl Transaction {
     /// Writes `items` (locks included) as the preferences of an empty thread, in order.
     pub async fn copy_preferences(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         items: &[Preference],
     ) -> Result<Vec<Preference>, StoreError> {
         let at = now();
@@ -89,7 +90,7 @@ impl Transaction {
     /// Copies an artifact (payload, type, title, turn, time) into another thread.
     pub async fn copy_artifact(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         artifact: &Artifact,
     ) -> Result<i64, StoreError> {
         let payload = serde_json::to_string(&artifact.payload)?;
@@ -104,7 +105,7 @@ impl Transaction {
     /// Writes a document whole into a thread without one.
     pub async fn copy_document(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         document: &Document,
     ) -> Result<(), StoreError> {
         self.set_document(thread_id, Some((&document.title, &document.content)))
@@ -117,8 +118,8 @@ impl Transaction {
     /// copied as cancelled. Sets `to`'s turn count and returns it.
     pub async fn copy_conversation(
         &mut self,
-        from: &str,
-        to: &str,
+        from: &ThreadId,
+        to: &ThreadId,
         up_to_turn: i64,
         until: DateTime<Utc>,
     ) -> Result<i64, StoreError> {

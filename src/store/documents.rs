@@ -10,6 +10,7 @@ use super::{
     query::params,
     repository::{Backend, Transaction, now},
 };
+use crate::ThreadId;
 use crate::panels::Panel;
 
 /// The document's size after a write, in Unicode code points, and its new version.
@@ -23,7 +24,10 @@ pub struct DocumentWrite {
 
 impl Transaction {
     /// The document, if one exists.
-    pub async fn get_document(&mut self, thread_id: &str) -> Result<Option<Document>, StoreError> {
+    pub async fn get_document(
+        &mut self,
+        thread_id: &ThreadId,
+    ) -> Result<Option<Document>, StoreError> {
         self.fetch_optional(
             "SELECT title, content, version FROM documents WHERE thread_id = $1",
             &params![thread_id],
@@ -33,7 +37,10 @@ impl Transaction {
     }
 
     /// The document's version, without reading its body.
-    pub async fn document_version(&mut self, thread_id: &str) -> Result<Option<i64>, StoreError> {
+    pub async fn document_version(
+        &mut self,
+        thread_id: &ThreadId,
+    ) -> Result<Option<i64>, StoreError> {
         let row: Option<(i64,)> = self
             .fetch_optional(
                 "SELECT version FROM documents WHERE thread_id = $1",
@@ -50,7 +57,7 @@ impl Transaction {
     /// writes back.
     pub async fn document_for_edit(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
     ) -> Result<Option<Document>, StoreError> {
         let sql = match self.backend() {
             Backend::Sqlite => "SELECT title, content, version FROM documents WHERE thread_id = $1",
@@ -66,7 +73,7 @@ impl Transaction {
     /// Appends to the body, creating the document when there is none.
     pub async fn append_document(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         text: &str,
     ) -> Result<DocumentWrite, StoreError> {
         let at = now();
@@ -102,7 +109,7 @@ impl Transaction {
     /// stale and nothing was written.
     pub async fn put_document(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         content: &str,
         title: Option<&str>,
         expected_version: Option<i64>,
@@ -176,7 +183,10 @@ impl Transaction {
 
     /// The body, locked against other writers until this transaction ends (on SQLite the
     /// transaction holds the write lock already).
-    async fn document_for_update(&mut self, thread_id: &str) -> Result<Option<String>, StoreError> {
+    async fn document_for_update(
+        &mut self,
+        thread_id: &ThreadId,
+    ) -> Result<Option<String>, StoreError> {
         let sql = match self.backend() {
             Backend::Sqlite => "SELECT content FROM documents WHERE thread_id = $1",
             Backend::Postgres => "SELECT content FROM documents WHERE thread_id = $1 FOR UPDATE",
@@ -192,7 +202,7 @@ impl Transaction {
     /// version, so editors holding an older one notice.
     pub async fn set_document(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         document: Option<(&str, &str)>,
     ) -> Result<Option<Document>, StoreError> {
         let Some((title, content)) = document else {
@@ -235,7 +245,7 @@ impl Transaction {
     /// Writes the document exactly as given, version included (an import's present state).
     pub async fn write_document_exact(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         document: &Document,
     ) -> Result<(), StoreError> {
         let at = now();

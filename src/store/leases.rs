@@ -11,6 +11,7 @@ use super::{
     query::{params, row_shape},
     repository::{Transaction, now},
 };
+use crate::ThreadId;
 
 /// Who holds a turn, and until when.
 #[derive(Debug, Clone, Copy)]
@@ -98,7 +99,7 @@ impl Transaction {
     /// was faster). The row lock makes this exactly-once across replicas.
     pub async fn expire_turn(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         turn_index: i64,
         now_ms: i64,
         reason: &str,
@@ -132,7 +133,7 @@ impl Transaction {
     /// the replica running it, or `None` when no turn runs.
     pub async fn request_cancel(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
     ) -> Result<Option<(i64, Option<String>)>, StoreError> {
         self.fetch_optional(
             "UPDATE turns SET cancel_requested = TRUE WHERE thread_id = $1 \

@@ -9,6 +9,7 @@ use super::{
     query::{params, row_shape},
     repository::Transaction,
 };
+use crate::ThreadId;
 
 /// A stored MCP session.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -39,7 +40,7 @@ impl Transaction {
     pub async fn save_mcp_session(
         &mut self,
         id: &str,
-        thread_id: &str,
+        thread_id: &ThreadId,
         state: &str,
         at: DateTime<Utc>,
     ) -> Result<(), StoreError> {

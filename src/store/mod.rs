@@ -297,9 +297,9 @@ impl Database {
                 // §14), so on PostgreSQL they stay two prepared round trips.
                 let mut repo = self.begin_write().await?;
                 let read = if lock {
-                    repo.lock_thread(thread.as_str()).await
+                    repo.lock_thread(thread).await
                 } else {
-                    repo.get_thread(thread.as_str())
+                    repo.get_thread(thread)
                         .await
                         .map(|row| row.map(|t| t.turn_index))
                 };

@@ -9,6 +9,7 @@ use super::{
     query::{params, row_shape},
     repository::{Transaction, now},
 };
+use crate::ThreadId;
 
 /// An account.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -205,7 +206,7 @@ impl Transaction {
     /// Sets a thread's owner.
     pub async fn set_owner(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         user: Option<i64>,
     ) -> Result<(), StoreError> {
         self.execute(
@@ -221,7 +222,7 @@ impl Transaction {
     /// `None` when the thread does not exist.
     pub async fn thread_access(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         user: i64,
     ) -> Result<Option<(Option<i64>, Option<String>)>, StoreError> {
         let row: Option<(Option<i64>, Option<String>)> = self
@@ -256,7 +257,7 @@ impl Transaction {
     /// Shares a thread with `user` as `role` (or changes the role).
     pub async fn set_member(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         user: i64,
         role: &str,
     ) -> Result<(), StoreError> {
@@ -271,7 +272,11 @@ impl Transaction {
     }
 
     /// Stops sharing a thread with `user`; whether they were a member.
-    pub async fn remove_member(&mut self, thread_id: &str, user: i64) -> Result<bool, StoreError> {
+    pub async fn remove_member(
+        &mut self,
+        thread_id: &ThreadId,
+        user: i64,
+    ) -> Result<bool, StoreError> {
         let removed = self
             .execute(
                 "DELETE FROM thread_members WHERE thread_id = $1 AND user_id = $2",
@@ -283,7 +288,7 @@ impl Transaction {
     }
 
     /// The thread's owner (first, when it has one) and members, by name.
-    pub async fn members(&mut self, thread_id: &str) -> Result<Vec<Member>, StoreError> {
+    pub async fn members(&mut self, thread_id: &ThreadId) -> Result<Vec<Member>, StoreError> {
         self.fetch_all(
             "SELECT name, role FROM ( \
                      SELECT u.name AS name, 'owner' AS role FROM threads t \

@@ -12,6 +12,7 @@ use super::{
     query::{params, row_shape},
     repository::{Transaction, now},
 };
+use crate::ThreadId;
 use crate::panels::{Panel, PreferenceKind};
 
 /// A preference to record.
@@ -77,7 +78,7 @@ impl Transaction {
     /// The preferences, in the order they were recorded (the order 1-based indices refer to).
     pub async fn list_preferences(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
     ) -> Result<Vec<Preference>, StoreError> {
         let sql = format!("SELECT {COLUMNS} FROM preferences WHERE thread_id = $1 ORDER BY id");
         let rows: Vec<PreferenceRow> = self
@@ -90,7 +91,7 @@ impl Transaction {
     /// One preference by id.
     pub async fn get_preference(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         id: i64,
     ) -> Result<Option<Preference>, StoreError> {
         let sql = format!("SELECT {COLUMNS} FROM preferences WHERE thread_id = $1 AND id = $2");
@@ -104,7 +105,7 @@ impl Transaction {
     /// Records preferences, unlocked, in order; returns them with their ids.
     pub async fn add_preferences(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         items: &[NewPreference],
     ) -> Result<Vec<Preference>, StoreError> {
         let at = now();
@@ -142,7 +143,7 @@ impl Transaction {
     /// [`WriteOutcome::Locked`]; the lock check is part of the `UPDATE` itself.
     pub async fn update_preference(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         id: i64,
         patch: &PreferencePatch,
         respect_lock: bool,
@@ -193,7 +194,7 @@ impl Transaction {
     /// Deletes one preference, with the same lock rule as [`Self::update_preference`].
     pub async fn delete_preference(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         id: i64,
         respect_lock: bool,
     ) -> Result<WriteOutcome, StoreError> {
@@ -222,7 +223,7 @@ impl Transaction {
     /// After a write matched no row: was the row locked, or gone?
     async fn why_untouched(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         id: i64,
     ) -> Result<WriteOutcome, StoreError> {
         let row: Option<(bool,)> = self
@@ -243,7 +244,7 @@ impl Transaction {
     /// Makes the preferences exactly `items`, keeping their ids and locks: a restore.
     pub async fn replace_preferences(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         items: &[Preference],
     ) -> Result<(), StoreError> {
         self.execute(

@@ -8,6 +8,7 @@ use super::{
     query::params,
     repository::{Transaction, Tx},
 };
+use crate::ThreadId;
 
 /// The document as the prompt shows it: all of it when it fits, else its head and tail.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,7 +42,7 @@ impl Transaction {
     /// offset makes SQLite count the whole body.
     pub async fn document_excerpt(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         head: i64,
         tail: i64,
     ) -> Result<Option<DocumentExcerpt>, StoreError> {
@@ -94,7 +95,11 @@ impl Transaction {
 
     /// The first `limit` steps of the plan, with the plan's totals, in one statement that
     /// returns one row (the steps as a JSON array).
-    pub async fn plan_page(&mut self, thread_id: &str, limit: i64) -> Result<PlanPage, StoreError> {
+    pub async fn plan_page(
+        &mut self,
+        thread_id: &ThreadId,
+        limit: i64,
+    ) -> Result<PlanPage, StoreError> {
         let sql = match self.tx {
             Tx::Sqlite(_) => {
                 "SELECT (SELECT json_group_array(json_array(id, text, depth, done) ORDER BY sort_key) \
@@ -124,7 +129,7 @@ impl Transaction {
     }
 
     /// How many artifacts the thread has.
-    pub async fn count_artifacts(&mut self, thread_id: &str) -> Result<i64, StoreError> {
+    pub async fn count_artifacts(&mut self, thread_id: &ThreadId) -> Result<i64, StoreError> {
         let (count,): (i64,) = self
             .fetch_one(
                 "SELECT COUNT(*) FROM artifacts WHERE thread_id = $1",
@@ -138,7 +143,7 @@ impl Transaction {
     /// The newest `limit` artifacts, for indexes that show only the latest.
     pub async fn recent_artifacts(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         limit: i64,
     ) -> Result<Vec<ArtifactSummary>, StoreError> {
         self.list_artifacts(thread_id, None, limit).await

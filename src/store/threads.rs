@@ -6,6 +6,7 @@ use super::{
     query::params,
     repository::{Backend, Transaction, now},
 };
+use crate::ThreadId;
 
 const THREAD_COLUMNS: &str = "id, title, turn_index, created_at, updated_at, \
      forked_from_thread, forked_from_rev, document_mode";
@@ -16,7 +17,11 @@ const THREAD_COLUMNS_WITH_OWNER: &str = "id, title, turn_index, created_at, upda
 
 impl Transaction {
     /// Creates a thread; an existing id is [`StoreError::AlreadyExists`].
-    pub async fn create_thread(&mut self, id: &str, title: &str) -> Result<Thread, StoreError> {
+    pub async fn create_thread(
+        &mut self,
+        id: &ThreadId,
+        title: &str,
+    ) -> Result<Thread, StoreError> {
         let at = now();
         let sql = format!(
             "INSERT INTO threads (id, title, turn_index, created_at, updated_at) \
@@ -31,7 +36,7 @@ impl Transaction {
     }
 
     /// Reads one thread.
-    pub async fn get_thread(&mut self, id: &str) -> Result<Option<Thread>, StoreError> {
+    pub async fn get_thread(&mut self, id: &ThreadId) -> Result<Option<Thread>, StoreError> {
         let sql = format!("SELECT {THREAD_COLUMNS_WITH_OWNER} FROM threads WHERE id = $1");
         let row: Option<ThreadRow> = self
             .fetch_optional(&sql, &params![id])
@@ -51,7 +56,7 @@ impl Transaction {
     /// Renames a thread; `None` when it does not exist.
     pub async fn rename_thread(
         &mut self,
-        id: &str,
+        id: &ThreadId,
         title: &str,
     ) -> Result<Option<Thread>, StoreError> {
         let at = now();
@@ -69,7 +74,7 @@ impl Transaction {
     }
 
     /// Deletes a thread and, through the foreign keys, its whole workspace.
-    pub async fn delete_thread(&mut self, id: &str) -> Result<bool, StoreError> {
+    pub async fn delete_thread(&mut self, id: &ThreadId) -> Result<bool, StoreError> {
         let result = self
             .execute("DELETE FROM threads WHERE id = $1", &params![id])
             .await
@@ -82,7 +87,7 @@ impl Transaction {
     /// one thread run one after the other; it is the `NO KEY` kind, so user-path inserts into
     /// the thread's tables (whose foreign-key checks take a key-share lock) do not wait behind
     /// an agent call. On SQLite the transaction already holds the database's write lock.
-    pub async fn lock_thread(&mut self, id: &str) -> Result<Option<i64>, StoreError> {
+    pub async fn lock_thread(&mut self, id: &ThreadId) -> Result<Option<i64>, StoreError> {
         let sql = match self.backend() {
             Backend::Sqlite => "SELECT turn_index FROM threads WHERE id = $1",
             Backend::Postgres => "SELECT turn_index FROM threads WHERE id = $1 FOR NO KEY UPDATE",
@@ -96,7 +101,7 @@ impl Transaction {
 
     /// Starts a new turn on the thread and returns its index (1 for the first turn), or `None`
     /// when the thread does not exist. Artifacts made from now on are tagged with it.
-    pub async fn begin_turn(&mut self, id: &str) -> Result<Option<i64>, StoreError> {
+    pub async fn begin_turn(&mut self, id: &ThreadId) -> Result<Option<i64>, StoreError> {
         let at = now();
         let row: Option<(i64,)> = self
             .fetch_optional(
@@ -110,7 +115,7 @@ impl Transaction {
     }
 
     /// Everything the thread's panels show, read in this transaction's snapshot.
-    pub async fn workspace(&mut self, thread_id: &str) -> Result<Workspace, StoreError> {
+    pub async fn workspace(&mut self, thread_id: &ThreadId) -> Result<Workspace, StoreError> {
         Ok(Workspace {
             objective: self.get_objective(thread_id).await?,
             document: self.get_document(thread_id).await?,

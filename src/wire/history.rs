@@ -43,7 +43,7 @@ impl From<store::Revision> for Revision {
             turn_index: r.turn_index,
             tool: r.tool,
             action_and_reasoning: r.action_and_reasoning,
-            panels: r.panels,
+            panels: r.panels.iter().map(|p| p.as_str().to_string()).collect(),
             summary: r.summary,
             restored_from: r.restored_from,
             reverted_turn: r.reverted_turn,

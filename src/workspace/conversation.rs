@@ -62,7 +62,7 @@ impl Edit {
     /// events. What the model made up (a tool name, malformed arguments) is kept with its NUL
     /// characters scrubbed.
     pub async fn record_tool_call(&mut self, call: NewToolCall<'_>) -> Result<(), WorkspaceError> {
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         let tool = scrub_nul(call.tool);
         let arguments = scrub_nul_value(call.arguments);
         let action_and_reasoning = call.action_and_reasoning.map(scrub_nul);
@@ -99,10 +99,10 @@ impl Workspaces {
         let by = self.by();
         let mut edit = self.edit_unchecked(thread, Source::User).await?;
         let opened = async {
-            let thread_id = edit.thread_str();
+            let thread_id = edit.thread_id();
             let turn_index = match edit.repo().open_turn(&thread_id, lease).await {
                 Ok(Some(turn)) => turn,
-                Ok(None) => return Err(WorkspaceError::UnknownThread(thread_id)),
+                Ok(None) => return Err(WorkspaceError::UnknownThread(thread_id.to_string())),
                 Err(StoreError::AlreadyExists(_)) => return Err(WorkspaceError::Busy),
                 Err(err) => return Err(err.into()),
             };
@@ -138,7 +138,7 @@ impl Workspaces {
     ) -> Result<Option<Committed>, WorkspaceError> {
         let mut edit = self.edit_unchecked(thread, Source::Agent).await?;
         let closed = async {
-            let thread_id = edit.thread_str();
+            let thread_id = edit.thread_id();
             // A model's text is kept as a record even with a NUL in it, scrubbed.
             let message = end.message.map(scrub_nul);
             let error = end.error.map(scrub_nul);
@@ -180,7 +180,7 @@ impl Workspaces {
     ) -> Result<Option<Committed>, WorkspaceError> {
         let mut edit = self.edit_unchecked(thread, Source::Agent).await?;
         let expired = async {
-            let thread_id = edit.thread_str();
+            let thread_id = edit.thread_id();
             let expired = edit
                 .repo()
                 .expire_turn(&thread_id, turn_index, now_ms, reason)
@@ -234,7 +234,7 @@ impl Workspaces {
         thread: &ThreadId,
     ) -> Result<Option<(i64, Option<String>)>, WorkspaceError> {
         let mut repo = self.db.begin_write().await?;
-        let found = repo.request_cancel(thread.as_str()).await;
+        let found = repo.request_cancel(thread).await;
         let found = settle_write(repo, found).await?;
         if found.is_none() {
             // A 404 for a thread that does not exist.
@@ -302,7 +302,7 @@ impl Workspaces {
         before_turn: i64,
     ) -> Result<Vec<(i64, String, String)>, WorkspaceError> {
         let mut repo = self.db.begin_read().await?;
-        let rows = repo.history(thread.as_str(), before_turn).await;
+        let rows = repo.history(thread, before_turn).await;
         let _ = repo.rollback().await;
         Ok(rows?)
     }

@@ -181,7 +181,7 @@ impl Edit {
     ) -> Result<Document, WorkspaceError> {
         check_replacement(content, title, expected_version)?;
         let title = checked_title(title)?;
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         match self
             .repo()
             .put_document(&thread, content, title, expected_version)
@@ -211,7 +211,7 @@ impl Edit {
             ));
         }
         check_length(text, "text", MAX_DOCUMENT_CHARS)?;
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         let written = self.repo().append_document(&thread, text).await?;
         let chars = usize::try_from(written.chars).unwrap_or(usize::MAX);
         if chars > MAX_DOCUMENT_CHARS {
@@ -236,7 +236,7 @@ impl Edit {
         edits: &[TextEdit<'_>],
     ) -> Result<DocumentEdited, WorkspaceError> {
         check_text_edits(edits)?;
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         let Some(document) = self.repo().document_for_edit(&thread).await? else {
             return Err(WorkspaceError::invalid(
                 "there is no document yet: create it first with update_document or \

@@ -168,7 +168,7 @@ impl Edit {
     ) -> Result<OutlineAdded, WorkspaceError> {
         let mut steps = checked_outline(steps)?;
         self.lock().await?;
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         let len = count(self.repo().plan_len(&thread).await?);
         let (at, base, place) = match parent_index {
             None => (
@@ -234,7 +234,7 @@ impl Edit {
     ) -> Result<StepBatch<bool>, WorkspaceError> {
         require_batch(indices, "indices")?;
         self.lock().await?;
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         let positions: Vec<i64> = indices
             .iter()
             .map(|index| index.saturating_sub(1))
@@ -261,7 +261,7 @@ impl Edit {
             texts.push((index.saturating_sub(1), text));
         }
         self.lock().await?;
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         let changed = self.repo().set_step_texts_at(&thread, &texts).await?;
         let indices: Vec<i64> = updates.iter().map(|(index, _)| *index).collect();
         Ok(batch_in_order(&indices, changed))
@@ -327,9 +327,9 @@ impl Edit {
     async fn resolve_steps(
         &mut self,
         indices: impl IntoIterator<Item = i64>,
-    ) -> Result<(String, usize, Resolved), WorkspaceError> {
+    ) -> Result<(ThreadId, usize, Resolved), WorkspaceError> {
         self.lock().await?;
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         let len = count(self.repo().plan_len(&thread).await?);
         Ok((thread, len, resolve_indices(indices, len)))
     }

@@ -156,7 +156,7 @@ impl Edit {
             .enumerate()
             .map(|(i, draft)| checked_draft(draft, &format!("items[{i}].")))
             .collect::<Result<Vec<_>, _>>()?;
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         Ok(self.repo().add_preferences(&thread, &items).await?)
     }
 
@@ -253,7 +253,7 @@ impl Edit {
                 ..PreferenceChange::default()
             })?;
         }
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         let mut added = self.repo().add_preferences(&thread, &[item]).await?;
         let Some(mut preference) = added.pop() else {
             return Err(WorkspaceError::invalid("nothing was recorded"));
@@ -282,7 +282,7 @@ impl Edit {
     ) -> Result<Preference, WorkspaceError> {
         let patch = checked_single_change(change)?;
         self.may_lock(change)?;
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         let respect_lock = self.respects_locks();
         match self
             .repo()
@@ -297,7 +297,7 @@ impl Edit {
 
     /// Deletes one preference by id; on the agent path a locked one is refused.
     pub async fn delete_preference(&mut self, id: i64) -> Result<(), WorkspaceError> {
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         let respect_lock = self.respects_locks();
         match self
             .repo()
@@ -329,8 +329,8 @@ impl Edit {
     async fn resolve_preferences(
         &mut self,
         indices: impl IntoIterator<Item = i64>,
-    ) -> Result<(String, Vec<Preference>, Resolved), WorkspaceError> {
-        let thread = self.thread_str();
+    ) -> Result<(crate::ThreadId, Vec<Preference>, Resolved), WorkspaceError> {
+        let thread = self.thread_id();
         let current = self.repo().list_preferences(&thread).await?;
         let targets = resolve_indices(indices, current.len());
         Ok((thread, current, targets))

@@ -40,9 +40,9 @@ impl Workspaces {
             None => DEFAULT_THREAD_TITLE,
         };
         let mut repo = self.db.begin_write().await?;
-        let created = match repo.create_thread(id.as_str(), title).await {
+        let created = match repo.create_thread(id, title).await {
             Ok(mut thread) => match self.actor() {
-                Some(actor) => repo.set_owner(id.as_str(), Some(actor.id)).await.map(|()| {
+                Some(actor) => repo.set_owner(id, Some(actor.id)).await.map(|()| {
                     thread.owner = Some(actor.name.clone());
                     thread
                 }),
@@ -84,7 +84,7 @@ impl Workspaces {
     /// One thread.
     pub async fn thread(&self, id: &ThreadId) -> Result<Thread, WorkspaceError> {
         let mut repo = self.db.begin_read().await?;
-        let thread = repo.get_thread(id.as_str()).await;
+        let thread = repo.get_thread(id).await;
         let _ = repo.rollback().await;
         thread?.ok_or_else(|| WorkspaceError::UnknownThread(id.to_string()))
     }
@@ -115,16 +115,10 @@ impl Workspaces {
         let mut edit = self.edit(id, Source::User).await?;
         let outcome = async {
             if let Some(mode) = change.document_mode {
-                edit.repo()
-                    .set_document_mode(id.as_str(), mode.as_str())
-                    .await?;
+                edit.repo().set_document_mode(id, mode.as_str()).await?;
             }
             if let Some(title) = title
-                && edit
-                    .repo()
-                    .rename_thread(id.as_str(), title)
-                    .await?
-                    .is_none()
+                && edit.repo().rename_thread(id, title).await?.is_none()
             {
                 return Err(WorkspaceError::UnknownThread(id.to_string()));
             }
@@ -142,7 +136,7 @@ impl Workspaces {
     /// Deletes a thread with its whole workspace, conversation and event log.
     pub async fn delete_thread(&self, id: &ThreadId) -> Result<(), WorkspaceError> {
         let mut repo = self.db.begin_write().await?;
-        let deleted: Result<bool, StoreError> = repo.delete_thread(id.as_str()).await;
+        let deleted: Result<bool, StoreError> = repo.delete_thread(id).await;
         match deleted {
             Ok(true) => {
                 repo.commit().await?;

@@ -40,7 +40,7 @@ impl View {
         mut repo: Transaction,
         thread: &ThreadId,
     ) -> Result<(Self, Thread), WorkspaceError> {
-        match repo.get_thread(thread.as_str()).await {
+        match repo.get_thread(thread).await {
             Ok(Some(row)) => Ok((
                 Self {
                     repo,
@@ -74,29 +74,27 @@ impl View {
 
     /// The objective, if one is set.
     pub async fn objective(&mut self) -> Result<Option<String>, WorkspaceError> {
-        Ok(self.repo.get_objective(self.thread.as_str()).await?)
+        Ok(self.repo.get_objective(&self.thread).await?)
     }
 
     /// The document, if one exists.
     pub async fn document(&mut self) -> Result<Option<Document>, WorkspaceError> {
-        Ok(self.repo.get_document(self.thread.as_str()).await?)
+        Ok(self.repo.get_document(&self.thread).await?)
     }
 
     /// The plan, in order.
     pub async fn plan(&mut self) -> Result<Vec<PlanStep>, WorkspaceError> {
-        Ok(self.repo.plan_steps(self.thread.as_str()).await?)
+        Ok(self.repo.plan_steps(&self.thread).await?)
     }
 
     /// How many steps the plan has.
     pub async fn plan_len(&mut self) -> Result<usize, WorkspaceError> {
-        Ok(super::rules::count(
-            self.repo.plan_len(self.thread.as_str()).await?,
-        ))
+        Ok(super::rules::count(self.repo.plan_len(&self.thread).await?))
     }
 
     /// The preferences, in the order 1-based indices refer to.
     pub async fn preferences(&mut self) -> Result<Vec<Preference>, WorkspaceError> {
-        Ok(self.repo.list_preferences(self.thread.as_str()).await?)
+        Ok(self.repo.list_preferences(&self.thread).await?)
     }
 
     /// Artifacts, newest first, as the query asks.
@@ -106,18 +104,14 @@ impl View {
     ) -> Result<Vec<ArtifactSummary>, WorkspaceError> {
         Ok(self
             .repo
-            .list_artifacts(
-                self.thread.as_str(),
-                query.artifact_type.as_deref(),
-                query.limit,
-            )
+            .list_artifacts(&self.thread, query.artifact_type.as_deref(), query.limit)
             .await?)
     }
 
     /// One artifact of this thread; another thread's id is "not found", like a missing one.
     pub async fn artifact(&mut self, artifact_id: i64) -> Result<Artifact, WorkspaceError> {
         self.repo
-            .get_artifact(self.thread.as_str(), artifact_id)
+            .get_artifact(&self.thread, artifact_id)
             .await?
             .ok_or_else(|| {
                 WorkspaceError::NotFound(format!("artifact {artifact_id} not found in this thread"))
@@ -126,12 +120,12 @@ impl View {
 
     /// Everything the panels show, in display order.
     pub async fn snapshot(&mut self) -> Result<Workspace, WorkspaceError> {
-        Ok(self.repo.workspace(self.thread.as_str()).await?)
+        Ok(self.repo.workspace(&self.thread).await?)
     }
 
     /// The conversation: every turn with its messages and tool calls.
     pub async fn conversation(&mut self) -> Result<Vec<StoredTurn>, WorkspaceError> {
-        Ok(self.repo.conversation(self.thread.as_str()).await?)
+        Ok(self.repo.conversation(&self.thread).await?)
     }
 
     /// The document cut to its first `head` and last `tail` characters (whole when it fits).
@@ -140,20 +134,17 @@ impl View {
         head: i64,
         tail: i64,
     ) -> Result<Option<DocumentExcerpt>, WorkspaceError> {
-        Ok(self
-            .repo
-            .document_excerpt(self.thread.as_str(), head, tail)
-            .await?)
+        Ok(self.repo.document_excerpt(&self.thread, head, tail).await?)
     }
 
     /// The first `limit` steps of the plan with its totals.
     pub async fn plan_page(&mut self, limit: i64) -> Result<PlanPage, WorkspaceError> {
-        Ok(self.repo.plan_page(self.thread.as_str(), limit).await?)
+        Ok(self.repo.plan_page(&self.thread, limit).await?)
     }
 
     /// How many artifacts the thread has.
     pub async fn artifact_count(&mut self) -> Result<i64, WorkspaceError> {
-        Ok(self.repo.count_artifacts(self.thread.as_str()).await?)
+        Ok(self.repo.count_artifacts(&self.thread).await?)
     }
 
     /// When the thread was made, as of this view.
@@ -163,7 +154,7 @@ impl View {
         if let Some(created_at) = self.created_at {
             return Ok(created_at);
         }
-        match self.repo.get_thread(self.thread.as_str()).await? {
+        match self.repo.get_thread(&self.thread).await? {
             Some(thread) => Ok(thread.created_at),
             None => Err(WorkspaceError::UnknownThread(self.thread.to_string())),
         }
@@ -171,7 +162,7 @@ impl View {
 
     /// The number of the thread's latest event as of this view (0 before the first).
     pub async fn last_event_seq(&mut self) -> Result<i64, WorkspaceError> {
-        Ok(self.repo.last_event_seq(self.thread.as_str()).await?)
+        Ok(self.repo.last_event_seq(&self.thread).await?)
     }
 
     /// What changed since event `after`, up to this view: the panels every `workspace` event
@@ -183,7 +174,7 @@ impl View {
         let mut by_person = false;
         for data in self
             .repo
-            .workspace_events_after(self.thread.as_str(), after)
+            .workspace_events_after(&self.thread, after)
             .await?
         {
             match super::announce::read_workspace_event(&data) {

@@ -2,6 +2,7 @@
 //! statement finds the steps by rank, changes them and counts the plan.
 
 use super::{PlanStep, StepsChanged, keys::Targets};
+use crate::ThreadId;
 use crate::{
     panels::Panel,
     store::{
@@ -32,7 +33,7 @@ impl Transaction {
     /// step with the step after the change; positions past the end change nothing.
     pub async fn toggle_steps_at(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         positions: &[i64],
     ) -> Result<StepsChanged<bool>, StoreError> {
         let targets = Targets::new(positions);
@@ -72,7 +73,7 @@ impl Transaction {
     /// once), in one statement that also counts the plan; see [`Self::toggle_steps_at`].
     pub async fn set_step_texts_at(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         updates: &[(i64, &str)],
     ) -> Result<StepsChanged<()>, StoreError> {
         let positions: Vec<i64> = updates.iter().map(|(position, _)| *position).collect();
@@ -123,7 +124,7 @@ impl Transaction {
     /// far to rank, `$4` now) and pairs what it changed with the positions.
     async fn batch_edit(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         sql: &str,
         targets: &Targets,
         context: &'static str,
@@ -141,7 +142,7 @@ impl Transaction {
     /// when no position named a step, by counting.
     async fn steps_changed(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         targets: &Targets,
         mut rows: Vec<ChangedRow>,
     ) -> Result<StepsChanged<PlanStep>, StoreError> {

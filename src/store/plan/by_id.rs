@@ -2,6 +2,7 @@
 //! a step and its sub-steps removed, and the whole plan replaced (a restore).
 
 use super::{InsertAt, KEY_GAP, PlanStep, StoreError};
+use crate::ThreadId;
 use crate::{
     panels::Panel,
     store::{
@@ -30,7 +31,7 @@ impl Transaction {
     /// Key and depth of the step with stable id `id` in this thread's plan.
     pub async fn step_place(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         id: i64,
     ) -> Result<Option<StepPlace>, StoreError> {
         self.fetch_optional(
@@ -45,7 +46,7 @@ impl Transaction {
     /// lock and checks that the outline stays valid.
     pub async fn insert_step(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         at: InsertAt,
         text: &str,
         depth: i64,
@@ -67,7 +68,7 @@ impl Transaction {
     /// returns how many steps went, or `None` when there is no such step.
     pub async fn remove_step_subtree(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         id: i64,
     ) -> Result<Option<u64>, StoreError> {
         let Some(place) = self.step_place(thread_id, id).await? else {
@@ -85,7 +86,7 @@ impl Transaction {
     /// steps are gone.)
     pub async fn replace_plan(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         steps: &[PlanStep],
     ) -> Result<(), StoreError> {
         self.execute(

@@ -50,10 +50,10 @@ pub(super) async fn fork_into(
 ) -> Result<i64, WorkspaceError> {
     let repo = edit.repo();
     let origin = repo
-        .get_thread(source.as_str())
+        .get_thread(source)
         .await?
         .ok_or_else(|| WorkspaceError::UnknownThread(source.to_string()))?;
-    let latest = repo.last_revision(source.as_str()).await?;
+    let latest = repo.last_revision(source).await?;
     let at = at.unwrap_or(latest);
     if at < 0 || at > latest {
         return Err(WorkspaceError::NotFound(format!(
@@ -67,13 +67,13 @@ pub(super) async fn fork_into(
         let up_to_turn = match at {
             0 => 0,
             _ => repo
-                .revisions_between(source.as_str(), at, at)
+                .revisions_between(source, at, at)
                 .await?
                 .pop()
                 .map_or(0, |r| r.thread_turn),
         };
         let next = repo
-            .revisions_between(source.as_str(), at + 1, at + 1)
+            .revisions_between(source, at + 1, at + 1)
             .await?
             .pop()
             .map_or_else(crate::store::revision_time, |next| next.at);
@@ -81,7 +81,7 @@ pub(super) async fn fork_into(
     } else {
         (origin.turn_index, crate::store::revision_time())
     };
-    let snapshot = workspace_at(repo, source.as_str(), at).await?;
+    let snapshot = workspace_at(repo, source, at).await?;
     let title = match title {
         Some(title) => title.trim().to_string(),
         None => {
@@ -89,17 +89,14 @@ pub(super) async fn fork_into(
             format!("{base} (fork)")
         }
     };
-    match repo
-        .create_fork(id.as_str(), &title, 0, (source.as_str(), at))
-        .await
-    {
+    match repo.create_fork(id, &title, 0, (source, at)).await {
         Ok(_) => {}
         Err(err) if err.is_unique_violation() => {
             return Err(WorkspaceError::ThreadExists(id.to_string()));
         }
         Err(err) => return Err(err.into()),
     };
-    let new = id.as_str();
+    let new = id;
     if owner.is_some() {
         repo.set_owner(new, owner).await?;
     }
@@ -111,17 +108,17 @@ pub(super) async fn fork_into(
     }
     repo.copy_plan(new, &snapshot.plan).await?;
     repo.copy_preferences(new, &snapshot.preferences).await?;
-    let (mode, suggestions) = suggestions_at(repo, source.as_str(), at).await?;
+    let (mode, suggestions) = suggestions_at(repo, source, at).await?;
     repo.write_suggestions_exact(new, &mode, &suggestions)
         .await?;
     repo.journal_suggestions(&mode, suggestions);
     for summary in snapshot.artifacts.iter().rev() {
-        if let Some(artifact) = repo.get_artifact(source.as_str(), summary.id).await? {
+        if let Some(artifact) = repo.get_artifact(source, summary.id).await? {
             repo.copy_artifact(new, &artifact).await?;
         }
     }
     let turns = repo
-        .copy_conversation(source.as_str(), new, up_to_turn, until)
+        .copy_conversation(source, new, up_to_turn, until)
         .await?;
     edit.set_turn_index(turns);
     Ok(at)

@@ -32,7 +32,7 @@ pub struct DocumentDiff {
 impl View {
     /// The thread's latest revision (0 before its first change).
     pub async fn latest_revision(&mut self) -> Result<i64, WorkspaceError> {
-        let thread = self.thread.to_string();
+        let thread = self.thread.clone();
         Ok(self.repo.last_revision(&thread).await?)
     }
 
@@ -55,20 +55,20 @@ impl View {
     /// The workspace exactly as it stood right after revision `rev`.
     pub async fn snapshot_at(&mut self, rev: i64) -> Result<Workspace, WorkspaceError> {
         self.check_revision(rev).await?;
-        let thread = self.thread.to_string();
+        let thread = self.thread.clone();
         workspace_at(&mut self.repo, &thread, rev).await
     }
 
     /// The document as it stood right after revision `rev`.
     pub async fn document_at(&mut self, rev: i64) -> Result<Option<Document>, WorkspaceError> {
-        let thread = self.thread.to_string();
+        let thread = self.thread.clone();
         document_at(&mut self.repo, &thread, rev).await
     }
 
     /// What the person did to the history (restores, undone turns) since the agent's previous
     /// turn began: the summaries the next prompt mentions.
     pub async fn rewrites_since_last_turn(&mut self) -> Result<Vec<String>, WorkspaceError> {
-        let thread = self.thread.to_string();
+        let thread = self.thread.clone();
         let since = (self.turn_index - 1).max(0);
         Ok(self
             .repo
@@ -85,7 +85,7 @@ impl View {
         from: i64,
         to: i64,
     ) -> Result<(Option<Document>, Option<Document>), WorkspaceError> {
-        let thread = self.thread.to_string();
+        let thread = self.thread.clone();
         documents_at(&mut self.repo, &thread, from, to).await
     }
 
@@ -113,7 +113,7 @@ impl View {
                 "`before` is {before}: give a revision number from 1 on"
             )));
         }
-        let thread = self.thread.to_string();
+        let thread = self.thread.clone();
         let revisions = self.repo.revisions(&thread, before, limit).await?;
         let next_before = match revisions.last() {
             Some(last)
@@ -132,7 +132,11 @@ impl View {
 
 /// The set of panel names in a revision.
 pub(super) fn panels_of(revision: &Revision) -> BTreeSet<String> {
-    revision.panels.iter().cloned().collect()
+    revision
+        .panels
+        .iter()
+        .map(|panel| panel.as_str().to_string())
+        .collect()
 }
 
 /// Which of `panels` later revisions changed again: what stands in the way of undoing a turn.

@@ -9,7 +9,7 @@ use crate::workspace::WorkspaceError;
 /// Rebuilds the workspace of `thread` as it stood right after revision `rev` (0: empty).
 pub(crate) async fn workspace_at(
     repo: &mut Transaction,
-    thread: &str,
+    thread: &crate::ThreadId,
     rev: i64,
 ) -> Result<Workspace, WorkspaceError> {
     Ok(Workspace {
@@ -23,7 +23,7 @@ pub(crate) async fn workspace_at(
 
 pub(super) async fn objective_at(
     repo: &mut Transaction,
-    thread: &str,
+    thread: &crate::ThreadId,
     rev: i64,
 ) -> Result<Option<String>, WorkspaceError> {
     let records = repo.panel_records(thread, "objective", rev).await?;
@@ -36,7 +36,7 @@ pub(super) async fn objective_at(
 /// The document at `rev`: its last whole state, then every recorded edit after it.
 pub(crate) async fn document_at(
     repo: &mut Transaction,
-    thread: &str,
+    thread: &crate::ThreadId,
     rev: i64,
 ) -> Result<Option<Document>, WorkspaceError> {
     let mut document: Option<Document> = None;
@@ -81,7 +81,7 @@ impl DocumentRecord {
 /// before it, shifted after it, and at the start of the replaced text when it lay inside.
 pub(crate) async fn follow_offset(
     repo: &mut Transaction,
-    thread: &str,
+    thread: &crate::ThreadId,
     version: i64,
     start: usize,
     check: impl Fn(&str) -> bool,
@@ -176,7 +176,7 @@ fn moved_through_rewrite(old: &str, new: &str, at: usize) -> usize {
 /// chain covers both.
 pub(super) async fn documents_at(
     repo: &mut Transaction,
-    thread: &str,
+    thread: &crate::ThreadId,
     from: i64,
     to: i64,
 ) -> Result<(Option<Document>, Option<Document>), WorkspaceError> {
@@ -213,7 +213,7 @@ pub(super) async fn documents_at(
 
 pub(super) async fn list_at<T>(
     repo: &mut Transaction,
-    thread: &str,
+    thread: &crate::ThreadId,
     panel: &str,
     rev: i64,
 ) -> Result<Vec<T>, WorkspaceError>
@@ -242,7 +242,7 @@ pub(super) fn from_json<T: serde::de::DeserializeOwned>(data: &str) -> Result<T,
 /// mode's last record (`direct` before any) and the suggestions' list replayed like the plan.
 pub(crate) async fn suggestions_at(
     repo: &mut Transaction,
-    thread: &str,
+    thread: &crate::ThreadId,
     rev: i64,
 ) -> Result<(String, Vec<crate::store::Suggestion>), WorkspaceError> {
     let records = repo.panel_records(thread, "document_mode", rev).await?;

@@ -38,7 +38,7 @@ impl Edit {
         panels: &[Panel],
     ) -> Result<Vec<Panel>, WorkspaceError> {
         self.lock().await?;
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         let current = self.read().snapshot().await?;
         let mut written = Vec::new();
         for panel in panels {
@@ -171,10 +171,10 @@ impl crate::workspace::Workspaces {
                     "turn {turn} does not exist: the thread has had {turns} turns"
                 )));
             }
-            let thread_id = edit.thread_str();
+            let thread_id = edit.thread_id();
             let made = edit.repo().revisions_of_turn(&thread_id, turn).await?;
             let mut panels: BTreeSet<String> =
-                made.iter().flat_map(|r| r.panels.iter().cloned()).collect();
+                made.iter().flat_map(super::reads::panels_of).collect();
             panels.remove(Panel::Artifacts.as_str());
             // Suggestions are records too: undoing a turn leaves them (a person rejects them).
             panels.remove(Panel::Suggestions.as_str());

@@ -80,7 +80,7 @@ impl PendingRevision {
     pub(crate) async fn finish(
         &self,
         repo: &mut Transaction,
-        thread: &str,
+        thread: &crate::ThreadId,
         rev: i64,
         first_chain: Option<crate::store::Chain>,
     ) -> Result<(), WorkspaceError> {

@@ -24,7 +24,7 @@ impl Edit {
     ) -> Result<PlanStep, WorkspaceError> {
         let text = checked_step_text(text, "text")?;
         self.lock().await?;
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         let (at, depth) = match placement {
             StepPlacement::Under(parent_id) => {
                 let parent = self
@@ -86,7 +86,7 @@ impl Edit {
     /// precedes.
     async fn insert_after(
         &mut self,
-        thread: &str,
+        thread: &crate::ThreadId,
         subtree: StepRange,
     ) -> Result<InsertAt, WorkspaceError> {
         let index = match subtree.end {
@@ -113,7 +113,7 @@ impl Edit {
         }
         let text = text.map(|t| checked_step_text(t, "text")).transpose()?;
         self.lock().await?;
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         self.repo()
             .update_step(&thread, step_id, text, done)
             .await?
@@ -123,7 +123,7 @@ impl Edit {
     /// Removes a step and its sub-steps by id; returns how many steps went.
     pub async fn remove_step(&mut self, step_id: i64) -> Result<u64, WorkspaceError> {
         self.lock().await?;
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         self.repo()
             .remove_step_subtree(&thread, step_id)
             .await?

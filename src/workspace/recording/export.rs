@@ -21,7 +21,7 @@ impl Workspaces {
     pub async fn export(&self, thread: &ThreadId) -> Result<Vec<Line>, WorkspaceError> {
         let mut view = self.view(thread).await?;
         let lines = async {
-            let id = thread.as_str();
+            let id = thread;
             let row = view
                 .repo
                 .get_thread(id)
@@ -98,7 +98,11 @@ impl Workspaces {
                         thread_turn: revision.thread_turn,
                         tool: revision.tool,
                         action_and_reasoning: revision.action_and_reasoning,
-                        panels: revision.panels,
+                        panels: revision
+                            .panels
+                            .iter()
+                            .map(|p| p.as_str().to_string())
+                            .collect(),
                         summary: revision.summary,
                         restored_from: revision.restored_from,
                         reverted_turn: revision.reverted_turn,

@@ -32,7 +32,7 @@ impl Workspaces {
         let owner = self.actor().map(|actor| actor.id);
         let written = match recording.write(&mut repo, &id).await {
             Ok(()) if owner.is_some() => repo
-                .set_owner(id.as_str(), owner)
+                .set_owner(&id, owner)
                 .await
                 .map_err(WorkspaceError::from),
             other => other,
@@ -198,7 +198,7 @@ impl Recording {
         repo: &mut crate::store::Transaction,
         id: &ThreadId,
     ) -> Result<(), WorkspaceError> {
-        let thread = id.as_str();
+        let thread = id;
         let turns = self
             .lines
             .iter()
@@ -459,7 +459,7 @@ impl Present {
     async fn write(
         &self,
         repo: &mut crate::store::Transaction,
-        thread: &str,
+        thread: &crate::ThreadId,
     ) -> Result<(), WorkspaceError> {
         if let Some(objective) = &self.objective {
             repo.set_objective(thread, objective).await?;

@@ -40,12 +40,12 @@ pub enum SuggestionDraft<'a> {
 impl Edit {
     /// The thread's document mode.
     pub async fn document_mode(&mut self) -> Result<DocumentMode, WorkspaceError> {
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         let mode = self
             .repo()
             .document_mode(&thread)
             .await?
-            .ok_or_else(|| WorkspaceError::UnknownThread(thread.clone()))?;
+            .ok_or_else(|| WorkspaceError::UnknownThread(thread.to_string()))?;
         Ok(DocumentMode::parse(&mode).unwrap_or_default())
     }
 
@@ -74,7 +74,7 @@ impl Edit {
                 ("edit", None, Some(edits))
             }
         };
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         let document = self.repo().get_document(&thread).await?;
         if kind == "edit" && document.as_ref().is_none_or(|d| d.content.is_empty()) {
             return Err(WorkspaceError::invalid(

@@ -37,7 +37,7 @@ fn lock_patch() -> PreferencePatch {
 
 /// The user path: locks one preference in its own transaction, as `PATCH …/preferences/{id}`
 /// does. Returns the row as it was committed, or `None` when the agent had removed it first.
-async fn user_lock(db: &Database, thread: &str, id: i64) -> Option<Preference> {
+async fn user_lock(db: &Database, thread: &ThreadId, id: i64) -> Option<Preference> {
     let mut repo = db.begin_write().await.unwrap();
     match repo
         .update_preference(thread, id, &lock_patch(), false)
@@ -57,7 +57,7 @@ async fn user_lock(db: &Database, thread: &str, id: i64) -> Option<Preference> {
     }
 }
 
-async fn read_preferences(db: &Database, thread: &str) -> Vec<Preference> {
+async fn read_preferences(db: &Database, thread: &ThreadId) -> Vec<Preference> {
     let mut repo = db.begin_read().await.unwrap();
     let list = repo.list_preferences(thread).await.unwrap();
     repo.rollback().await.unwrap();
@@ -101,7 +101,7 @@ backend_tests! {
                 .map(|k| json!({"title": format!("p{k}"), "subtitle": format!("s{k}"), "kind": if k % 2 == 0 { "hard" } else { "soft" }}))
                 .collect();
             agent(&runtime, &tools, "add_preferences", json!({"action_and_reasoning": "Record.", "items": items})).await;
-            let initial = read_preferences(&db, thread.as_str()).await;
+            let initial = read_preferences(&db, &thread).await;
             assert_eq!(initial.len(), PREFS);
 
             let mut tasks = JoinSet::new();
@@ -153,7 +153,7 @@ backend_tests! {
                     let mut locked = Vec::new();
                     for (n, id) in order.into_iter().enumerate() {
                         tokio::time::sleep(Duration::from_micros(300 * (n as u64 + 1))).await;
-                        match user_lock(&db, thread.as_str(), id).await {
+                        match user_lock(&db, &thread, id).await {
                             Some(row) => {
                                 counts.locks_committed.fetch_add(1, Ordering::Relaxed);
                                 locked.push(row);
@@ -185,7 +185,7 @@ backend_tests! {
 
             // Every lock held: the locked rows are exactly as they were when the lock committed,
             // and they are all that is left.
-            let now = read_preferences(&db, thread.as_str()).await;
+            let now = read_preferences(&db, &thread).await;
             for row in &locked {
                 let current = now
                     .iter()
@@ -234,7 +234,7 @@ mod postgres_only {
             json!({"action_and_reasoning": "Record.", "items": [{"title": "Budget", "subtitle": "2k", "kind": "hard"}]}),
         )
         .await;
-        let original = read_preferences(&tdb.db, thread.as_str()).await.remove(0);
+        let original = read_preferences(&tdb.db, &thread).await.remove(0);
         assert!(!original.locked);
         Setup {
             tdb,
@@ -260,7 +260,7 @@ mod postgres_only {
             thread,
             original,
         } = setup().await;
-        let t = thread.as_str();
+        let t = &thread;
         let id = original.id;
 
         // Agent transaction A takes the thread lock and reads the list: unlocked.
@@ -306,7 +306,7 @@ mod postgres_only {
             thread,
             original,
         } = setup().await;
-        let t = thread.as_str().to_string();
+        let t = thread.clone();
         let id = original.id;
 
         let mut a = tdb.db.begin_write().await.unwrap();
@@ -362,7 +362,7 @@ mod postgres_only {
             thread,
             original,
         } = setup().await;
-        let t = thread.as_str().to_string();
+        let t = thread.clone();
         let id = original.id;
 
         let mut a = tdb.db.begin_write().await.unwrap();

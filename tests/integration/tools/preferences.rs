@@ -38,7 +38,7 @@ async fn set_locked(h: &Harness, id: i64, locked: bool) {
         ..Default::default()
     };
     let (outcome, row) = repo
-        .update_preference(h.thread.as_str(), id, &patch, false)
+        .update_preference(&h.thread, id, &patch, false)
         .await
         .unwrap();
     assert_eq!(outcome, WriteOutcome::Applied);
