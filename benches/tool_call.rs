@@ -75,7 +75,11 @@ fn bench_engine(c: &mut Criterion, rt: &Runtime, engine: Engine) -> anyhow::Resu
     group.bench_function("empty_transaction", |b| {
         b.to_async(rt).iter(|| async {
             let mut repo = db.db.begin_write().await.expect("begin");
-            let turn = repo.lock_thread(&list_thread).await.expect("lock");
+            let turn = repo
+                .threads()
+                .lock_thread(&list_thread)
+                .await
+                .expect("lock");
             assert!(turn.is_some());
             repo.commit().await.expect("commit");
         });

@@ -154,7 +154,9 @@ impl Bench {
     pub async fn new(db: &Database, id: &str) -> Result<Self> {
         let thread = ThreadId::parse(id).map_err(|e| anyhow::anyhow!("{e}"))?;
         let mut repo = db.begin_write().await?;
-        repo.create_thread(&thread, "bench thread").await?;
+        repo.threads()
+            .create_thread(&thread, "bench thread")
+            .await?;
         repo.commit().await?;
         Ok(Self {
             runtime: ToolRuntime::new(db.clone()),

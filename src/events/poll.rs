@@ -214,6 +214,7 @@ impl PollingBus {
             };
             if *last > 0
                 && let Some(event) = repo
+                    .events()
                     .events_after(&thread, last - 1, 1)
                     .await?
                     .into_iter()

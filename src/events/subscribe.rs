@@ -22,7 +22,7 @@ pub struct SubscribeError(#[from] pub StoreError);
 /// wants only what happens from now on starts.
 pub async fn last_seq(db: &Database, thread_id: &ThreadId) -> Result<i64, StoreError> {
     let mut repo = db.begin_read().await?;
-    let last = repo.last_event_seq(thread_id).await;
+    let last = repo.events().last_event_seq(thread_id).await;
     let _ = repo.rollback().await;
     last
 }
@@ -42,6 +42,7 @@ impl Cursor {
         loop {
             let mut repo = self.db.begin_read().await?;
             let batch = repo
+                .events()
                 .events_after(&self.thread_id, self.last, CATCH_UP_BATCH)
                 .await?;
             repo.rollback().await?;
@@ -99,7 +100,7 @@ pub async fn subscribe(
     // Subscribe before reading the log, so nothing committed in between is missed.
     let rx = bus.subscribe(thread_id.as_str());
     let mut repo = db.begin_read().await?;
-    let current = repo.last_event_seq(thread_id).await?;
+    let current = repo.events().last_event_seq(thread_id).await?;
     repo.rollback().await?;
     let last = match last_seen {
         Some(seen) if seen >= 0 && seen <= current => seen,

@@ -7,8 +7,13 @@ impl People {
     pub async fn owner_of(&self, thread: &ThreadId) -> Result<Option<User>, PeopleError> {
         let mut repo = self.db.begin_read().await?;
         let owner = async {
-            match repo.get_thread(thread).await?.and_then(|t| t.owner) {
-                Some(name) => repo.user_named(&name).await,
+            match repo
+                .threads()
+                .get_thread(thread)
+                .await?
+                .and_then(|t| t.owner)
+            {
+                Some(name) => repo.people().user_named(&name).await,
                 None => Ok(None),
             }
         }
@@ -40,18 +45,24 @@ impl People {
         let result = match principal {
             Principal::Anonymous => Ok(Some(Access::None)),
             Principal::Local | Principal::AdminToken => repo
+                .threads()
                 .get_thread(thread)
                 .await
                 .map(|found| found.map(|_| Access::Owner)),
-            Principal::User(user) => repo.thread_access(thread, user.id).await.map(|found| {
-                found.map(|(owner, role)| match (owner, role.as_deref()) {
-                    _ if user.role == ADMIN => Access::Owner,
-                    (Some(owner), _) if owner == user.id => Access::Owner,
-                    (_, Some("editor")) => Access::Editor,
-                    (_, Some("viewer")) => Access::Viewer,
-                    _ => Access::None,
-                })
-            }),
+            Principal::User(user) => {
+                repo.people()
+                    .thread_access(thread, user.id)
+                    .await
+                    .map(|found| {
+                        found.map(|(owner, role)| match (owner, role.as_deref()) {
+                            _ if user.role == ADMIN => Access::Owner,
+                            (Some(owner), _) if owner == user.id => Access::Owner,
+                            (_, Some("editor")) => Access::Editor,
+                            (_, Some("viewer")) => Access::Viewer,
+                            _ => Access::None,
+                        })
+                    })
+            }
         };
         let _ = repo.rollback().await;
         Ok(result?)
@@ -76,7 +87,7 @@ impl People {
                 .collect());
         }
         let mut repo = self.db.begin_read().await?;
-        let roles = repo.visible_threads(user.id).await;
+        let roles = repo.people().visible_threads(user.id).await;
         let _ = repo.rollback().await;
         let roles: std::collections::HashMap<String, String> = roles?.into_iter().collect();
         Ok(threads
@@ -108,7 +119,7 @@ impl People {
     /// The thread's owner and members.
     pub async fn members(&self, thread: &ThreadId) -> Result<Vec<Member>, PeopleError> {
         let mut repo = self.db.begin_read().await?;
-        let members = repo.members(thread).await;
+        let members = repo.people().members(thread).await;
         let _ = repo.rollback().await;
         Ok(members?)
     }
@@ -131,17 +142,18 @@ impl People {
         self.write(|repo| {
             Box::pin(async move {
                 let user = repo
+                    .people()
                     .user_named(&name)
                     .await?
                     .ok_or_else(|| no_account(&name))?;
-                if let Some((Some(owner), _)) = repo.thread_access(&id, user.id).await?
+                if let Some((Some(owner), _)) = repo.people().thread_access(&id, user.id).await?
                     && owner == user.id
                 {
                     return Err(PeopleError::Invalid(format!(
                         "`{name}` owns this thread already"
                     )));
                 }
-                repo.set_member(&id, user.id, &role).await?;
+                repo.people().set_member(&id, user.id, &role).await?;
                 Ok(())
             })
         })
@@ -158,10 +170,11 @@ impl People {
         self.write(|repo| {
             Box::pin(async move {
                 let user = repo
+                    .people()
                     .user_named(&name)
                     .await?
                     .ok_or_else(|| no_account(&name))?;
-                match repo.remove_member(&id, user.id).await? {
+                match repo.people().remove_member(&id, user.id).await? {
                     true => Ok(()),
                     false => Err(PeopleError::NotFound(format!(
                         "the thread is not shared with `{name}`"

@@ -3,10 +3,11 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use super::repository::repository;
 use super::{
     Artifact, ArtifactSummary, Context, StoreError,
     query::{params, row_shape},
-    repository::{Transaction, now},
+    repository::now,
 };
 use crate::ThreadId;
 use crate::panels::Panel;
@@ -28,7 +29,13 @@ row_shape!(ArtifactRow {
     payload,
 });
 
-impl Transaction {
+repository!(
+    /// Artifacts: charts and other typed outputs.
+    ArtifactsRepo,
+    artifacts
+);
+
+impl ArtifactsRepo<'_> {
     /// Stores an artifact and returns its id.
     pub async fn add_artifact(
         &mut self,

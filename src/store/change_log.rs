@@ -9,10 +9,11 @@
 //! The counter row (`event_seqs`) stays locked until the transaction ends, so revision and
 //! event numbers are handed out in commit order: a reader never sees 7 committed before 6.
 
+use super::history::HistoryRepo;
 use super::{
     Chain, Context, NewEvent, NewRevision, PanelWrite, StoreError, StoredEvent,
     query::params,
-    repository::{Backend, Transaction, now},
+    repository::{Backend, now},
 };
 use crate::ThreadId;
 use chrono::{DateTime, Utc};
@@ -106,7 +107,7 @@ const POSTGRES: &str = "\
     SELECT s.last_seq AS a, s.last_rev AS b, p.chain_len AS c, p.chain_bytes AS d, \
       p.base_bytes AS e FROM s LEFT JOIN p ON TRUE";
 
-impl Transaction {
+impl HistoryRepo<'_> {
     /// Writes `log` for the thread in this transaction, in one round trip.
     pub async fn log_change(
         &mut self,

@@ -6,10 +6,11 @@ use serde_json::Value;
 
 use crate::usage::TurnUsage;
 
+use super::repository::repository;
 use super::{
     Context, StoreError, TurnLease,
     query::{params, row_shape},
-    repository::{Transaction, now},
+    repository::now,
 };
 use crate::ThreadId;
 
@@ -200,7 +201,13 @@ pub struct NewToolCall<'a> {
     pub duration_ms: f64,
 }
 
-impl Transaction {
+repository!(
+    /// The conversation: turns, messages and tool calls.
+    TurnsRepo,
+    turns
+);
+
+impl TurnsRepo<'_> {
     /// Opens the thread's next turn as `running`, held by `lease`, and returns its index. At
     /// most one turn per thread runs at a time, enforced by a unique index: a second one is
     /// [`StoreError::AlreadyExists`]. `None` when the thread does not exist.
@@ -209,7 +216,7 @@ impl Transaction {
         thread_id: &ThreadId,
         lease: TurnLease<'_>,
     ) -> Result<Option<i64>, StoreError> {
-        let Some(turn) = self.begin_turn(thread_id).await? else {
+        let Some(turn) = self.threads().begin_turn(thread_id).await? else {
             return Ok(None);
         };
         let at = now();

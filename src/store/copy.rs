@@ -4,18 +4,21 @@
 
 use chrono::{DateTime, Utc};
 
+use super::repository::repository;
 use super::{
-    Artifact, Context, Document, PlanStep, Preference, StoreError, Thread,
-    journal::ListOp,
-    models::ThreadRow,
-    plan::KEY_GAP,
-    query::params,
-    repository::{Transaction, now},
+    Artifact, Context, Document, PlanStep, Preference, StoreError, Thread, journal::ListOp,
+    models::ThreadRow, plan::KEY_GAP, query::params, repository::now,
 };
 use crate::ThreadId;
 use crate::panels::Panel;
 
-impl Transaction {
+repository!(
+    /// The raw writes of a fork.
+    ForksRepo,
+    forks
+);
+
+impl ForksRepo<'_> {
     /// Creates a thread that records where it was forked from.
     pub async fn create_fork(
         &mut self,
@@ -108,7 +111,8 @@ impl Transaction {
         thread_id: &ThreadId,
         document: &Document,
     ) -> Result<(), StoreError> {
-        self.set_document(thread_id, Some((&document.title, &document.content)))
+        self.documents()
+            .set_document(thread_id, Some((&document.title, &document.content)))
             .await?;
         Ok(())
     }

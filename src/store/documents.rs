@@ -4,11 +4,12 @@
 //! written: counting a 1 MB body in SQL takes about a millisecond, and both the append's
 //! answer and every prompt's excerpt need it.
 
+use super::repository::repository;
 use super::{
     Context, Document, StoreError,
     journal::{TextOp, splice},
     query::params,
-    repository::{Backend, Transaction, now},
+    repository::{Backend, now},
 };
 use crate::ThreadId;
 use crate::panels::Panel;
@@ -22,7 +23,13 @@ pub struct DocumentWrite {
     pub version: i64,
 }
 
-impl Transaction {
+repository!(
+    /// The document panel.
+    DocumentsRepo,
+    documents
+);
+
+impl DocumentsRepo<'_> {
     /// The document, if one exists.
     pub async fn get_document(
         &mut self,
@@ -101,7 +108,7 @@ impl Transaction {
     }
 }
 
-impl Transaction {
+impl DocumentsRepo<'_> {
     /// The user path's write: replaces the body (and the title when one is given) and returns
     /// the document as stored. With `expected_version` the write happens only when the stored
     /// version (0 when there is no document) equals it; the condition is part of the SQL

@@ -4,10 +4,11 @@
 
 use serde::Serialize;
 
+use super::repository::repository;
 use super::{
     Context, Database, StoreError,
     query::{params, row_shape},
-    repository::{Backend, Transaction},
+    repository::Backend,
 };
 use crate::ThreadId;
 
@@ -33,7 +34,13 @@ pub struct StoredEvent {
 
 row_shape!(StoredEvent { seq: i64, event: String, data: String } => StoredEvent { seq, event, data });
 
-impl Transaction {
+repository!(
+    /// The per-thread event log.
+    EventsRepo,
+    events
+);
+
+impl EventsRepo<'_> {
     /// Up to `limit` events of the thread after sequence number `after`, in order.
     pub async fn events_after(
         &mut self,

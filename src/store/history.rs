@@ -11,10 +11,11 @@
 
 use chrono::{DateTime, Utc};
 
+use super::repository::repository;
 use super::{
     ArtifactSummary, Context, StoreError,
     query::{params, row_shape},
-    repository::{Backend, Transaction, now},
+    repository::{Backend, now},
 };
 use crate::ThreadId;
 use crate::panels::{Panel, PanelSet};
@@ -185,7 +186,13 @@ pub struct PanelWrite<'a> {
     pub data: &'a str,
 }
 
-impl Transaction {
+repository!(
+    /// Revisions and panel records; the commit's change log (`change_log.rs`).
+    HistoryRepo,
+    history
+);
+
+impl HistoryRepo<'_> {
     /// The thread's latest revision (0 before its first change).
     pub async fn last_revision(&mut self, thread_id: &ThreadId) -> Result<i64, StoreError> {
         let row: Option<(i64,)> = self

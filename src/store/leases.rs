@@ -6,10 +6,11 @@
 //! [`Transaction::expire_turn`]). Times are milliseconds since the Unix epoch on the
 //! writer's clock, so replicas' clocks must agree to well within a lease (NTP does).
 
+use super::repository::repository;
 use super::{
     Context, StoreError,
     query::{params, row_shape},
-    repository::{Transaction, now},
+    repository::now,
 };
 use crate::ThreadId;
 
@@ -61,7 +62,13 @@ pub fn now_ms() -> i64 {
     now().timestamp_millis()
 }
 
-impl Transaction {
+repository!(
+    /// Turn leases across replicas.
+    LeasesRepo,
+    leases
+);
+
+impl LeasesRepo<'_> {
     /// Extends the leases of `owner`'s running turns to `until_ms`; returns them, each with
     /// whether a cancel was requested for it.
     pub async fn renew_leases(

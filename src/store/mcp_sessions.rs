@@ -4,10 +4,10 @@
 
 use chrono::{DateTime, Utc};
 
+use super::repository::repository;
 use super::{
     Context, StoreError,
     query::{params, row_shape},
-    repository::Transaction,
 };
 use crate::ThreadId;
 
@@ -34,7 +34,13 @@ row_shape!(McpSessionRecord {
     last_used_at: DateTime<Utc>,
 } => McpSessionRecord { id, thread_id, state, created_at, last_used_at });
 
-impl Transaction {
+repository!(
+    /// MCP sessions kept for every replica.
+    McpSessionsRepo,
+    mcp_sessions
+);
+
+impl McpSessionsRepo<'_> {
     /// Records a session opened on `thread_id` at `at` (a session id seen again replaces the
     /// old record).
     pub async fn save_mcp_session(

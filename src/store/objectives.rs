@@ -1,14 +1,17 @@
 //! The one-line objective of a thread.
 
-use super::{
-    Context, StoreError,
-    query::params,
-    repository::{Transaction, now},
-};
+use super::repository::repository;
+use super::{Context, StoreError, query::params, repository::now};
 use crate::ThreadId;
 use crate::panels::Panel;
 
-impl Transaction {
+repository!(
+    /// The objective panel.
+    ObjectivesRepo,
+    objectives
+);
+
+impl ObjectivesRepo<'_> {
     /// The objective, if one was set.
     pub async fn get_objective(
         &mut self,

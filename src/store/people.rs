@@ -4,10 +4,11 @@
 
 use chrono::{DateTime, Utc};
 
+use super::repository::repository;
 use super::{
     Context, StoreError,
     query::{params, row_shape},
-    repository::{Transaction, now},
+    repository::now,
 };
 use crate::ThreadId;
 
@@ -42,7 +43,13 @@ row_shape!(User as USER_COLUMNS { id: i64, name: String, role: String, created_a
 
 row_shape!(Member { name: String, role: String } => Member { name, role });
 
-impl Transaction {
+repository!(
+    /// Accounts, sessions, owners and members.
+    PeopleRepo,
+    people
+);
+
+impl PeopleRepo<'_> {
     /// Whether any account exists.
     pub async fn any_user(&mut self) -> Result<bool, StoreError> {
         let (exists,): (bool,) = self

@@ -10,11 +10,12 @@
 
 use serde::Serialize;
 
+use super::repository::repository;
 use super::{
     Context, PlanStep, StoreError,
     journal::ListOp,
     query::{params, row_shape},
-    repository::{Backend, Transaction, now},
+    repository::{Backend, now},
 };
 use crate::ThreadId;
 use crate::panels::Panel;
@@ -87,7 +88,13 @@ pub struct StepsChanged<T> {
     pub steps: Vec<(i64, T)>,
 }
 
-impl Transaction {
+repository!(
+    /// The plan panel (`todos`): steps by position and by id.
+    PlanRepo,
+    plan
+);
+
+impl PlanRepo<'_> {
     /// The whole plan, in order. On SQLite the rows are read one by one, inline; on
     /// PostgreSQL one row comes back (the plan as a JSON array), because fetching thousands of
     /// rows one by one through sqlx costs more than parsing them.

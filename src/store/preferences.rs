@@ -6,11 +6,12 @@
 
 use serde::Serialize;
 
+use super::repository::repository;
 use super::{
     Context, Preference, StoreError,
     journal::ListOp,
     query::{params, row_shape},
-    repository::{Transaction, now},
+    repository::now,
 };
 use crate::ThreadId;
 use crate::panels::{Panel, PreferenceKind};
@@ -74,7 +75,13 @@ impl From<PreferenceRow> for Preference {
     }
 }
 
-impl Transaction {
+repository!(
+    /// The preferences panel.
+    PreferencesRepo,
+    preferences
+);
+
+impl PreferencesRepo<'_> {
     /// The preferences, in the order they were recorded (the order 1-based indices refer to).
     pub async fn list_preferences(
         &mut self,
@@ -240,7 +247,7 @@ impl Transaction {
     }
 }
 
-impl Transaction {
+impl PreferencesRepo<'_> {
     /// Makes the preferences exactly `items`, keeping their ids and locks: a restore.
     pub async fn replace_preferences(
         &mut self,

@@ -2,11 +2,10 @@
 //! long document and the first steps of a long plan, so these queries fetch just that, plus
 //! the totals the prompt reports, instead of the whole workspace before every model call.
 
+use super::repository::repository;
 use super::{
-    ArtifactSummary, Context, PlanStep, StoreError,
-    plan::decode_steps,
-    query::params,
-    repository::{Transaction, Tx},
+    ArtifactSummary, Context, PlanStep, StoreError, plan::decode_steps, query::params,
+    repository::Tx,
 };
 use crate::ThreadId;
 
@@ -34,7 +33,13 @@ pub struct PlanPage {
     pub done: i64,
 }
 
-impl Transaction {
+repository!(
+    /// The cut-down reads the prompt needs.
+    PromptViewRepo,
+    prompt_view
+);
+
+impl PromptViewRepo<'_> {
     /// The document cut to `head + tail` characters: the body whole when it is no longer,
     /// else its first `head` and last `tail` characters. The stored length (`chars`) decides,
     /// so the body is never counted here; on SQLite the tail is cut by bytes (at most four
@@ -146,7 +151,9 @@ impl Transaction {
         thread_id: &ThreadId,
         limit: i64,
     ) -> Result<Vec<ArtifactSummary>, StoreError> {
-        self.list_artifacts(thread_id, None, limit).await
+        self.artifacts()
+            .list_artifacts(thread_id, None, limit)
+            .await
     }
 }
 

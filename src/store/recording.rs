@@ -4,10 +4,11 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use super::repository::repository;
 use super::{
     Context, StoreError,
     query::{params, row_shape},
-    repository::{Backend, Transaction},
+    repository::Backend,
 };
 use crate::ThreadId;
 
@@ -75,7 +76,13 @@ pub struct OldMessage<'a> {
     pub by: Option<&'a str>,
 }
 
-impl Transaction {
+repository!(
+    /// The raw reads and writes of recordings.
+    RecordingsRepo,
+    recordings
+);
+
+impl RecordingsRepo<'_> {
     /// Every panel record of the thread, by revision then panel.
     pub async fn all_panel_records(
         &mut self,

@@ -10,11 +10,12 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::repository::repository;
 use super::{
     Context, StoreError,
     journal::{HasId, ListOp},
     query::{params, row_shape},
-    repository::{Transaction, now},
+    repository::now,
 };
 use crate::ThreadId;
 use crate::panels::Panel;
@@ -137,7 +138,13 @@ pub struct NewSuggestion<'a> {
     pub diff: Option<&'a str>,
 }
 
-impl Transaction {
+repository!(
+    /// Suggestions and the thread's document mode.
+    SuggestionsRepo,
+    suggestions
+);
+
+impl SuggestionsRepo<'_> {
     /// The thread's document mode (`direct` or `suggest`); `None` for an unknown thread.
     pub async fn document_mode(
         &mut self,

@@ -1,10 +1,11 @@
 //! Thread rows: create, read, rename, delete, and the per-call lock.
 
+use super::repository::repository;
 use super::{
     Context, StoreError, Thread, Workspace,
     models::ThreadRow,
     query::params,
-    repository::{Backend, Transaction, now},
+    repository::{Backend, now},
 };
 use crate::ThreadId;
 
@@ -15,7 +16,13 @@ const THREAD_COLUMNS_WITH_OWNER: &str = "id, title, turn_index, created_at, upda
      forked_from_thread, forked_from_rev, document_mode, \
      (SELECT name FROM users WHERE users.id = threads.owner_id) AS owner";
 
-impl Transaction {
+repository!(
+    /// A thread's own row: create, read, rename, lock, delete; the workspace read whole.
+    ThreadsRepo,
+    threads
+);
+
+impl ThreadsRepo<'_> {
     /// Creates a thread; an existing id is [`StoreError::AlreadyExists`].
     pub async fn create_thread(
         &mut self,
@@ -117,11 +124,14 @@ impl Transaction {
     /// Everything the thread's panels show, read in this transaction's snapshot.
     pub async fn workspace(&mut self, thread_id: &ThreadId) -> Result<Workspace, StoreError> {
         Ok(Workspace {
-            objective: self.get_objective(thread_id).await?,
-            document: self.get_document(thread_id).await?,
-            plan: self.plan_steps(thread_id).await?,
-            preferences: self.list_preferences(thread_id).await?,
-            artifacts: self.list_artifacts(thread_id, None, i64::MAX).await?,
+            objective: self.objectives().get_objective(thread_id).await?,
+            document: self.documents().get_document(thread_id).await?,
+            plan: self.plan().plan_steps(thread_id).await?,
+            preferences: self.preferences().list_preferences(thread_id).await?,
+            artifacts: self
+                .artifacts()
+                .list_artifacts(thread_id, None, i64::MAX)
+                .await?,
         })
     }
 }

@@ -241,6 +241,7 @@ impl Edit {
         let turn_index = self.turn_index();
         let id = self
             .repo()
+            .artifacts()
             .add_artifact(
                 &thread,
                 &artifact.artifact_type,

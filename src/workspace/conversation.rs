@@ -74,7 +74,7 @@ impl Edit {
             result: &result,
             ..call
         };
-        self.repo().add_tool_call(&thread, call).await?;
+        self.repo().turns().add_tool_call(&thread, call).await?;
         self.announce(tool_call_event(
             call.tool,
             call.action_and_reasoning,
@@ -100,13 +100,14 @@ impl Workspaces {
         let mut edit = self.edit_unchecked(thread, Source::User).await?;
         let opened = async {
             let thread_id = edit.thread_id();
-            let turn_index = match edit.repo().open_turn(&thread_id, lease).await {
+            let turn_index = match edit.repo().turns().open_turn(&thread_id, lease).await {
                 Ok(Some(turn)) => turn,
                 Ok(None) => return Err(WorkspaceError::UnknownThread(thread_id.to_string())),
                 Err(StoreError::AlreadyExists(_)) => return Err(WorkspaceError::Busy),
                 Err(err) => return Err(err.into()),
             };
             edit.repo()
+                .turns()
                 .add_message(&thread_id, turn_index, "user", message, by.as_deref())
                 .await?;
             edit.announce(turn_event(turn_index));
@@ -144,6 +145,7 @@ impl Workspaces {
             let error = end.error.map(scrub_nul);
             if let Some(text) = message.as_deref() {
                 edit.repo()
+                    .turns()
                     .add_message(&thread_id, turn_index, "assistant", text, None)
                     .await?;
                 edit.announce(message_event(text, turn_index));
@@ -153,6 +155,7 @@ impl Workspaces {
             }
             let still_running = edit
                 .repo()
+                .turns()
                 .close_turn(
                     &thread_id,
                     turn_index,
@@ -183,6 +186,7 @@ impl Workspaces {
             let thread_id = edit.thread_id();
             let expired = edit
                 .repo()
+                .leases()
                 .expire_turn(&thread_id, turn_index, now_ms, reason)
                 .await?;
             if expired {
@@ -202,7 +206,7 @@ impl Workspaces {
         until_ms: i64,
     ) -> Result<Vec<HeldTurn>, WorkspaceError> {
         let mut repo = self.db.begin_write().await?;
-        let held = repo.renew_leases(owner, until_ms).await;
+        let held = repo.leases().renew_leases(owner, until_ms).await;
         settle_write(repo, held).await
     }
 
@@ -213,7 +217,7 @@ impl Workspaces {
         limit: i64,
     ) -> Result<Vec<ExpiredTurn>, WorkspaceError> {
         let mut repo = self.db.begin_read().await?;
-        let found = repo.expired_turns(now_ms, limit).await;
+        let found = repo.leases().expired_turns(now_ms, limit).await;
         let _ = repo.rollback().await;
         Ok(found?)
     }
@@ -221,7 +225,7 @@ impl Workspaces {
     /// The running turns `owner` holds.
     pub async fn turns_of(&self, owner: &str) -> Result<Vec<ExpiredTurn>, WorkspaceError> {
         let mut repo = self.db.begin_read().await?;
-        let found = repo.turns_of(owner).await;
+        let found = repo.leases().turns_of(owner).await;
         let _ = repo.rollback().await;
         Ok(found?)
     }
@@ -234,7 +238,7 @@ impl Workspaces {
         thread: &ThreadId,
     ) -> Result<Option<(i64, Option<String>)>, WorkspaceError> {
         let mut repo = self.db.begin_write().await?;
-        let found = repo.request_cancel(thread).await;
+        let found = repo.leases().request_cancel(thread).await;
         let found = settle_write(repo, found).await?;
         if found.is_none() {
             // A 404 for a thread that does not exist.
@@ -302,7 +306,7 @@ impl Workspaces {
         before_turn: i64,
     ) -> Result<Vec<(i64, String, String)>, WorkspaceError> {
         let mut repo = self.db.begin_read().await?;
-        let rows = repo.history(thread, before_turn).await;
+        let rows = repo.turns().history(thread, before_turn).await;
         let _ = repo.rollback().await;
         Ok(rows?)
     }

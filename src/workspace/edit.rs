@@ -214,7 +214,13 @@ impl Edit {
         if self.locked {
             return Ok(());
         }
-        match self.view.repo.lock_thread(&self.view.thread).await? {
+        match self
+            .view
+            .repo
+            .threads()
+            .lock_thread(&self.view.thread)
+            .await?
+        {
             Some(turn_index) => {
                 self.view.turn_index = turn_index;
                 self.locked = true;
@@ -301,6 +307,7 @@ impl Edit {
         let logged = self
             .view
             .repo
+            .history()
             .log_change(
                 thread,
                 ChangeLog {

@@ -22,7 +22,10 @@ impl Edit {
     pub async fn set_objective(&mut self, raw: &str) -> Result<String, WorkspaceError> {
         let objective = normalize_objective(raw)?;
         let thread = self.thread_id();
-        self.repo().set_objective(&thread, &objective).await?;
+        self.repo()
+            .objectives()
+            .set_objective(&thread, &objective)
+            .await?;
         Ok(objective)
     }
 }

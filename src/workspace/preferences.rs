@@ -157,7 +157,11 @@ impl Edit {
             .map(|(i, draft)| checked_draft(draft, &format!("items[{i}].")))
             .collect::<Result<Vec<_>, _>>()?;
         let thread = self.thread_id();
-        Ok(self.repo().add_preferences(&thread, &items).await?)
+        Ok(self
+            .repo()
+            .preferences()
+            .add_preferences(&thread, &items)
+            .await?)
     }
 
     /// Changes the preferences at these 1-based indices (on the agent path: never a locked
@@ -198,6 +202,7 @@ impl Edit {
             };
             let (outcome, _) = self
                 .repo()
+                .preferences()
                 .update_preference(&thread, target.id, patch, respect_lock)
                 .await?;
             batch.targets.push(TargetOutcome {
@@ -229,6 +234,7 @@ impl Edit {
             };
             let outcome = self
                 .repo()
+                .preferences()
                 .delete_preference(&thread, target.id, respect_lock)
                 .await?;
             batch.targets.push(TargetOutcome {
@@ -254,7 +260,11 @@ impl Edit {
             })?;
         }
         let thread = self.thread_id();
-        let mut added = self.repo().add_preferences(&thread, &[item]).await?;
+        let mut added = self
+            .repo()
+            .preferences()
+            .add_preferences(&thread, &[item])
+            .await?;
         let Some(mut preference) = added.pop() else {
             return Err(WorkspaceError::invalid("nothing was recorded"));
         };
@@ -265,6 +275,7 @@ impl Edit {
             };
             if let (_, Some(locked)) = self
                 .repo()
+                .preferences()
                 .update_preference(&thread, preference.id, &patch, false)
                 .await?
             {
@@ -286,6 +297,7 @@ impl Edit {
         let respect_lock = self.respects_locks();
         match self
             .repo()
+            .preferences()
             .update_preference(&thread, id, &patch, respect_lock)
             .await?
         {
@@ -301,6 +313,7 @@ impl Edit {
         let respect_lock = self.respects_locks();
         match self
             .repo()
+            .preferences()
             .delete_preference(&thread, id, respect_lock)
             .await?
         {
@@ -331,7 +344,7 @@ impl Edit {
         indices: impl IntoIterator<Item = i64>,
     ) -> Result<(crate::ThreadId, Vec<Preference>, Resolved), WorkspaceError> {
         let thread = self.thread_id();
-        let current = self.repo().list_preferences(&thread).await?;
+        let current = self.repo().preferences().list_preferences(&thread).await?;
         let targets = resolve_indices(indices, current.len());
         Ok((thread, current, targets))
     }

@@ -40,9 +40,9 @@ impl Workspaces {
             None => DEFAULT_THREAD_TITLE,
         };
         let mut repo = self.db.begin_write().await?;
-        let created = match repo.create_thread(id, title).await {
+        let created = match repo.threads().create_thread(id, title).await {
             Ok(mut thread) => match self.actor() {
-                Some(actor) => repo.set_owner(id, Some(actor.id)).await.map(|()| {
+                Some(actor) => repo.people().set_owner(id, Some(actor.id)).await.map(|()| {
                     thread.owner = Some(actor.name.clone());
                     thread
                 }),
@@ -84,7 +84,7 @@ impl Workspaces {
     /// One thread.
     pub async fn thread(&self, id: &ThreadId) -> Result<Thread, WorkspaceError> {
         let mut repo = self.db.begin_read().await?;
-        let thread = repo.get_thread(id).await;
+        let thread = repo.threads().get_thread(id).await;
         let _ = repo.rollback().await;
         thread?.ok_or_else(|| WorkspaceError::UnknownThread(id.to_string()))
     }
@@ -92,7 +92,7 @@ impl Workspaces {
     /// Every thread, most recently active first.
     pub async fn threads(&self) -> Result<Vec<Thread>, WorkspaceError> {
         let mut repo = self.db.begin_read().await?;
-        let threads = repo.list_threads().await;
+        let threads = repo.threads().list_threads().await;
         let _ = repo.rollback().await;
         Ok(threads?)
     }
@@ -115,10 +115,18 @@ impl Workspaces {
         let mut edit = self.edit(id, Source::User).await?;
         let outcome = async {
             if let Some(mode) = change.document_mode {
-                edit.repo().set_document_mode(id, mode.as_str()).await?;
+                edit.repo()
+                    .suggestions()
+                    .set_document_mode(id, mode.as_str())
+                    .await?;
             }
             if let Some(title) = title
-                && edit.repo().rename_thread(id, title).await?.is_none()
+                && edit
+                    .repo()
+                    .threads()
+                    .rename_thread(id, title)
+                    .await?
+                    .is_none()
             {
                 return Err(WorkspaceError::UnknownThread(id.to_string()));
             }
@@ -136,7 +144,7 @@ impl Workspaces {
     /// Deletes a thread with its whole workspace, conversation and event log.
     pub async fn delete_thread(&self, id: &ThreadId) -> Result<(), WorkspaceError> {
         let mut repo = self.db.begin_write().await?;
-        let deleted: Result<bool, StoreError> = repo.delete_thread(id).await;
+        let deleted: Result<bool, StoreError> = repo.threads().delete_thread(id).await;
         match deleted {
             Ok(true) => {
                 repo.commit().await?;

@@ -40,7 +40,7 @@ impl View {
         mut repo: Transaction,
         thread: &ThreadId,
     ) -> Result<(Self, Thread), WorkspaceError> {
-        match repo.get_thread(thread).await {
+        match repo.threads().get_thread(thread).await {
             Ok(Some(row)) => Ok((
                 Self {
                     repo,
@@ -74,27 +74,33 @@ impl View {
 
     /// The objective, if one is set.
     pub async fn objective(&mut self) -> Result<Option<String>, WorkspaceError> {
-        Ok(self.repo.get_objective(&self.thread).await?)
+        Ok(self.repo.objectives().get_objective(&self.thread).await?)
     }
 
     /// The document, if one exists.
     pub async fn document(&mut self) -> Result<Option<Document>, WorkspaceError> {
-        Ok(self.repo.get_document(&self.thread).await?)
+        Ok(self.repo.documents().get_document(&self.thread).await?)
     }
 
     /// The plan, in order.
     pub async fn plan(&mut self) -> Result<Vec<PlanStep>, WorkspaceError> {
-        Ok(self.repo.plan_steps(&self.thread).await?)
+        Ok(self.repo.plan().plan_steps(&self.thread).await?)
     }
 
     /// How many steps the plan has.
     pub async fn plan_len(&mut self) -> Result<usize, WorkspaceError> {
-        Ok(super::rules::count(self.repo.plan_len(&self.thread).await?))
+        Ok(super::rules::count(
+            self.repo.plan().plan_len(&self.thread).await?,
+        ))
     }
 
     /// The preferences, in the order 1-based indices refer to.
     pub async fn preferences(&mut self) -> Result<Vec<Preference>, WorkspaceError> {
-        Ok(self.repo.list_preferences(&self.thread).await?)
+        Ok(self
+            .repo
+            .preferences()
+            .list_preferences(&self.thread)
+            .await?)
     }
 
     /// Artifacts, newest first, as the query asks.
@@ -104,6 +110,7 @@ impl View {
     ) -> Result<Vec<ArtifactSummary>, WorkspaceError> {
         Ok(self
             .repo
+            .artifacts()
             .list_artifacts(&self.thread, query.artifact_type.as_deref(), query.limit)
             .await?)
     }
@@ -111,6 +118,7 @@ impl View {
     /// One artifact of this thread; another thread's id is "not found", like a missing one.
     pub async fn artifact(&mut self, artifact_id: i64) -> Result<Artifact, WorkspaceError> {
         self.repo
+            .artifacts()
             .get_artifact(&self.thread, artifact_id)
             .await?
             .ok_or_else(|| {
@@ -120,12 +128,12 @@ impl View {
 
     /// Everything the panels show, in display order.
     pub async fn snapshot(&mut self) -> Result<Workspace, WorkspaceError> {
-        Ok(self.repo.workspace(&self.thread).await?)
+        Ok(self.repo.threads().workspace(&self.thread).await?)
     }
 
     /// The conversation: every turn with its messages and tool calls.
     pub async fn conversation(&mut self) -> Result<Vec<StoredTurn>, WorkspaceError> {
-        Ok(self.repo.conversation(&self.thread).await?)
+        Ok(self.repo.turns().conversation(&self.thread).await?)
     }
 
     /// The document cut to its first `head` and last `tail` characters (whole when it fits).
@@ -134,17 +142,29 @@ impl View {
         head: i64,
         tail: i64,
     ) -> Result<Option<DocumentExcerpt>, WorkspaceError> {
-        Ok(self.repo.document_excerpt(&self.thread, head, tail).await?)
+        Ok(self
+            .repo
+            .prompt_view()
+            .document_excerpt(&self.thread, head, tail)
+            .await?)
     }
 
     /// The first `limit` steps of the plan with its totals.
     pub async fn plan_page(&mut self, limit: i64) -> Result<PlanPage, WorkspaceError> {
-        Ok(self.repo.plan_page(&self.thread, limit).await?)
+        Ok(self
+            .repo
+            .prompt_view()
+            .plan_page(&self.thread, limit)
+            .await?)
     }
 
     /// How many artifacts the thread has.
     pub async fn artifact_count(&mut self) -> Result<i64, WorkspaceError> {
-        Ok(self.repo.count_artifacts(&self.thread).await?)
+        Ok(self
+            .repo
+            .prompt_view()
+            .count_artifacts(&self.thread)
+            .await?)
     }
 
     /// When the thread was made, as of this view.
@@ -154,7 +174,7 @@ impl View {
         if let Some(created_at) = self.created_at {
             return Ok(created_at);
         }
-        match self.repo.get_thread(&self.thread).await? {
+        match self.repo.threads().get_thread(&self.thread).await? {
             Some(thread) => Ok(thread.created_at),
             None => Err(WorkspaceError::UnknownThread(self.thread.to_string())),
         }
@@ -162,7 +182,7 @@ impl View {
 
     /// The number of the thread's latest event as of this view (0 before the first).
     pub async fn last_event_seq(&mut self) -> Result<i64, WorkspaceError> {
-        Ok(self.repo.last_event_seq(&self.thread).await?)
+        Ok(self.repo.events().last_event_seq(&self.thread).await?)
     }
 
     /// What changed since event `after`, up to this view: the panels every `workspace` event
@@ -174,6 +194,7 @@ impl View {
         let mut by_person = false;
         for data in self
             .repo
+            .events()
             .workspace_events_after(&self.thread, after)
             .await?
         {

@@ -1,7 +1,7 @@
 //! Edits of steps by position in one statement each (the agent's toggles and rewrites): the
 //! statement finds the steps by rank, changes them and counts the plan.
 
-use super::{PlanStep, StepsChanged, keys::Targets};
+use super::{PlanRepo, PlanStep, StepsChanged, keys::Targets};
 use crate::ThreadId;
 use crate::{
     panels::Panel,
@@ -9,7 +9,7 @@ use crate::{
         Context, StoreError,
         journal::ListOp,
         query::{params, row_shape},
-        repository::{Backend, Transaction, now},
+        repository::{Backend, now},
     },
 };
 
@@ -27,7 +27,7 @@ struct ChangedRow {
 row_shape!(ChangedRow { sort_key: i64, id: i64, text: String, depth: i64, done: bool,
     plan_len: i64 } => ChangedRow { sort_key, id, text, depth, done, plan_len });
 
-impl Transaction {
+impl PlanRepo<'_> {
     /// Flips done/not-done of the steps at these 0-based `positions`, all in one statement
     /// that also counts the plan. Returns the plan's length and each position that named a
     /// step with the step after the change; positions past the end change nothing.

@@ -1,7 +1,7 @@
 //! The plan's operations by stable id (the user path): where a step is, one step inserted,
 //! a step and its sub-steps removed, and the whole plan replaced (a restore).
 
-use super::{InsertAt, KEY_GAP, PlanStep, StoreError};
+use super::{InsertAt, KEY_GAP, PlanRepo, PlanStep, StoreError};
 use crate::ThreadId;
 use crate::{
     panels::Panel,
@@ -9,7 +9,7 @@ use crate::{
         Context,
         journal::ListOp,
         query::{params, row_shape},
-        repository::{Transaction, now},
+        repository::now,
     },
 };
 
@@ -27,7 +27,7 @@ pub struct StepPlace {
 
 row_shape!(StepPlace { id: i64, sort_key: i64, depth: i64 } => StepPlace { id, key: sort_key, depth });
 
-impl Transaction {
+impl PlanRepo<'_> {
     /// Key and depth of the step with stable id `id` in this thread's plan.
     pub async fn step_place(
         &mut self,
@@ -80,7 +80,7 @@ impl Transaction {
     }
 }
 
-impl Transaction {
+impl PlanRepo<'_> {
     /// Makes the plan exactly `steps`, in order, keeping their ids: a restore. (Ids never come
     /// back into use otherwise, so an id of this thread's past is free again once its current
     /// steps are gone.)

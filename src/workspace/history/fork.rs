@@ -50,10 +50,11 @@ pub(super) async fn fork_into(
 ) -> Result<i64, WorkspaceError> {
     let repo = edit.repo();
     let origin = repo
+        .threads()
         .get_thread(source)
         .await?
         .ok_or_else(|| WorkspaceError::UnknownThread(source.to_string()))?;
-    let latest = repo.last_revision(source).await?;
+    let latest = repo.history().last_revision(source).await?;
     let at = at.unwrap_or(latest);
     if at < 0 || at > latest {
         return Err(WorkspaceError::NotFound(format!(
@@ -67,12 +68,14 @@ pub(super) async fn fork_into(
         let up_to_turn = match at {
             0 => 0,
             _ => repo
+                .history()
                 .revisions_between(source, at, at)
                 .await?
                 .pop()
                 .map_or(0, |r| r.thread_turn),
         };
         let next = repo
+            .history()
             .revisions_between(source, at + 1, at + 1)
             .await?
             .pop()
@@ -89,7 +92,7 @@ pub(super) async fn fork_into(
             format!("{base} (fork)")
         }
     };
-    match repo.create_fork(id, &title, 0, (source, at)).await {
+    match repo.forks().create_fork(id, &title, 0, (source, at)).await {
         Ok(_) => {}
         Err(err) if err.is_unique_violation() => {
             return Err(WorkspaceError::ThreadExists(id.to_string()));
@@ -98,26 +101,30 @@ pub(super) async fn fork_into(
     };
     let new = id;
     if owner.is_some() {
-        repo.set_owner(new, owner).await?;
+        repo.people().set_owner(new, owner).await?;
     }
     if let Some(objective) = &snapshot.objective {
-        repo.set_objective(new, objective).await?;
+        repo.objectives().set_objective(new, objective).await?;
     }
     if let Some(document) = &snapshot.document {
-        repo.copy_document(new, document).await?;
+        repo.forks().copy_document(new, document).await?;
     }
-    repo.copy_plan(new, &snapshot.plan).await?;
-    repo.copy_preferences(new, &snapshot.preferences).await?;
-    let (mode, suggestions) = suggestions_at(repo, source, at).await?;
-    repo.write_suggestions_exact(new, &mode, &suggestions)
+    repo.forks().copy_plan(new, &snapshot.plan).await?;
+    repo.forks()
+        .copy_preferences(new, &snapshot.preferences)
         .await?;
-    repo.journal_suggestions(&mode, suggestions);
+    let (mode, suggestions) = suggestions_at(repo, source, at).await?;
+    repo.suggestions()
+        .write_suggestions_exact(new, &mode, &suggestions)
+        .await?;
+    repo.suggestions().journal_suggestions(&mode, suggestions);
     for summary in snapshot.artifacts.iter().rev() {
-        if let Some(artifact) = repo.get_artifact(source, summary.id).await? {
-            repo.copy_artifact(new, &artifact).await?;
+        if let Some(artifact) = repo.artifacts().get_artifact(source, summary.id).await? {
+            repo.forks().copy_artifact(new, &artifact).await?;
         }
     }
     let turns = repo
+        .forks()
         .copy_conversation(source, new, up_to_turn, until)
         .await?;
     edit.set_turn_index(turns);

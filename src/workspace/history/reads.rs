@@ -33,7 +33,7 @@ impl View {
     /// The thread's latest revision (0 before its first change).
     pub async fn latest_revision(&mut self) -> Result<i64, WorkspaceError> {
         let thread = self.thread.clone();
-        Ok(self.repo.last_revision(&thread).await?)
+        Ok(self.repo.history().last_revision(&thread).await?)
     }
 
     /// Checks that `rev` names a revision of this thread (0 is the empty workspace).
@@ -72,6 +72,7 @@ impl View {
         let since = (self.turn_index - 1).max(0);
         Ok(self
             .repo
+            .history()
             .rewrites_since(&thread, since)
             .await?
             .into_iter()
@@ -114,7 +115,11 @@ impl View {
             )));
         }
         let thread = self.thread.clone();
-        let revisions = self.repo.revisions(&thread, before, limit).await?;
+        let revisions = self
+            .repo
+            .history()
+            .revisions(&thread, before, limit)
+            .await?;
         let next_before = match revisions.last() {
             Some(last)
                 if revisions.len() == usize::try_from(limit).unwrap_or(0) && last.rev > 1 =>

@@ -17,7 +17,7 @@ pub(crate) async fn workspace_at(
         document: document_at(repo, thread, rev).await?,
         plan: list_at::<PlanStep>(repo, thread, "plan", rev).await?,
         preferences: list_at::<Preference>(repo, thread, "preferences", rev).await?,
-        artifacts: repo.artifacts_at(thread, rev).await?,
+        artifacts: repo.history().artifacts_at(thread, rev).await?,
     })
 }
 
@@ -26,7 +26,10 @@ pub(super) async fn objective_at(
     thread: &crate::ThreadId,
     rev: i64,
 ) -> Result<Option<String>, WorkspaceError> {
-    let records = repo.panel_records(thread, "objective", rev).await?;
+    let records = repo
+        .history()
+        .panel_records(thread, "objective", rev)
+        .await?;
     match records.last() {
         Some(record) => from_json(&record.data),
         None => Ok(None),
@@ -40,7 +43,11 @@ pub(crate) async fn document_at(
     rev: i64,
 ) -> Result<Option<Document>, WorkspaceError> {
     let mut document: Option<Document> = None;
-    for record in repo.panel_records(thread, "document", rev).await? {
+    for record in repo
+        .history()
+        .panel_records(thread, "document", rev)
+        .await?
+    {
         if record.whole {
             document = from_json(&record.data)?;
         } else {
@@ -89,9 +96,12 @@ pub(crate) async fn follow_offset(
     // Chains (a whole state and the edits after it), newest first, back to the one that
     // holds `version`.
     let mut chains: Vec<Vec<DocumentRecord>> = Vec::new();
-    let mut rev = repo.last_revision(thread).await?;
+    let mut rev = repo.history().last_revision(thread).await?;
     while rev > 0 {
-        let records = repo.panel_records(thread, "document", rev).await?;
+        let records = repo
+            .history()
+            .panel_records(thread, "document", rev)
+            .await?;
         let Some(first_rev) = records.first().map(|record| record.rev) else {
             break;
         };
@@ -180,7 +190,7 @@ pub(super) async fn documents_at(
     from: i64,
     to: i64,
 ) -> Result<(Option<Document>, Option<Document>), WorkspaceError> {
-    let records = repo.panel_records(thread, "document", to).await?;
+    let records = repo.history().panel_records(thread, "document", to).await?;
     let covers_from = records.first().is_none_or(|first| first.rev <= from);
     let mut older = if covers_from {
         None
@@ -221,7 +231,7 @@ where
     T: serde::de::DeserializeOwned + HasId + Clone,
 {
     let mut items: Vec<T> = Vec::new();
-    for record in repo.panel_records(thread, panel, rev).await? {
+    for record in repo.history().panel_records(thread, panel, rev).await? {
         if record.whole {
             items = from_json(&record.data)?;
         } else {
@@ -245,7 +255,10 @@ pub(crate) async fn suggestions_at(
     thread: &crate::ThreadId,
     rev: i64,
 ) -> Result<(String, Vec<crate::store::Suggestion>), WorkspaceError> {
-    let records = repo.panel_records(thread, "document_mode", rev).await?;
+    let records = repo
+        .history()
+        .panel_records(thread, "document_mode", rev)
+        .await?;
     let mode = match records.last() {
         Some(record) => from_json(&record.data)?,
         None => crate::workspace::DocumentMode::Direct.as_str().to_string(),

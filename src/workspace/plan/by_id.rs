@@ -29,6 +29,7 @@ impl Edit {
             StepPlacement::Under(parent_id) => {
                 let parent = self
                     .repo()
+                    .plan()
                     .step_place(&thread, parent_id)
                     .await?
                     .ok_or_else(|| unknown_reference("parent_id", parent_id))?;
@@ -40,6 +41,7 @@ impl Edit {
                 }
                 let subtree = self
                     .repo()
+                    .plan()
                     .subtree(&thread, parent.key, parent.depth)
                     .await?;
                 (self.insert_after(&thread, subtree).await?, parent.depth + 1)
@@ -47,19 +49,22 @@ impl Edit {
             StepPlacement::After(sibling_id) => {
                 let sibling = self
                     .repo()
+                    .plan()
                     .step_place(&thread, sibling_id)
                     .await?
                     .ok_or_else(|| unknown_reference("after_id", sibling_id))?;
                 let subtree = self
                     .repo()
+                    .plan()
                     .subtree(&thread, sibling.key, sibling.depth)
                     .await?;
                 (self.insert_after(&thread, subtree).await?, sibling.depth)
             }
             StepPlacement::End { depth } => {
-                let len = self.repo().plan_len(&thread).await?;
+                let len = self.repo().plan().plan_len(&thread).await?;
                 let deepest_allowed = self
                     .repo()
+                    .plan()
                     .last_step(&thread)
                     .await?
                     .map_or(0, |step| step.depth + 1);
@@ -79,7 +84,11 @@ impl Edit {
                 )
             }
         };
-        Ok(self.repo().insert_step(&thread, at, text, depth).await?)
+        Ok(self
+            .repo()
+            .plan()
+            .insert_step(&thread, at, text, depth)
+            .await?)
     }
 
     /// Where a step placed right after the run `subtree` goes: its index and the step it
@@ -90,8 +99,8 @@ impl Edit {
         subtree: StepRange,
     ) -> Result<InsertAt, WorkspaceError> {
         let index = match subtree.end {
-            Some(end) => self.repo().step_index(thread, end).await?,
-            None => self.repo().plan_len(thread).await?,
+            Some(end) => self.repo().plan().step_index(thread, end).await?,
+            None => self.repo().plan().plan_len(thread).await?,
         };
         Ok(InsertAt {
             index,
@@ -115,6 +124,7 @@ impl Edit {
         self.lock().await?;
         let thread = self.thread_id();
         self.repo()
+            .plan()
             .update_step(&thread, step_id, text, done)
             .await?
             .ok_or_else(|| step_not_found(step_id))
@@ -125,6 +135,7 @@ impl Edit {
         self.lock().await?;
         let thread = self.thread_id();
         self.repo()
+            .plan()
             .remove_step_subtree(&thread, step_id)
             .await?
             .ok_or_else(|| step_not_found(step_id))

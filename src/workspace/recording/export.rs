@@ -24,11 +24,12 @@ impl Workspaces {
             let id = thread;
             let row = view
                 .repo
+                .threads()
                 .get_thread(id)
                 .await?
                 .ok_or_else(|| WorkspaceError::UnknownThread(thread.to_string()))?;
             let mut timed: Vec<Timed> = Vec::new();
-            for turn in view.repo.conversation(id).await? {
+            for turn in view.repo.turns().conversation(id).await? {
                 timed.push(Timed {
                     at: turn.started_at,
                     rank: 0,
@@ -76,7 +77,7 @@ impl Workspaces {
                 }
             }
             let mut changes: BTreeMap<i64, Vec<PanelChange>> = BTreeMap::new();
-            for record in view.repo.all_panel_records(id).await? {
+            for record in view.repo.recordings().all_panel_records(id).await? {
                 changes.entry(record.rev).or_default().push(PanelChange {
                     panel: record.panel,
                     whole: record.whole,
@@ -84,7 +85,7 @@ impl Workspaces {
                         .map_err(|err| WorkspaceError::Store(err.into()))?,
                 });
             }
-            for revision in view.repo.revisions(id, None, i64::MAX).await? {
+            for revision in view.repo.history().revisions(id, None, i64::MAX).await? {
                 timed.push(Timed {
                     at: revision.at,
                     rank: 4,
@@ -110,7 +111,7 @@ impl Workspaces {
                     },
                 });
             }
-            for artifact in view.repo.all_artifacts(id).await? {
+            for artifact in view.repo.recordings().all_artifacts(id).await? {
                 timed.push(Timed {
                     at: artifact.created_at,
                     rank: 3,

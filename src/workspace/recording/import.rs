@@ -32,6 +32,7 @@ impl Workspaces {
         let owner = self.actor().map(|actor| actor.id);
         let written = match recording.write(&mut repo, &id).await {
             Ok(()) if owner.is_some() => repo
+                .people()
                 .set_owner(&id, owner)
                 .await
                 .map_err(WorkspaceError::from),
@@ -208,22 +209,23 @@ impl Recording {
             })
             .max()
             .unwrap_or(0);
-        repo.insert_recorded_thread(
-            thread,
-            &self.title,
-            self.created_at,
-            turns,
-            self.forked_from
-                .as_ref()
-                .map(|f| (f.thread_id.as_str(), f.rev)),
-        )
-        .await
-        .map_err(|err| match err {
-            crate::store::StoreError::AlreadyExists(_) => {
-                WorkspaceError::ThreadExists(id.to_string())
-            }
-            other => other.into(),
-        })?;
+        repo.recordings()
+            .insert_recorded_thread(
+                thread,
+                &self.title,
+                self.created_at,
+                turns,
+                self.forked_from
+                    .as_ref()
+                    .map(|f| (f.thread_id.as_str(), f.rev)),
+            )
+            .await
+            .map_err(|err| match err {
+                crate::store::StoreError::AlreadyExists(_) => {
+                    WorkspaceError::ThreadExists(id.to_string())
+                }
+                other => other.into(),
+            })?;
         let ids = self.new_ids(repo).await?;
         for line in &self.lines {
             match line {
@@ -235,15 +237,16 @@ impl Recording {
                     finished_at,
                     usage,
                 } => {
-                    repo.insert_recorded_turn(
-                        thread,
-                        *turn_index,
-                        status,
-                        error.as_deref(),
-                        (*started_at, *finished_at),
-                        usage.as_ref(),
-                    )
-                    .await?;
+                    repo.recordings()
+                        .insert_recorded_turn(
+                            thread,
+                            *turn_index,
+                            status,
+                            error.as_deref(),
+                            (*started_at, *finished_at),
+                            usage.as_ref(),
+                        )
+                        .await?;
                 }
                 Line::Message {
                     turn_index,
@@ -252,17 +255,18 @@ impl Recording {
                     at,
                     by,
                 } => {
-                    repo.insert_recorded_message(
-                        thread,
-                        OldMessage {
-                            turn_index: *turn_index,
-                            role,
-                            content,
-                            at: *at,
-                            by: by.as_deref(),
-                        },
-                    )
-                    .await?;
+                    repo.recordings()
+                        .insert_recorded_message(
+                            thread,
+                            OldMessage {
+                                turn_index: *turn_index,
+                                role,
+                                content,
+                                at: *at,
+                                by: by.as_deref(),
+                            },
+                        )
+                        .await?;
                 }
                 Line::Step {
                     turn_index,
@@ -285,7 +289,9 @@ impl Recording {
                         success: *success,
                         duration_ms: *duration_ms,
                     };
-                    repo.insert_recorded_tool_call(thread, call, *at).await?;
+                    repo.recordings()
+                        .insert_recorded_tool_call(thread, call, *at)
+                        .await?;
                 }
                 Line::Artifact {
                     artifact_type,
@@ -296,16 +302,17 @@ impl Recording {
                     at,
                     ..
                 } => {
-                    repo.insert_recorded_artifact(
-                        thread,
-                        artifact_type,
-                        title.as_deref(),
-                        payload,
-                        *turn_index,
-                        *rev,
-                        *at,
-                    )
-                    .await?;
+                    repo.recordings()
+                        .insert_recorded_artifact(
+                            thread,
+                            artifact_type,
+                            title.as_deref(),
+                            payload,
+                            *turn_index,
+                            *rev,
+                            *at,
+                        )
+                        .await?;
                 }
                 Line::Thread { .. } | Line::Revision { .. } => {}
             }
@@ -343,21 +350,26 @@ impl Recording {
                 restored_from: *restored_from,
                 reverted_turn: *reverted_turn,
             };
-            repo.insert_revision(thread, *rev, *at, &revision).await?;
+            repo.history()
+                .insert_revision(thread, *rev, *at, &revision)
+                .await?;
             for change in changes {
                 let data = ids.remap(change)?;
                 present.apply(change.panel.as_str(), change.whole, &data)?;
                 let text = data.to_string();
                 if change.whole {
-                    repo.record_panel_state(thread, &change.panel, *rev, &text)
+                    repo.history()
+                        .record_panel_state(thread, &change.panel, *rev, &text)
                         .await?;
                 } else {
-                    repo.record_panel_ops(thread, &change.panel, *rev, &text)
+                    repo.history()
+                        .record_panel_ops(thread, &change.panel, *rev, &text)
                         .await?;
                 }
             }
         }
-        repo.set_last_revision(thread, self.revisions.len().try_into().unwrap_or(i64::MAX))
+        repo.recordings()
+            .set_last_revision(thread, self.revisions.len().try_into().unwrap_or(i64::MAX))
             .await?;
         present.write(repo, thread).await
     }
@@ -377,8 +389,12 @@ impl Recording {
                 }
             }
         }
-        let fresh_steps = repo.reserve_ids(IdTable::Steps, steps.len()).await?;
+        let fresh_steps = repo
+            .recordings()
+            .reserve_ids(IdTable::Steps, steps.len())
+            .await?;
         let fresh_preferences = repo
+            .recordings()
             .reserve_ids(IdTable::Preferences, preferences.len())
             .await?;
         Ok(IdMap {
@@ -462,7 +478,7 @@ impl Present {
         thread: &crate::ThreadId,
     ) -> Result<(), WorkspaceError> {
         if let Some(objective) = &self.objective {
-            repo.set_objective(thread, objective).await?;
+            repo.objectives().set_objective(thread, objective).await?;
         }
         if let Some(document) = &self.document {
             // Each change was checked on its own; what they add up to is checked here, before
@@ -470,12 +486,17 @@ impl Present {
             crate::workspace::document::check_replacement(&document.content, None, None).map_err(
                 |reason| WorkspaceError::invalid(format!("the recording's document: {reason}")),
             )?;
-            repo.write_document_exact(thread, document).await?;
+            repo.documents()
+                .write_document_exact(thread, document)
+                .await?;
         }
-        repo.replace_plan(thread, &self.plan).await?;
-        repo.replace_preferences(thread, &self.preferences).await?;
+        repo.plan().replace_plan(thread, &self.plan).await?;
+        repo.preferences()
+            .replace_preferences(thread, &self.preferences)
+            .await?;
         let mode = self.document_mode.as_deref().unwrap_or("direct");
-        repo.write_suggestions_exact(thread, mode, &self.suggestions)
+        repo.suggestions()
+            .write_suggestions_exact(thread, mode, &self.suggestions)
             .await?;
         Ok(())
     }

@@ -43,6 +43,7 @@ impl Edit {
         let thread = self.thread_id();
         let mode = self
             .repo()
+            .suggestions()
             .document_mode(&thread)
             .await?
             .ok_or_else(|| WorkspaceError::UnknownThread(thread.to_string()))?;
@@ -75,7 +76,7 @@ impl Edit {
             }
         };
         let thread = self.thread_id();
-        let document = self.repo().get_document(&thread).await?;
+        let document = self.repo().documents().get_document(&thread).await?;
         if kind == "edit" && document.as_ref().is_none_or(|d| d.content.is_empty()) {
             return Err(WorkspaceError::invalid(
                 "the document is empty, so there is no text to edit: suggest it with \
@@ -139,7 +140,12 @@ impl Edit {
                 "this would leave the document exactly as it is, so nothing was suggested",
             ));
         }
-        for open in self.repo().suggestions(&thread, Some("open")).await? {
+        for open in self
+            .repo()
+            .suggestions()
+            .suggestions(&thread, Some("open"))
+            .await?
+        {
             if open.kind == draft_row.kind
                 && open.edits == draft_row.edits
                 && open.title == draft_row.title
@@ -160,6 +166,7 @@ impl Edit {
         draft_row.diff = Some(diff);
         let stored = self
             .repo()
+            .suggestions()
             .add_suggestion(
                 &thread,
                 NewSuggestion {

@@ -75,7 +75,7 @@ pub(crate) fn listed(document: &Document, suggestions: Vec<Suggestion>) -> Vec<L
 impl View {
     /// The thread's document mode.
     pub async fn document_mode(&mut self) -> Result<DocumentMode, WorkspaceError> {
-        let mode = self.repo.document_mode(&self.thread).await?;
+        let mode = self.repo.suggestions().document_mode(&self.thread).await?;
         Ok(mode
             .as_deref()
             .and_then(DocumentMode::parse)
@@ -90,6 +90,7 @@ impl View {
         let thread = self.thread.clone();
         let found = self
             .repo
+            .suggestions()
             .suggestions(&thread, status.map(SuggestionStatus::as_str))
             .await?;
         if found.is_empty() {
@@ -97,6 +98,7 @@ impl View {
         }
         let document = self
             .repo
+            .documents()
             .get_document(&thread)
             .await?
             .unwrap_or_else(empty_document);
@@ -156,6 +158,7 @@ impl Workspaces {
             let repo = edit.repo();
             let found = open_suggestion(repo, thread, id).await?;
             let document = repo
+                .documents()
                 .document_for_edit(thread)
                 .await?
                 .unwrap_or_else(empty_document);
@@ -170,6 +173,7 @@ impl Workspaces {
                 &format!("version {}", document.version + 1),
             );
             let Some(accepted) = repo
+                .suggestions()
                 .decide_suggestion(
                     thread,
                     id,
@@ -206,6 +210,7 @@ impl Workspaces {
             Ok(Err((found, why))) => {
                 let marked = edit
                     .repo()
+                    .suggestions()
                     .decide_suggestion(
                         thread,
                         id,
@@ -254,6 +259,7 @@ impl Workspaces {
             let repo = edit.repo();
             let found = open_suggestion(repo, thread, id).await?;
             let document = repo
+                .documents()
                 .get_document(thread)
                 .await?
                 .unwrap_or_else(empty_document);
@@ -261,6 +267,7 @@ impl Workspaces {
                 .pop()
                 .and_then(|listed| listed.diff);
             let rejected = repo
+                .suggestions()
                 .decide_suggestion(
                     thread,
                     id,
@@ -301,6 +308,7 @@ impl View {
         let mode = self.document_mode().await?;
         let open = self
             .repo
+            .suggestions()
             .suggestions(&self.thread, Some(SuggestionStatus::Open.as_str()))
             .await?;
         if mode == DocumentMode::Direct && open.is_empty() {
@@ -386,6 +394,7 @@ async fn open_suggestion(
     id: i64,
 ) -> Result<Suggestion, WorkspaceError> {
     let found = repo
+        .suggestions()
         .suggestion(thread, id)
         .await?
         .ok_or_else(|| unknown(id))?;

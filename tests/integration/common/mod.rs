@@ -163,7 +163,10 @@ fn uuid_suffix() -> String {
 pub async fn create_thread(db: &Database, id: &str) -> ThreadId {
     let id = tid(id);
     let mut repo = db.begin_write().await.unwrap();
-    repo.create_thread(&id, "test thread").await.unwrap();
+    repo.threads()
+        .create_thread(&id, "test thread")
+        .await
+        .unwrap();
     repo.commit().await.unwrap();
     id
 }
@@ -238,8 +241,13 @@ impl Harness {
     /// The thread's workspace and row, read in one snapshot.
     pub async fn state(&self) -> State {
         let mut repo = self.db().begin_read().await.unwrap();
-        let workspace = repo.workspace(&self.thread).await.unwrap();
-        let thread = repo.get_thread(&self.thread).await.unwrap().unwrap();
+        let workspace = repo.threads().workspace(&self.thread).await.unwrap();
+        let thread = repo
+            .threads()
+            .get_thread(&self.thread)
+            .await
+            .unwrap()
+            .unwrap();
         repo.rollback().await.unwrap();
         State { workspace, thread }
     }

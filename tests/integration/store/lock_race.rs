@@ -40,6 +40,7 @@ fn lock_patch() -> PreferencePatch {
 async fn user_lock(db: &Database, thread: &ThreadId, id: i64) -> Option<Preference> {
     let mut repo = db.begin_write().await.unwrap();
     match repo
+        .preferences()
         .update_preference(thread, id, &lock_patch(), false)
         .await
         .unwrap()
@@ -59,7 +60,7 @@ async fn user_lock(db: &Database, thread: &ThreadId, id: i64) -> Option<Preferen
 
 async fn read_preferences(db: &Database, thread: &ThreadId) -> Vec<Preference> {
     let mut repo = db.begin_read().await.unwrap();
-    let list = repo.list_preferences(thread).await.unwrap();
+    let list = repo.preferences().list_preferences(thread).await.unwrap();
     repo.rollback().await.unwrap();
     list
 }
@@ -265,8 +266,8 @@ mod postgres_only {
 
         // Agent transaction A takes the thread lock and reads the list: unlocked.
         let mut a = tdb.db.begin_write().await.unwrap();
-        assert_eq!(a.lock_thread(t).await.unwrap(), Some(0));
-        let seen = a.list_preferences(t).await.unwrap();
+        assert_eq!(a.threads().lock_thread(t).await.unwrap(), Some(0));
+        let seen = a.preferences().list_preferences(t).await.unwrap();
         assert_eq!(seen, vec![original.clone()]);
 
         // User transaction B locks and commits meanwhile; it must not wait for A (the user path
@@ -283,13 +284,17 @@ mod postgres_only {
 
         // A now writes from its stale view: the database refuses both writes.
         assert_eq!(
-            a.update_preference(t, id, &agent_patch(), true)
+            a.preferences()
+                .update_preference(t, id, &agent_patch(), true)
                 .await
                 .unwrap(),
             (WriteOutcome::Locked, None)
         );
         assert_eq!(
-            a.delete_preference(t, id, true).await.unwrap(),
+            a.preferences()
+                .delete_preference(t, id, true)
+                .await
+                .unwrap(),
             WriteOutcome::Locked
         );
         a.commit().await.unwrap();
@@ -310,12 +315,13 @@ mod postgres_only {
         let id = original.id;
 
         let mut a = tdb.db.begin_write().await.unwrap();
-        a.lock_thread(&t).await.unwrap();
-        assert!(!a.list_preferences(&t).await.unwrap()[0].locked);
+        a.threads().lock_thread(&t).await.unwrap();
+        assert!(!a.preferences().list_preferences(&t).await.unwrap()[0].locked);
 
         // B locks the row but has not committed yet.
         let mut b = tdb.db.begin_write().await.unwrap();
         let (outcome, row) = b
+            .preferences()
             .update_preference(&t, id, &lock_patch(), false)
             .await
             .unwrap();
@@ -326,6 +332,7 @@ mod postgres_only {
         let thread_a = t.clone();
         let pending = tokio::spawn(async move {
             let result = a
+                .preferences()
                 .update_preference(&thread_a, id, &agent_patch(), true)
                 .await
                 .unwrap();
@@ -345,7 +352,10 @@ mod postgres_only {
             .unwrap();
         assert_eq!(result, (WriteOutcome::Locked, None));
         assert_eq!(
-            a.delete_preference(&t, id, true).await.unwrap(),
+            a.preferences()
+                .delete_preference(&t, id, true)
+                .await
+                .unwrap(),
             WriteOutcome::Locked
         );
         a.commit().await.unwrap();
@@ -366,15 +376,17 @@ mod postgres_only {
         let id = original.id;
 
         let mut a = tdb.db.begin_write().await.unwrap();
-        a.lock_thread(&t).await.unwrap();
+        a.threads().lock_thread(&t).await.unwrap();
         let mut b = tdb.db.begin_write().await.unwrap();
-        b.update_preference(&t, id, &lock_patch(), false)
+        b.preferences()
+            .update_preference(&t, id, &lock_patch(), false)
             .await
             .unwrap();
 
         let thread_a = t.clone();
         let pending = tokio::spawn(async move {
             let result = a
+                .preferences()
                 .update_preference(&thread_a, id, &agent_patch(), true)
                 .await
                 .unwrap();

@@ -38,6 +38,7 @@ async fn set_locked(h: &Harness, id: i64, locked: bool) {
         ..Default::default()
     };
     let (outcome, row) = repo
+        .preferences()
         .update_preference(&h.thread, id, &patch, false)
         .await
         .unwrap();
