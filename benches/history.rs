@@ -29,7 +29,7 @@ const REVISIONS: usize = 10_000;
 
 async fn history_bytes(bench: &Bench) -> i64 {
     let mut repo = bench.runtime.database().begin_read().await.unwrap();
-    let bytes = repo.history_bytes(bench.thread.as_str()).await.unwrap();
+    let bytes = repo.history().history_bytes(&bench.thread).await.unwrap();
     repo.rollback().await.unwrap();
     bytes
 }

@@ -71,10 +71,15 @@ fn bench_engine(c: &mut Criterion, rt: &Runtime, engine: Engine) -> anyhow::Resu
     });
 
     // The floor under every call: begin a write transaction, lock the thread row, commit.
+    let list_thread = haico::ThreadId::parse("bench-list").expect("a thread id");
     group.bench_function("empty_transaction", |b| {
         b.to_async(rt).iter(|| async {
             let mut repo = db.db.begin_write().await.expect("begin");
-            let turn = repo.lock_thread("bench-list").await.expect("lock");
+            let turn = repo
+                .threads()
+                .lock_thread(&list_thread)
+                .await
+                .expect("lock");
             assert!(turn.is_some());
             repo.commit().await.expect("commit");
         });

@@ -122,7 +122,10 @@ async fn run(engine: &str, large: bool) {
     let (db, schema) = open(engine, dir.path()).await;
     let thread = ThreadId::parse("bench").unwrap();
     let mut repo = db.begin_write().await.unwrap();
-    repo.create_thread("bench", "bench").await.unwrap();
+    repo.threads()
+        .create_thread(&thread, "bench")
+        .await
+        .unwrap();
     repo.commit().await.unwrap();
     if large {
         fill_large(&db, &thread).await;
@@ -143,7 +146,7 @@ async fn run(engine: &str, large: bool) {
     }
     // Every turn must have completed with its ten steps.
     let mut repo = db.begin_read().await.unwrap();
-    let turns = repo.conversation("bench").await.unwrap();
+    let turns = repo.turns().conversation(&thread).await.unwrap();
     repo.rollback().await.unwrap();
     assert_eq!(turns.len(), TURNS + WARMUP);
     assert!(

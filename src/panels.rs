@@ -1,7 +1,8 @@
 //! The panels of a workspace, and sets of them: the unit in which changes are announced so each
-//! client re-syncs only what moved.
+//! client re-syncs only what moved. Also the one word of a panel's vocabulary every layer
+//! shares: a preference's [`PreferenceKind`] (stored, published, and a tool argument).
 
-use serde::{Serialize, Serializer, ser::SerializeSeq};
+use serde::{Deserialize, Serialize, Serializer, ser::SerializeSeq};
 
 /// One panel of the workspace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -97,6 +98,45 @@ impl Serialize for PanelSet {
             seq.serialize_element(panel.as_str())?;
         }
         seq.end()
+    }
+}
+
+/// Whether a preference must be honoured or only weighed.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+    utoipa::ToSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum PreferenceKind {
+    /// A constraint the solution must satisfy.
+    Hard,
+    /// A wish to weigh against others.
+    Soft,
+}
+
+impl PreferenceKind {
+    /// The stored spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PreferenceKind::Hard => "hard",
+            PreferenceKind::Soft => "soft",
+        }
+    }
+
+    /// Reads the stored spelling; anything unknown is treated as soft, the weaker reading.
+    pub fn from_stored(raw: &str) -> Self {
+        if raw == "hard" {
+            PreferenceKind::Hard
+        } else {
+            PreferenceKind::Soft
+        }
     }
 }
 

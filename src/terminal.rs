@@ -40,7 +40,7 @@ pub async fn run_turn(
     let leases = agent.keep_leases();
     let _stop_leases = AbortOnDrop(leases);
     let mut events = Box::pin(
-        subscribe(db.clone(), bus, thread.as_str(), None)
+        subscribe(db.clone(), bus, &thread, None)
             .await
             .context("following the thread's events")?,
     );

@@ -152,10 +152,12 @@ pub struct Bench {
 impl Bench {
     /// Creates thread `id` in `db`.
     pub async fn new(db: &Database, id: &str) -> Result<Self> {
-        let mut repo = db.begin_write().await?;
-        repo.create_thread(id, "bench thread").await?;
-        repo.commit().await?;
         let thread = ThreadId::parse(id).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let mut repo = db.begin_write().await?;
+        repo.threads()
+            .create_thread(&thread, "bench thread")
+            .await?;
+        repo.commit().await?;
         Ok(Self {
             runtime: ToolRuntime::new(db.clone()),
             tools: build_tools(&thread),

@@ -15,7 +15,7 @@ pub mod providers;
 pub mod text_calls;
 pub mod turn;
 
-pub use crate::store::{CallUsage, TurnUsage};
+pub use crate::usage::{CallUsage, TurnUsage};
 pub use model::SnapshotRole;
 pub use text_calls::TextToolCalls;
 pub use turn::{Agent, AgentConfig, DEFAULT_TURN_LEASE, StartError, StartedTurn};

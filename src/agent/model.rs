@@ -12,7 +12,7 @@ use futures::{Stream, StreamExt};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::store::CallUsage;
+use crate::usage::CallUsage;
 
 /// One message of the conversation, in the order the model should read them. The system prompt
 /// is not a message: it travels in [`ModelRequest::system`], because providers place it

@@ -283,7 +283,7 @@ mod tests {
 
     #[test]
     fn later_calls_measure_what_the_cache_saved_after_each_turns_first_call() {
-        use crate::store::{CallUsage, TurnUsage};
+        use crate::usage::{CallUsage, TurnUsage};
         let call = |prompt, cached, ttft| CallUsage {
             prompt_tokens: Some(prompt),
             cached_tokens: Some(cached),

@@ -12,7 +12,7 @@ use serde::Deserialize;
 
 use super::checks::Check;
 use crate::{
-    agent::providers::replay::ReplayResponse, store::PreferenceKind, workspace::checked_message,
+    agent::providers::replay::ReplayResponse, panels::PreferenceKind, workspace::checked_message,
 };
 
 /// Most tool calls one turn may be given (the same bound as `HAICO_MAX_STEPS`).

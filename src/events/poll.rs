@@ -28,6 +28,7 @@ use std::{
 use tokio::{sync::broadcast, task::JoinHandle};
 
 use super::{EventBus, LiveEvent};
+use crate::ThreadId;
 use crate::store::{Database, StoreError};
 
 /// What the bus asks of the doorbell the replicas ring each other with (`replicas::Doorbell`
@@ -207,9 +208,14 @@ impl PollingBus {
         let mut repo = self.reader(!exact).begin_read().await?;
         let mut newest = Vec::with_capacity(moved.len());
         for (thread_id, last) in &moved {
+            // Watched ids were thread ids when subscribed; text that is not one has no log.
+            let Ok(thread) = ThreadId::parse(thread_id) else {
+                continue;
+            };
             if *last > 0
                 && let Some(event) = repo
-                    .events_after(thread_id, last - 1, 1)
+                    .events()
+                    .events_after(&thread, last - 1, 1)
                     .await?
                     .into_iter()
                     .next()

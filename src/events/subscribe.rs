@@ -7,6 +7,7 @@ use futures::Stream;
 use tokio::sync::broadcast::{self, error::RecvError};
 
 use super::{LiveEvent, SharedBus};
+use crate::ThreadId;
 use crate::store::{Database, StoreError};
 
 /// How many events one catch-up read fetches.
@@ -19,16 +20,16 @@ pub struct SubscribeError(#[from] pub StoreError);
 
 /// The thread's latest event number (0 before its first event): where a subscription that
 /// wants only what happens from now on starts.
-pub async fn last_seq(db: &Database, thread_id: &str) -> Result<i64, StoreError> {
+pub async fn last_seq(db: &Database, thread_id: &ThreadId) -> Result<i64, StoreError> {
     let mut repo = db.begin_read().await?;
-    let last = repo.last_event_seq(thread_id).await;
+    let last = repo.events().last_event_seq(thread_id).await;
     let _ = repo.rollback().await;
     last
 }
 
 struct Cursor {
     db: Database,
-    thread_id: String,
+    thread_id: ThreadId,
     rx: broadcast::Receiver<Arc<LiveEvent>>,
     last: i64,
     pending: VecDeque<Arc<LiveEvent>>,
@@ -41,6 +42,7 @@ impl Cursor {
         loop {
             let mut repo = self.db.begin_read().await?;
             let batch = repo
+                .events()
                 .events_after(&self.thread_id, self.last, CATCH_UP_BATCH)
                 .await?;
             repo.rollback().await?;
@@ -91,14 +93,14 @@ impl Cursor {
 pub async fn subscribe(
     db: Database,
     bus: SharedBus,
-    thread_id: &str,
+    thread_id: &ThreadId,
     last_seen: Option<i64>,
 ) -> Result<impl Stream<Item = Result<Arc<LiveEvent>, SubscribeError>> + Send + use<>, SubscribeError>
 {
     // Subscribe before reading the log, so nothing committed in between is missed.
-    let rx = bus.subscribe(thread_id);
+    let rx = bus.subscribe(thread_id.as_str());
     let mut repo = db.begin_read().await?;
-    let current = repo.last_event_seq(thread_id).await?;
+    let current = repo.events().last_event_seq(thread_id).await?;
     repo.rollback().await?;
     let last = match last_seen {
         Some(seen) if seen >= 0 && seen <= current => seen,
@@ -107,7 +109,7 @@ pub async fn subscribe(
     };
     let mut cursor = Cursor {
         db,
-        thread_id: thread_id.to_string(),
+        thread_id: thread_id.clone(),
         rx,
         last,
         pending: VecDeque::new(),

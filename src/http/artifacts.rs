@@ -17,7 +17,7 @@ use super::{
 };
 use crate::{
     charts::svg::{self, RenderError},
-    store::{Artifact, ArtifactSummary},
+    wire::{Artifact, ArtifactSummary},
     workspace::ArtifactQuery,
 };
 
@@ -61,7 +61,7 @@ async fn list_artifacts(
         .workspaces()
         .artifacts(&path.thread_id, &query)
         .await?;
-    Ok(Json(list))
+    Ok(Json(list.into_iter().map(ArtifactSummary::from).collect()))
 }
 
 #[utoipa::path(
@@ -84,7 +84,7 @@ async fn get_artifact(
         .workspaces()
         .artifact(&path.thread_id, path.artifact_id)
         .await?;
-    Ok(Json(artifact))
+    Ok(Json(artifact.into()))
 }
 
 /// The chart as `image/svg+xml`, drawn on the server so any client can show it.

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::guards::{Authorized, Chat, Read, TurnAllowed};
+use super::wire::TurnRecord;
 use super::{
     error::ApiError,
     extract::{Json, Path, Query},
@@ -24,7 +25,7 @@ use super::{
     schema::{BodyErrors, ErrorBody, PathErrors, ThreadPath},
     state::AppState,
 };
-use crate::{agent::StartError, events::subscribe, store::StoredTurn};
+use crate::{agent::StartError, events::subscribe};
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -84,7 +85,7 @@ async fn chat(
     };
     // Subscribe before the turn starts, so its tokens and its logged events arrive in the
     // order they happen.
-    let stream = subscribe(state.db().clone(), state.bus().clone(), id.as_str(), None)
+    let stream = subscribe(state.db().clone(), state.bus().clone(), &id, None)
         .await
         .map_err(|err| ApiError::Store(err.0))?;
     let started = state
@@ -187,7 +188,7 @@ async fn cancel(
     params(ThreadPath, HtmlParam),
     responses(
         Read,
-        (status = 200, description = "The turns, in order; with `?html=true` the assistant's messages also have `html`, their text rendered to sanitised HTML", body = Vec<StoredTurn>),
+        (status = 200, description = "The turns, in order; with `?html=true` the assistant's messages also have `html`, their text rendered to sanitised HTML", body = Vec<TurnRecord>),
         PathErrors,
     ),
 )]
@@ -195,7 +196,7 @@ async fn messages(
     Authorized(state, _): Authorized<Read>,
     Path(path): Path<ThreadPath>,
     Query(param): Query<HtmlParam>,
-) -> Result<Json<Vec<StoredTurn>>, ApiError> {
+) -> Result<Json<Vec<TurnRecord>>, ApiError> {
     let turns = state.workspaces().conversation(&path.thread_id).await?;
     Ok(Json(render_turns(turns, param).await?))
 }

@@ -15,7 +15,7 @@ use super::{
     schema::{BodyErrors, DocumentConflict, PathErrors, ThreadPath},
     state::AppState,
 };
-use crate::store::Document;
+use crate::wire::Document;
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_document, put_document))
@@ -85,5 +85,5 @@ async fn put_document(
             body.expected_version,
         )
         .await?;
-    Ok(Json(document))
+    Ok(Json(document.into()))
 }

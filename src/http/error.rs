@@ -11,9 +11,7 @@ use axum::{
 use serde_json::json;
 
 use crate::{
-    store::{Document, StoreError},
-    thread_id::InvalidThreadId,
-    workspace::WorkspaceError,
+    store::StoreError, thread_id::InvalidThreadId, wire::Document, workspace::WorkspaceError,
 };
 
 /// The `Retry-After` (seconds) of an answer given while the database is unavailable: long
@@ -223,7 +221,7 @@ impl From<WorkspaceError> for ApiError {
             WorkspaceError::Mismatch(_) => ApiError::Unprocessable(message),
             WorkspaceError::StaleDocument { current, .. } => ApiError::StaleDocument {
                 message,
-                document: current,
+                document: current.into(),
             },
             WorkspaceError::Conflicts { conflicts, .. } => {
                 ApiError::Conflicts { message, conflicts }

@@ -76,14 +76,9 @@ async fn events(
         None => query.last_event_id,
     };
     state.workspaces().thread(&id).await?;
-    let stream = subscribe(
-        state.db().clone(),
-        state.bus().clone(),
-        id.as_str(),
-        last_seen,
-    )
-    .await
-    .map_err(|err| ApiError::Store(err.0))?;
+    let stream = subscribe(state.db().clone(), state.bus().clone(), &id, last_seen)
+        .await
+        .map_err(|err| ApiError::Store(err.0))?;
     // The stream is polled after the handler returned, outside the request's span.
     let thread = id.clone();
     let sse = stream

@@ -22,7 +22,8 @@ use super::{
 };
 use crate::{
     ThreadId,
-    store::{Thread, Workspace},
+    store::Workspace,
+    wire::Thread,
     workspace::{DocumentDiff, HistoryPage, RevertConflict, recording::to_jsonl},
 };
 
@@ -250,7 +251,7 @@ async fn fork(
         .fork(&path.thread_id, body.at, id, body.title.as_deref())
         .await?;
     let thread = state.people().annotate(state.principal(), thread).await?;
-    Ok((StatusCode::CREATED, Json(thread)))
+    Ok((StatusCode::CREATED, Json(thread.into())))
 }
 
 #[utoipa::path(
@@ -338,5 +339,5 @@ async fn import(
     let id = query.id.as_deref().map(ThreadId::parse).transpose()?;
     let thread = state.workspaces().import(text, id).await?;
     let thread = state.people().annotate(state.principal(), thread).await?;
-    Ok((StatusCode::CREATED, Json(thread)))
+    Ok((StatusCode::CREATED, Json(thread.into())))
 }

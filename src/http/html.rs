@@ -4,7 +4,7 @@
 //!
 //! Rendering on the server keeps one Markdown dialect and one sanitiser for every client, and
 //! keeps a Markdown library and an HTML sanitiser out of the page. Without `?html=true` the
-//! views serialize exactly as the stored rows do. Large inputs render on the blocking pool, so
+//! views serialize exactly as `crate::wire`'s shapes do. Large inputs render on the blocking pool, so
 //! a multi-megabyte document does not hold up a runtime worker (and the event streams on it),
 //! and a render whose request goes away (the client hung up) stops at its next parser event.
 
@@ -18,12 +18,12 @@ use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::guards::{Authorized, UseServer};
+use super::wire::{MessageRecord, TurnRecord};
 use super::{error::ApiError, extract::Json, schema::BodyErrors, state::AppState};
 use crate::{
     markdown::{to_safe_html, to_safe_html_until},
-    store::{
-        ArtifactSummary, Document, MessageRecord, PlanStep, Preference, StoredTurn, Workspace,
-    },
+    store::{self, StoredTurn},
+    wire::{ArtifactSummary, Document, PlanStep, Preference},
 };
 
 /// Markdown at least this long (in bytes, all inputs of one request together) renders on the
@@ -141,9 +141,10 @@ async fn render_one(markdown: String) -> Result<String, ApiError> {
 
 /// The document view, rendered when `param` asks.
 pub(super) async fn document_view(
-    document: Document,
+    document: store::Document,
     param: HtmlParam,
 ) -> Result<DocumentView, ApiError> {
+    let document = Document::from(document);
     let html = if param.html {
         Some(render_one(document.content.clone()).await?)
     } else {
@@ -154,14 +155,14 @@ pub(super) async fn document_view(
 
 /// The workspace view, its document rendered when `param` asks.
 pub(super) async fn workspace_view(
-    workspace: Workspace,
+    workspace: store::Workspace,
     suggestions: (
         crate::workspace::DocumentMode,
         Vec<crate::workspace::ListedSuggestion>,
     ),
     param: HtmlParam,
 ) -> Result<WorkspaceView, ApiError> {
-    let Workspace {
+    let store::Workspace {
         objective,
         document,
         plan,
@@ -175,9 +176,9 @@ pub(super) async fn workspace_view(
     Ok(WorkspaceView {
         objective,
         document,
-        plan,
-        preferences,
-        artifacts,
+        plan: plan.into_iter().map(PlanStep::from).collect(),
+        preferences: preferences.into_iter().map(Preference::from).collect(),
+        artifacts: artifacts.into_iter().map(ArtifactSummary::from).collect(),
         document_mode: suggestions.0.as_str().to_string(),
         suggestions: suggestions
             .1
@@ -190,9 +191,10 @@ pub(super) async fn workspace_view(
 
 /// The conversation, the assistant's messages rendered (into their `html`) when `param` asks.
 pub(super) async fn render_turns(
-    mut turns: Vec<StoredTurn>,
+    turns: Vec<StoredTurn>,
     param: HtmlParam,
-) -> Result<Vec<StoredTurn>, ApiError> {
+) -> Result<Vec<TurnRecord>, ApiError> {
+    let mut turns: Vec<TurnRecord> = turns.into_iter().map(TurnRecord::from).collect();
     if !param.html {
         return Ok(turns);
     }
@@ -207,7 +209,7 @@ pub(super) async fn render_turns(
 }
 
 /// The assistant's messages of `turns`, in order.
-fn answers(turns: &mut [StoredTurn]) -> impl Iterator<Item = &mut MessageRecord> {
+fn answers(turns: &mut [TurnRecord]) -> impl Iterator<Item = &mut MessageRecord> {
     turns
         .iter_mut()
         .flat_map(|turn| &mut turn.messages)

@@ -42,6 +42,7 @@ mod threads;
 mod tools;
 pub mod ui;
 mod unread_body;
+mod wire;
 
 use std::{future::Future, sync::Arc};
 

@@ -19,10 +19,11 @@ use super::{
     guards::{SESSION_COOKIE, identify::session_key},
     schema::{BodyErrors, ErrorBody, PathErrors, ThreadPath},
     state::AppState,
+    wire::{self, Member, User},
 };
 use crate::{
     people::{Principal, SESSION_DAYS},
-    store::{Member, User},
+    store,
 };
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
@@ -112,7 +113,7 @@ struct UserWithToken {
 }
 
 impl UserWithToken {
-    fn new(user: User, token: String) -> Self {
+    fn new(user: store::User, token: String) -> Self {
         Self {
             id: user.id,
             name: user.name,
@@ -168,7 +169,10 @@ async fn session_state(
         Some(key) if accounts => people.session_user(&key).await?,
         _ => None,
     };
-    Ok(Json(SessionState { accounts, user }))
+    Ok(Json(SessionState {
+        accounts,
+        user: user.map(User::from),
+    }))
 }
 
 #[utoipa::path(
@@ -208,7 +212,7 @@ async fn sign_in(
         .secure(behind_tls(&headers))
         .max_age(cookie::time::Duration::days(SESSION_DAYS))
         .build();
-    let mut response = Json(user).into_response();
+    let mut response = Json(User::from(user)).into_response();
     set_cookie(&mut response, &cookie);
     Ok(response)
 }
@@ -265,7 +269,7 @@ async fn me(Authorized(state, _): Authorized<UseServer>) -> Json<Me> {
 async fn list_users(
     Authorized(state, _): Authorized<Administer>,
 ) -> Result<Json<Vec<User>>, ApiError> {
-    Ok(Json(state.people().users().await?))
+    Ok(Json(wire::list(state.people().users().await?)))
 }
 
 #[utoipa::path(
@@ -369,7 +373,9 @@ async fn members(
     Path(path): Path<ThreadPath>,
 ) -> Result<Json<Vec<Member>>, ApiError> {
     state.workspaces().thread(&path.thread_id).await?;
-    Ok(Json(state.people().members(&path.thread_id).await?))
+    Ok(Json(wire::list(
+        state.people().members(&path.thread_id).await?,
+    )))
 }
 
 #[utoipa::path(
@@ -393,12 +399,12 @@ async fn share(
     Json(body): Json<Share>,
 ) -> Result<Json<Vec<Member>>, ApiError> {
     state.workspaces().thread(&path.thread_id).await?;
-    Ok(Json(
+    Ok(Json(wire::list(
         state
             .people()
             .share(&path.thread_id, &path.name, &body.role)
             .await?,
-    ))
+    )))
 }
 
 #[utoipa::path(
@@ -419,9 +425,9 @@ async fn unshare(
     Path(path): Path<MemberPath>,
 ) -> Result<Json<Vec<Member>>, ApiError> {
     state.workspaces().thread(&path.thread_id).await?;
-    Ok(Json(
+    Ok(Json(wire::list(
         state.people().unshare(&path.thread_id, &path.name).await?,
-    ))
+    )))
 }
 
 /// The peer's address, when the server was started with it (`haico::http::serve` is).

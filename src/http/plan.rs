@@ -17,13 +17,14 @@ use serde::Deserialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::guards::{Authorized, Edit, Read};
+use super::wire;
 use super::{
     error::ApiError,
     extract::{Json, Path},
     schema::{BodyErrors, PathErrors, StepPath, ThreadPath},
     state::AppState,
 };
-use crate::{store::PlanStep, workspace::StepPlacement};
+use crate::{wire::PlanStep, workspace::StepPlacement};
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -70,7 +71,9 @@ async fn list_steps(
     Authorized(state, _): Authorized<Read>,
     Path(path): Path<ThreadPath>,
 ) -> Result<Json<Vec<PlanStep>>, ApiError> {
-    Ok(Json(state.workspaces().plan(&path.thread_id).await?))
+    Ok(Json(wire::list(
+        state.workspaces().plan(&path.thread_id).await?,
+    )))
 }
 
 #[utoipa::path(
@@ -97,7 +100,7 @@ async fn create_step(
         .workspaces()
         .add_step(&path.thread_id, &body.text, placement)
         .await?;
-    Ok((StatusCode::CREATED, Json(step)))
+    Ok((StatusCode::CREATED, Json(step.into())))
 }
 
 #[utoipa::path(
@@ -128,7 +131,7 @@ async fn update_step(
             body.done,
         )
         .await?;
-    Ok(Json(step))
+    Ok(Json(step.into()))
 }
 
 #[utoipa::path(

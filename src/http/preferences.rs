@@ -15,7 +15,8 @@ use super::{
     state::AppState,
 };
 use crate::{
-    store::{Preference, PreferenceKind},
+    panels::PreferenceKind,
+    wire::Preference,
     workspace::{PreferenceChange, PreferenceDraft},
 };
 
@@ -73,7 +74,9 @@ async fn list_preferences(
     Authorized(state, _): Authorized<Read>,
     Path(path): Path<ThreadPath>,
 ) -> Result<Json<Vec<Preference>>, ApiError> {
-    Ok(Json(state.workspaces().preferences(&path.thread_id).await?))
+    Ok(Json(super::wire::list(
+        state.workspaces().preferences(&path.thread_id).await?,
+    )))
 }
 
 #[utoipa::path(
@@ -104,7 +107,7 @@ async fn create_preference(
         .workspaces()
         .create_preference(&path.thread_id, &draft, body.locked == Some(true))
         .await?;
-    Ok((StatusCode::CREATED, Json(preference)))
+    Ok((StatusCode::CREATED, Json(preference.into())))
 }
 
 #[utoipa::path(
@@ -136,7 +139,7 @@ async fn update_preference(
         .workspaces()
         .change_preference(&path.thread_id, path.preference_id, &change)
         .await?;
-    Ok(Json(preference))
+    Ok(Json(preference.into()))
 }
 
 #[utoipa::path(

@@ -8,7 +8,7 @@
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, IntoResponses, ToSchema};
 
-use crate::{ThreadId, store::Document};
+use crate::{ThreadId, wire::Document};
 
 /// The body of every error: `{"error": "<what went wrong and how to fix it>"}`.
 #[derive(Debug, Serialize, ToSchema)]

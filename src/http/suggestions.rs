@@ -17,7 +17,7 @@ use super::{
 };
 use crate::{
     ThreadId,
-    store::Document,
+    wire::Document,
     workspace::{SuggestionStatus, suggestions::SuggestionBody, suggestions::to_wire},
 };
 
@@ -108,7 +108,7 @@ async fn accept_suggestion(
         .await?;
     Ok(Json(AcceptedBody {
         suggestion: to_wire(&accepted.suggestion),
-        document: accepted.document,
+        document: accepted.document.into(),
     }))
 }
 

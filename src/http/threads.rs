@@ -12,7 +12,7 @@ use super::{
     schema::{BodyErrors, ErrorBody, PathErrors, ThreadPath},
     state::AppState,
 };
-use crate::{ThreadId, store::Thread};
+use crate::{ThreadId, wire::Thread};
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -100,7 +100,7 @@ async fn create_thread(
         .create_thread(&id, body.title.as_deref())
         .await?;
     let thread = state.people().annotate(state.principal(), thread).await?;
-    Ok((StatusCode::CREATED, Json(thread)))
+    Ok((StatusCode::CREATED, Json(thread.into())))
 }
 
 #[utoipa::path(
@@ -117,9 +117,8 @@ async fn list_threads(
     Authorized(state, _): Authorized<UseServer>,
 ) -> Result<Json<Vec<Thread>>, ApiError> {
     let threads = state.workspaces().threads().await?;
-    Ok(Json(
-        state.people().visible(state.principal(), threads).await?,
-    ))
+    let visible = state.people().visible(state.principal(), threads).await?;
+    Ok(Json(visible.into_iter().map(Thread::from).collect()))
 }
 
 #[utoipa::path(
@@ -139,9 +138,8 @@ async fn get_thread(
     Path(path): Path<ThreadPath>,
 ) -> Result<Json<Thread>, ApiError> {
     let thread = state.workspaces().thread(&path.thread_id).await?;
-    Ok(Json(
-        state.people().annotate(state.principal(), thread).await?,
-    ))
+    let thread = state.people().annotate(state.principal(), thread).await?;
+    Ok(Json(thread.into()))
 }
 
 #[utoipa::path(
@@ -188,9 +186,8 @@ async fn rename_thread(
         .workspaces()
         .change_thread(&path.thread_id, change)
         .await?;
-    Ok(Json(
-        state.people().annotate(state.principal(), thread).await?,
-    ))
+    let thread = state.people().annotate(state.principal(), thread).await?;
+    Ok(Json(thread.into()))
 }
 
 #[utoipa::path(

@@ -24,6 +24,7 @@ use crate::{
     ThreadId,
     charts::svg::{self, RenderError},
     panels::Panel,
+    wire,
     workspace::{ArtifactQuery, View, WorkspaceError, Workspaces, empty_document},
 };
 
@@ -260,10 +261,16 @@ async fn read_in(
         Target::Panel(panel) => {
             let value = match panel {
                 Panel::Objective => json!({ "objective": view.objective().await? }),
-                Panel::Document => to_json(&view.document().await?.unwrap_or_else(empty_document)),
-                Panel::Plan => to_json(&view.plan().await?),
-                Panel::Preferences => to_json(&view.preferences().await?),
-                Panel::Artifacts => to_json(&view.artifacts(&ArtifactQuery::panel()).await?),
+                Panel::Document => to_json(&wire::Document::from(
+                    view.document().await?.unwrap_or_else(empty_document),
+                )),
+                Panel::Plan => to_json(&wire::list::<_, wire::PlanStep>(view.plan().await?)),
+                Panel::Preferences => to_json(&wire::list::<_, wire::Preference>(
+                    view.preferences().await?,
+                )),
+                Panel::Artifacts => to_json(&wire::list::<_, wire::ArtifactSummary>(
+                    view.artifacts(&ArtifactQuery::panel()).await?,
+                )),
                 Panel::Suggestions => {
                     let mode = view.document_mode().await?;
                     let listed = view.suggestions(None).await?;
@@ -287,13 +294,13 @@ async fn read_in(
         )
         .with_mime_type(JSON_MIME),
         Target::Revision(rev) => {
-            ResourceContents::text(to_json(&view.snapshot_at(rev).await?).to_string(), uri)
-                .with_mime_type(JSON_MIME)
+            let snapshot = wire::Workspace::from(view.snapshot_at(rev).await?);
+            ResourceContents::text(to_json(&snapshot).to_string(), uri).with_mime_type(JSON_MIME)
         }
         Target::Artifact(id) | Target::ChartSvg(id) => {
             let artifact = view.artifact(id).await?;
             if matches!(parsed.target, Target::Artifact(_)) {
-                ResourceContents::text(to_json(&artifact).to_string(), uri)
+                ResourceContents::text(to_json(&wire::Artifact::from(artifact)).to_string(), uri)
                     .with_mime_type(JSON_MIME)
             } else {
                 match svg::render_artifact(&artifact.summary.artifact_type, &artifact.payload) {

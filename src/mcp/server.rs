@@ -157,7 +157,7 @@ impl HaicoMcp {
             return Ok(());
         }
         let db = self.runtime.database().clone();
-        let events = subscribe(db, self.runtime.bus().clone(), thread.as_str(), None)
+        let events = subscribe(db, self.runtime.bus().clone(), &thread, None)
             .await
             .map_err(|err| resources::storage_error(err.0.into()))?;
         let session = stored.as_ref().map(|(_, id)| id.clone());
@@ -394,7 +394,7 @@ impl ServerHandler for HaicoMcp {
         if let Some(thread) = thread {
             let db = self.runtime.database().clone();
             let id = thread.clone();
-            let task = tokio::spawn(async move { last_seq(&db, id.as_str()).await });
+            let task = tokio::spawn(async move { last_seq(&db, &id).await });
             if let Ok(mut baselines) = self.baselines.lock() {
                 baselines.push((thread, task));
             }
@@ -415,7 +415,7 @@ impl ServerHandler for HaicoMcp {
         let events = subscribe(
             self.runtime.database().clone(),
             self.runtime.bus().clone(),
-            thread.as_str(),
+            &thread,
             last_seen,
         )
         .await

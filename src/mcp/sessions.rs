@@ -113,7 +113,7 @@ impl McpSessions {
         };
         if record.last_used_at < self.oldest_live(now) {
             let mut repo = self.db.begin_write().await?;
-            let done = repo.delete_mcp_session(id, None).await;
+            let done = repo.mcp_sessions().delete_mcp_session(id, None).await;
             finish(repo, done).await?;
             return Ok(Standing::Gone);
         }
@@ -123,7 +123,7 @@ impl McpSessions {
         let touch_every = chrono::Duration::from_std(TOUCH_EVERY).unwrap_or_default();
         if now - record.last_used_at >= touch_every {
             let mut repo = self.db.begin_write().await?;
-            let done = repo.touch_mcp_session(id, now).await;
+            let done = repo.mcp_sessions().touch_mcp_session(id, now).await;
             finish(repo, done).await?;
         }
         Ok(Standing::Live)
@@ -132,7 +132,7 @@ impl McpSessions {
     /// The stored session `id`, whatever its age.
     async fn record(&self, id: &str) -> Result<Option<McpSessionRecord>, StoreError> {
         let mut repo = self.db.begin_read().await?;
-        let found = repo.mcp_session(id).await;
+        let found = repo.mcp_sessions().mcp_session(id).await;
         let _ = repo.rollback().await;
         found
     }
@@ -141,14 +141,14 @@ impl McpSessions {
     pub async fn prune(&self) -> Result<u64, McpSessionError> {
         let oldest = self.oldest_live(Utc::now());
         let mut repo = self.db.begin_write().await?;
-        let done = repo.prune_mcp_sessions(oldest).await;
+        let done = repo.mcp_sessions().prune_mcp_sessions(oldest).await;
         Ok(finish(repo, done).await?)
     }
 
     /// The URIs the session `id` subscribed to.
     pub async fn subscriptions(&self, id: &str) -> Result<HashSet<String>, McpSessionError> {
         let mut repo = self.db.begin_read().await?;
-        let found = repo.mcp_subscriptions(id).await;
+        let found = repo.mcp_sessions().mcp_subscriptions(id).await;
         let _ = repo.rollback().await;
         Ok(found?.into_iter().collect())
     }
@@ -156,14 +156,14 @@ impl McpSessions {
     /// Subscribes the session `id` to `uri`; false if the session is not stored.
     pub async fn subscribe(&self, id: &str, uri: &str) -> Result<bool, McpSessionError> {
         let mut repo = self.db.begin_write().await?;
-        let done = repo.add_mcp_subscription(id, uri).await;
+        let done = repo.mcp_sessions().add_mcp_subscription(id, uri).await;
         Ok(finish(repo, done).await?)
     }
 
     /// Unsubscribes the session `id` from `uri`.
     pub async fn unsubscribe(&self, id: &str, uri: &str) -> Result<(), McpSessionError> {
         let mut repo = self.db.begin_write().await?;
-        let done = repo.remove_mcp_subscription(id, uri).await;
+        let done = repo.mcp_sessions().remove_mcp_subscription(id, uri).await;
         Ok(finish(repo, done).await?)
     }
 
@@ -179,9 +179,10 @@ impl McpSessions {
         let now = Utc::now();
         let oldest = self.oldest_live(now);
         let mut repo = self.db.begin_write().await?;
-        let done = match repo.prune_mcp_sessions(oldest).await {
+        let done = match repo.mcp_sessions().prune_mcp_sessions(oldest).await {
             Ok(_) => {
-                repo.save_mcp_session(id, thread.as_str(), &state, now)
+                repo.mcp_sessions()
+                    .save_mcp_session(id, thread, &state, now)
                     .await
             }
             Err(err) => Err(err),
@@ -210,6 +211,7 @@ impl McpSessions {
     pub async fn end(&self, id: &str, thread: Option<&ThreadId>) -> Result<bool, McpSessionError> {
         let mut repo = self.db.begin_write().await?;
         let done = repo
+            .mcp_sessions()
             .delete_mcp_session(id, thread.map(ThreadId::as_str))
             .await;
         Ok(finish(repo, done).await?)

@@ -26,6 +26,7 @@ impl People {
         let made = async {
             let role = if admin { ADMIN } else { MEMBER };
             let user = repo
+                .people()
                 .create_user(name, role, password_hash.as_deref(), &digest(&token))
                 .await
                 .map_err(|err| match err {
@@ -36,6 +37,7 @@ impl People {
                 })?;
             if admin {
                 let first = repo
+                    .people()
                     .users()
                     .await?
                     .iter()
@@ -43,7 +45,7 @@ impl People {
                     .count()
                     == 1;
                 if first {
-                    repo.adopt_ownerless_threads(user.id).await?;
+                    repo.people().adopt_ownerless_threads(user.id).await?;
                 }
             }
             Ok::<User, PeopleError>(user)
@@ -65,7 +67,7 @@ impl People {
     /// Every account.
     pub async fn users(&self) -> Result<Vec<User>, PeopleError> {
         let mut repo = self.db.begin_read().await?;
-        let users = repo.users().await;
+        let users = repo.people().users().await;
         let _ = repo.rollback().await;
         Ok(users?)
     }
@@ -77,7 +79,7 @@ impl People {
         let name = name.to_string();
         self.write(|repo| {
             Box::pin(async move {
-                match repo.remove_user(&name).await? {
+                match repo.people().remove_user(&name).await? {
                     true => Ok(()),
                     false => Err(no_account(&name)),
                 }
@@ -97,7 +99,8 @@ impl People {
         let user = self
             .write(|repo| {
                 Box::pin(async move {
-                    repo.set_token(&name, &digest)
+                    repo.people()
+                        .set_token(&name, &digest)
                         .await?
                         .ok_or_else(|| no_account(&name))
                 })
@@ -109,7 +112,7 @@ impl People {
     /// The account named `name`.
     pub async fn user_named(&self, name: &str) -> Result<Option<User>, PeopleError> {
         let mut repo = self.db.begin_read().await?;
-        let user = repo.user_named(name).await;
+        let user = repo.people().user_named(name).await;
         let _ = repo.rollback().await;
         Ok(user?)
     }
@@ -120,7 +123,7 @@ impl People {
             return Ok(None);
         }
         let mut repo = self.db.begin_read().await?;
-        let user = repo.user_by_token(&digest(token)).await;
+        let user = repo.people().user_by_token(&digest(token)).await;
         let _ = repo.rollback().await;
         Ok(user?)
     }

@@ -187,7 +187,7 @@ impl People {
             *last = Some(Instant::now());
         }
         let mut repo = self.db.begin_read().await?;
-        let any = repo.any_user().await;
+        let any = repo.people().any_user().await;
         let _ = repo.rollback().await;
         let any = any?;
         if any {

@@ -17,7 +17,7 @@ impl People {
             return Err(PeopleError::WrongPassword);
         }
         let mut repo = self.db.begin_read().await?;
-        let found = repo.user_for_sign_in(name).await;
+        let found = repo.people().user_for_sign_in(name).await;
         let _ = repo.rollback().await;
         let found = found?;
         // Unknown names and token-only accounts are checked against a decoy, so every wrong
@@ -46,8 +46,9 @@ impl People {
         self.write(|repo| {
             Box::pin(async move {
                 // Each sign-in also forgets the sessions that have ended.
-                repo.prune_sessions().await?;
+                repo.people().prune_sessions().await?;
                 Ok(repo
+                    .people()
                     .create_session(&session_digest, user_id, expires)
                     .await?)
             })
@@ -59,7 +60,7 @@ impl People {
     /// The person a session key belongs to, while it is neither expired nor ended.
     pub async fn session_user(&self, key: &str) -> Result<Option<User>, PeopleError> {
         let mut repo = self.db.begin_read().await?;
-        let user = repo.session_user(&digest(key)).await;
+        let user = repo.people().session_user(&digest(key)).await;
         let _ = repo.rollback().await;
         Ok(user?)
     }
@@ -67,7 +68,9 @@ impl People {
     /// Ends a session on the server (the cookie stops working even if kept).
     pub async fn sign_out(&self, key: &str) -> Result<(), PeopleError> {
         let session_digest = digest(key);
-        self.write(|repo| Box::pin(async move { Ok(repo.revoke_session(&session_digest).await?) }))
-            .await
+        self.write(|repo| {
+            Box::pin(async move { Ok(repo.people().revoke_session(&session_digest).await?) })
+        })
+        .await
     }
 }

@@ -8,11 +8,12 @@ impl People {
         let mut repo = self.db.begin_read().await?;
         let owner = async {
             match repo
-                .get_thread(thread.as_str())
+                .threads()
+                .get_thread(thread)
                 .await?
                 .and_then(|t| t.owner)
             {
-                Some(name) => repo.user_named(&name).await,
+                Some(name) => repo.people().user_named(&name).await,
                 None => Ok(None),
             }
         }
@@ -44,11 +45,13 @@ impl People {
         let result = match principal {
             Principal::Anonymous => Ok(Some(Access::None)),
             Principal::Local | Principal::AdminToken => repo
-                .get_thread(thread.as_str())
+                .threads()
+                .get_thread(thread)
                 .await
                 .map(|found| found.map(|_| Access::Owner)),
             Principal::User(user) => {
-                repo.thread_access(thread.as_str(), user.id)
+                repo.people()
+                    .thread_access(thread, user.id)
                     .await
                     .map(|found| {
                         found.map(|(owner, role)| match (owner, role.as_deref()) {
@@ -84,7 +87,7 @@ impl People {
                 .collect());
         }
         let mut repo = self.db.begin_read().await?;
-        let roles = repo.visible_threads(user.id).await;
+        let roles = repo.people().visible_threads(user.id).await;
         let _ = repo.rollback().await;
         let roles: std::collections::HashMap<String, String> = roles?.into_iter().collect();
         Ok(threads
@@ -116,7 +119,7 @@ impl People {
     /// The thread's owner and members.
     pub async fn members(&self, thread: &ThreadId) -> Result<Vec<Member>, PeopleError> {
         let mut repo = self.db.begin_read().await?;
-        let members = repo.members(thread.as_str()).await;
+        let members = repo.people().members(thread).await;
         let _ = repo.rollback().await;
         Ok(members?)
     }
@@ -134,22 +137,23 @@ impl People {
                 "`role` is {role:?}: share as \"viewer\" (reads everything) or \"editor\" (also edits)"
             )));
         }
-        let id = thread.to_string();
+        let id = thread.clone();
         let (name, role) = (name.to_string(), role.to_string());
         self.write(|repo| {
             Box::pin(async move {
                 let user = repo
+                    .people()
                     .user_named(&name)
                     .await?
                     .ok_or_else(|| no_account(&name))?;
-                if let Some((Some(owner), _)) = repo.thread_access(&id, user.id).await?
+                if let Some((Some(owner), _)) = repo.people().thread_access(&id, user.id).await?
                     && owner == user.id
                 {
                     return Err(PeopleError::Invalid(format!(
                         "`{name}` owns this thread already"
                     )));
                 }
-                repo.set_member(&id, user.id, &role).await?;
+                repo.people().set_member(&id, user.id, &role).await?;
                 Ok(())
             })
         })
@@ -161,15 +165,16 @@ impl People {
     /// Stops sharing a thread with the account `name`.
     pub async fn unshare(&self, thread: &ThreadId, name: &str) -> Result<Vec<Member>, PeopleError> {
         checked_name(name)?;
-        let id = thread.to_string();
+        let id = thread.clone();
         let name = name.to_string();
         self.write(|repo| {
             Box::pin(async move {
                 let user = repo
+                    .people()
                     .user_named(&name)
                     .await?
                     .ok_or_else(|| no_account(&name))?;
-                match repo.remove_member(&id, user.id).await? {
+                match repo.people().remove_member(&id, user.id).await? {
                     true => Ok(()),
                     false => Err(PeopleError::NotFound(format!(
                         "the thread is not shared with `{name}`"

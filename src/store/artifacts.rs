@@ -3,11 +3,13 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use super::repository::repository;
 use super::{
     Artifact, ArtifactSummary, Context, StoreError,
     query::{OnThread, params, row_shape},
-    repository::{Transaction, now},
+    repository::now,
 };
+use crate::ThreadId;
 use crate::panels::Panel;
 
 struct ArtifactRow {
@@ -27,11 +29,17 @@ row_shape!(ArtifactRow {
     payload,
 });
 
-impl Transaction {
+repository!(
+    /// Artifacts: charts and other typed outputs.
+    ArtifactsRepo,
+    artifacts
+);
+
+impl ArtifactsRepo<'_> {
     /// Stores an artifact and returns its id.
     pub async fn add_artifact(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         artifact_type: &str,
         title: Option<&str>,
         payload: &Value,
@@ -55,7 +63,7 @@ impl Transaction {
     /// The thread's artifacts, newest first, optionally of one type, at most `limit`.
     pub async fn list_artifacts(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         artifact_type: Option<&str>,
         limit: i64,
     ) -> Result<Vec<ArtifactSummary>, StoreError> {
@@ -74,7 +82,7 @@ impl Transaction {
     /// exist: what a read-only tool needs.
     pub async fn artifacts_on_thread(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         artifact_type: Option<&str>,
         limit: i64,
     ) -> Result<Option<(i64, Vec<ArtifactSummary>)>, StoreError> {
@@ -86,7 +94,7 @@ impl Transaction {
                    WHERE thread_id = $1 AND ($2 IS NULL OR artifact_type = $2) \
                    ORDER BY id DESC LIMIT $3) a ON TRUE \
                  WHERE t.id = $1 ORDER BY a.id DESC",
-                &params![thread_id, artifact_type, limit],
+                &params![thread_id.as_str(), artifact_type, limit],
             )
             .await
             .context("listing artifacts")?;
@@ -97,7 +105,7 @@ impl Transaction {
     /// artifact), read in one statement, or `None` when the thread does not exist.
     pub async fn artifact_on_thread(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         id: i64,
     ) -> Result<Option<(i64, Option<Artifact>)>, StoreError> {
         let rows: Vec<OnThread<ArtifactRow>> = self
@@ -107,7 +115,7 @@ impl Transaction {
                    SELECT id, artifact_type, title, turn_index, created_at, payload \
                    FROM artifacts WHERE thread_id = $1 AND id = $2) a ON TRUE \
                  WHERE t.id = $1",
-                &params![thread_id, id],
+                &params![thread_id.as_str(), id],
             )
             .await
             .context("reading an artifact")?;
@@ -130,7 +138,7 @@ impl Transaction {
     /// One artifact of this thread; another thread's id finds nothing.
     pub async fn get_artifact(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         id: i64,
     ) -> Result<Option<Artifact>, StoreError> {
         let row: Option<ArtifactRow> = self

@@ -9,11 +9,13 @@
 //! The counter row (`event_seqs`) stays locked until the transaction ends, so revision and
 //! event numbers are handed out in commit order: a reader never sees 7 committed before 6.
 
+use super::history::HistoryRepo;
 use super::{
     Chain, Context, NewEvent, NewRevision, PanelWrite, StoreError, StoredEvent,
     query::params,
-    repository::{Backend, Transaction, now},
+    repository::{Backend, now},
 };
+use crate::ThreadId;
 use chrono::{DateTime, Utc};
 
 /// What to log for a change about to commit.
@@ -105,11 +107,11 @@ const POSTGRES: &str = "\
     SELECT s.last_seq AS a, s.last_rev AS b, p.chain_len AS c, p.chain_bytes AS d, \
       p.base_bytes AS e FROM s LEFT JOIN p ON TRUE";
 
-impl Transaction {
+impl HistoryRepo<'_> {
     /// Writes `log` for the thread in this transaction, in one round trip.
     pub async fn log_change(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         log: ChangeLog<'_>,
     ) -> Result<LoggedChange, StoreError> {
         if log.revision.is_none() && log.events.is_empty() && !log.touch {

@@ -2,18 +2,20 @@
 //! thread can be reloaded, replayed and studied.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 use serde_json::Value;
 
+use crate::usage::TurnUsage;
+
+use super::repository::repository;
 use super::{
-    Context, StoreError, TurnLease, TurnUsage,
+    Context, StoreError, TurnLease,
     query::{params, row_shape},
-    repository::{Transaction, now},
+    repository::now,
 };
+use crate::ThreadId;
 
 /// How a turn ended (or that it has not).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TurnStatus {
     /// The agent is still working.
     Running,
@@ -38,11 +40,9 @@ impl TurnStatus {
 }
 
 /// One recorded tool call of a turn (a "step" on the wire).
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
-#[schema(as = ToolCallRecord)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StoredToolCall {
     /// Position in the turn, from 1 (`step_index` on the wire).
-    #[serde(rename = "step_index")]
     pub call_index: i64,
     /// The tool's name as the model called it.
     pub tool: String,
@@ -61,7 +61,7 @@ pub struct StoredToolCall {
 }
 
 /// A message of the conversation.
-#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct MessageRecord {
     /// Message id.
     pub id: i64,
@@ -74,20 +74,11 @@ pub struct MessageRecord {
     /// Who wrote it: the person, for a user message sent while signed in (absent in
     /// one-person mode and for the agent's answers).
     #[sqlx(rename = "by_name")]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
     pub by: Option<String>,
-    /// The text rendered to sanitised HTML; never stored, filled in only by
-    /// `GET …/messages?html=true`, on the assistant's messages.
-    #[sqlx(skip)]
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
-    pub html: Option<String>,
 }
 
 /// One turn with everything that happened in it.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
-#[schema(as = TurnRecord)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StoredTurn {
     /// The turn's number in its thread, from 1.
     pub turn_index: i64,
@@ -102,7 +93,6 @@ pub struct StoredTurn {
     /// The user's message and the agent's answer, in order.
     pub messages: Vec<MessageRecord>,
     /// The tool calls, in order (`steps` on the wire).
-    #[serde(rename = "steps")]
     pub tool_calls: Vec<StoredToolCall>,
     /// What the turn cost in model tokens and time, once it has ended (`null` while it runs,
     /// and for turns recorded before haico counted tokens).
@@ -145,7 +135,7 @@ row_shape!(MessageRecord {
     content: String,
     created_at: DateTime<Utc>,
     by_name: Option<String>,
-} => MessageRecord { id, role, content, created_at, by: by_name, html: None });
+} => MessageRecord { id, role, content, created_at, by: by_name });
 
 row_shape!(TurnRow {
     turn_index: i64,
@@ -165,7 +155,7 @@ row_shape!(MessageRow {
     by_name: Option<String>,
 } => MessageRow {
     turn_index,
-    message: MessageRecord { id, role, content, created_at, by: by_name, html: None },
+    message: MessageRecord { id, role, content, created_at, by: by_name },
 });
 
 row_shape!(ToolCallRow {
@@ -211,16 +201,22 @@ pub struct NewToolCall<'a> {
     pub duration_ms: f64,
 }
 
-impl Transaction {
+repository!(
+    /// The conversation: turns, messages and tool calls.
+    TurnsRepo,
+    turns
+);
+
+impl TurnsRepo<'_> {
     /// Opens the thread's next turn as `running`, held by `lease`, and returns its index. At
     /// most one turn per thread runs at a time, enforced by a unique index: a second one is
     /// [`StoreError::AlreadyExists`]. `None` when the thread does not exist.
     pub async fn open_turn(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         lease: TurnLease<'_>,
     ) -> Result<Option<i64>, StoreError> {
-        let Some(turn) = self.begin_turn(thread_id).await? else {
+        let Some(turn) = self.threads().begin_turn(thread_id).await? else {
             return Ok(None);
         };
         let at = now();
@@ -245,7 +241,7 @@ impl Transaction {
     /// ended it because its lease ran out), in which case nothing changed.
     pub async fn close_turn(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         turn_index: i64,
         status: TurnStatus,
         error: Option<&str>,
@@ -274,7 +270,7 @@ impl Transaction {
     /// Stores a message of a turn, written by the person named `by` when known.
     pub async fn add_message(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         turn_index: i64,
         role: &str,
         content: &str,
@@ -295,7 +291,7 @@ impl Transaction {
     /// Stores a tool call of a turn.
     pub async fn add_tool_call(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         call: NewToolCall<'_>,
     ) -> Result<(), StoreError> {
         let at = now();
@@ -324,7 +320,10 @@ impl Transaction {
     }
 
     /// The conversation: every turn with its messages and tool calls, oldest first.
-    pub async fn conversation(&mut self, thread_id: &str) -> Result<Vec<StoredTurn>, StoreError> {
+    pub async fn conversation(
+        &mut self,
+        thread_id: &ThreadId,
+    ) -> Result<Vec<StoredTurn>, StoreError> {
         let turns: Vec<TurnRow> = self
             .fetch_all(
                 "SELECT turn_index, status, error, started_at, finished_at, usage FROM turns \
@@ -391,7 +390,7 @@ impl Transaction {
     /// model's history.
     pub async fn history(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         before_turn: i64,
     ) -> Result<Vec<(i64, String, String)>, StoreError> {
         let rows: Vec<(i64, String, String)> = self

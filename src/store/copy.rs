@@ -4,24 +4,28 @@
 
 use chrono::{DateTime, Utc};
 
+use super::repository::repository;
 use super::{
-    Artifact, Context, Document, PlanStep, Preference, StoreError, Thread,
-    journal::ListOp,
-    models::ThreadRow,
-    plan::KEY_GAP,
-    query::params,
-    repository::{Transaction, now},
+    Artifact, Context, Document, PlanStep, Preference, StoreError, Thread, journal::ListOp,
+    models::ThreadRow, plan::KEY_GAP, query::params, repository::now,
 };
+use crate::ThreadId;
 use crate::panels::Panel;
 
-impl Transaction {
+repository!(
+    /// The raw writes of a fork.
+    ForksRepo,
+    forks
+);
+
+impl ForksRepo<'_> {
     /// Creates a thread that records where it was forked from.
     pub async fn create_fork(
         &mut self,
-        id: &str,
+        id: &ThreadId,
         title: &str,
         turn_index: i64,
-        from: (&str, i64),
+        from: (&ThreadId, i64),
     ) -> Result<Thread, StoreError> {
         let at = now();
         let row: Option<ThreadRow> = self
@@ -43,7 +47,7 @@ impl Transaction {
     /// returns them with their new ids.
     pub async fn copy_plan(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         steps: &[PlanStep],
     ) -> Result<Vec<PlanStep>, StoreError> {
         let at = now();
@@ -66,7 +70,7 @@ impl Transaction {
     /// Writes `items` (locks included) as the preferences of an empty thread, in order.
     pub async fn copy_preferences(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         items: &[Preference],
     ) -> Result<Vec<Preference>, StoreError> {
         let at = now();
@@ -89,7 +93,7 @@ impl Transaction {
     /// Copies an artifact (payload, type, title, turn, time) into another thread.
     pub async fn copy_artifact(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         artifact: &Artifact,
     ) -> Result<i64, StoreError> {
         let payload = serde_json::to_string(&artifact.payload)?;
@@ -104,10 +108,11 @@ impl Transaction {
     /// Writes a document whole into a thread without one.
     pub async fn copy_document(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         document: &Document,
     ) -> Result<(), StoreError> {
-        self.set_document(thread_id, Some((&document.title, &document.content)))
+        self.documents()
+            .set_document(thread_id, Some((&document.title, &document.content)))
             .await?;
         Ok(())
     }
@@ -117,8 +122,8 @@ impl Transaction {
     /// copied as cancelled. Sets `to`'s turn count and returns it.
     pub async fn copy_conversation(
         &mut self,
-        from: &str,
-        to: &str,
+        from: &ThreadId,
+        to: &ThreadId,
         up_to_turn: i64,
         until: DateTime<Utc>,
     ) -> Result<i64, StoreError> {

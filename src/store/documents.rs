@@ -4,12 +4,14 @@
 //! written: counting a 1 MB body in SQL takes about a millisecond, and both the append's
 //! answer and every prompt's excerpt need it.
 
+use super::repository::repository;
 use super::{
     Context, Document, StoreError,
     journal::{TextOp, splice},
     query::params,
-    repository::{Backend, Transaction, now},
+    repository::{Backend, now},
 };
+use crate::ThreadId;
 use crate::panels::Panel;
 
 /// The document's size after a write, in Unicode code points, and its new version.
@@ -21,9 +23,18 @@ pub struct DocumentWrite {
     pub version: i64,
 }
 
-impl Transaction {
+repository!(
+    /// The document panel.
+    DocumentsRepo,
+    documents
+);
+
+impl DocumentsRepo<'_> {
     /// The document, if one exists.
-    pub async fn get_document(&mut self, thread_id: &str) -> Result<Option<Document>, StoreError> {
+    pub async fn get_document(
+        &mut self,
+        thread_id: &ThreadId,
+    ) -> Result<Option<Document>, StoreError> {
         self.fetch_optional(
             "SELECT title, content, version FROM documents WHERE thread_id = $1",
             &params![thread_id],
@@ -33,7 +44,10 @@ impl Transaction {
     }
 
     /// The document's version, without reading its body.
-    pub async fn document_version(&mut self, thread_id: &str) -> Result<Option<i64>, StoreError> {
+    pub async fn document_version(
+        &mut self,
+        thread_id: &ThreadId,
+    ) -> Result<Option<i64>, StoreError> {
         let row: Option<(i64,)> = self
             .fetch_optional(
                 "SELECT version FROM documents WHERE thread_id = $1",
@@ -50,7 +64,7 @@ impl Transaction {
     /// writes back.
     pub async fn document_for_edit(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
     ) -> Result<Option<Document>, StoreError> {
         let sql = match self.backend() {
             Backend::Sqlite => "SELECT title, content, version FROM documents WHERE thread_id = $1",
@@ -66,7 +80,7 @@ impl Transaction {
     /// Appends to the body, creating the document when there is none.
     pub async fn append_document(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         text: &str,
     ) -> Result<DocumentWrite, StoreError> {
         let at = now();
@@ -94,7 +108,7 @@ impl Transaction {
     }
 }
 
-impl Transaction {
+impl DocumentsRepo<'_> {
     /// The user path's write: replaces the body (and the title when one is given) and returns
     /// the document as stored. With `expected_version` the write happens only when the stored
     /// version (0 when there is no document) equals it; the condition is part of the SQL
@@ -102,7 +116,7 @@ impl Transaction {
     /// stale and nothing was written.
     pub async fn put_document(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         content: &str,
         title: Option<&str>,
         expected_version: Option<i64>,
@@ -176,7 +190,10 @@ impl Transaction {
 
     /// The body, locked against other writers until this transaction ends (on SQLite the
     /// transaction holds the write lock already).
-    async fn document_for_update(&mut self, thread_id: &str) -> Result<Option<String>, StoreError> {
+    async fn document_for_update(
+        &mut self,
+        thread_id: &ThreadId,
+    ) -> Result<Option<String>, StoreError> {
         let sql = match self.backend() {
             Backend::Sqlite => "SELECT content FROM documents WHERE thread_id = $1",
             Backend::Postgres => "SELECT content FROM documents WHERE thread_id = $1 FOR UPDATE",
@@ -192,7 +209,7 @@ impl Transaction {
     /// version, so editors holding an older one notice.
     pub async fn set_document(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         document: Option<(&str, &str)>,
     ) -> Result<Option<Document>, StoreError> {
         let Some((title, content)) = document else {
@@ -235,7 +252,7 @@ impl Transaction {
     /// Writes the document exactly as given, version included (an import's present state).
     pub async fn write_document_exact(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         document: &Document,
     ) -> Result<(), StoreError> {
         let at = now();

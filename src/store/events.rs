@@ -4,11 +4,13 @@
 
 use serde::Serialize;
 
+use super::repository::repository;
 use super::{
     Context, Database, StoreError,
     query::{params, row_shape},
-    repository::{Backend, Transaction},
+    repository::Backend,
 };
+use crate::ThreadId;
 
 /// An event to append: its SSE name and its JSON data, already encoded.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -32,11 +34,17 @@ pub struct StoredEvent {
 
 row_shape!(StoredEvent { seq: i64, event: String, data: String } => StoredEvent { seq, event, data });
 
-impl Transaction {
+repository!(
+    /// The per-thread event log.
+    EventsRepo,
+    events
+);
+
+impl EventsRepo<'_> {
     /// Up to `limit` events of the thread after sequence number `after`, in order.
     pub async fn events_after(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         after: i64,
         limit: i64,
     ) -> Result<Vec<StoredEvent>, StoreError> {
@@ -53,7 +61,7 @@ impl Transaction {
     /// which panels changed since, without the (possibly large) records of tool calls.
     pub async fn workspace_events_after(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         after: i64,
     ) -> Result<Vec<String>, StoreError> {
         let rows: Vec<(String,)> = self
@@ -68,7 +76,7 @@ impl Transaction {
     }
 
     /// The thread's latest sequence number (0 before its first event).
-    pub async fn last_event_seq(&mut self, thread_id: &str) -> Result<i64, StoreError> {
+    pub async fn last_event_seq(&mut self, thread_id: &ThreadId) -> Result<i64, StoreError> {
         let row: Option<(i64,)> = self
             .fetch_optional(
                 "SELECT last_seq FROM event_seqs WHERE thread_id = $1",

@@ -10,14 +10,15 @@
 //! commit time, so they follow commit order like the event numbers.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 
+use super::repository::repository;
 use super::{
     ArtifactSummary, Context, StoreError,
     query::{params, row_shape},
-    repository::{Backend, Transaction, now},
+    repository::{Backend, now},
 };
-use crate::panels::PanelSet;
+use crate::ThreadId;
+use crate::panels::{Panel, PanelSet};
 
 /// A revision to record.
 #[derive(Debug, Clone, Copy)]
@@ -45,7 +46,7 @@ pub struct NewRevision<'a> {
 }
 
 /// A revision as stored and listed.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Revision {
     /// Its number in the thread, from 1.
     pub rev: i64,
@@ -62,8 +63,8 @@ pub struct Revision {
     pub tool: Option<String>,
     /// The agent's sentence on what it did and why.
     pub action_and_reasoning: Option<String>,
-    /// The panels it changed (`objective`, `document`, `plan`, `preferences`, `artifacts`).
-    pub panels: Vec<String>,
+    /// The panels it changed.
+    pub panels: PanelSet,
     /// What changed, in one line.
     pub summary: String,
     /// For a restore: the revision it went back to.
@@ -71,7 +72,6 @@ pub struct Revision {
     /// For an undone turn: that turn.
     pub reverted_turn: Option<i64>,
     /// The thread's turn counter when it was made (which turns a fork from here keeps).
-    #[serde(skip)]
     pub thread_turn: i64,
 }
 
@@ -131,13 +131,20 @@ impl TryFrom<RevisionRow> for Revision {
             turn_index: row.turn_index,
             tool: row.tool,
             action_and_reasoning: row.action_and_reasoning,
-            panels: serde_json::from_str(&row.panels)?,
+            panels: stored_panels(&row.panels)?,
             summary: row.summary,
             restored_from: row.restored_from,
             reverted_turn: row.reverted_turn,
             thread_turn: row.thread_turn,
         })
     }
+}
+
+/// The panels a revision row names (a JSON list of names, as [`PanelSet`] writes it). Every
+/// writer writes a `PanelSet`, so a name no panel has cannot occur; one would be left out.
+fn stored_panels(json: &str) -> Result<PanelSet, StoreError> {
+    let names: Vec<&str> = serde_json::from_str(json)?;
+    Ok(names.into_iter().filter_map(Panel::parse).collect())
 }
 
 /// One stored state or step of a panel's history.
@@ -179,9 +186,15 @@ pub struct PanelWrite<'a> {
     pub data: &'a str,
 }
 
-impl Transaction {
+repository!(
+    /// Revisions and panel records; the commit's change log (`change_log.rs`).
+    HistoryRepo,
+    history
+);
+
+impl HistoryRepo<'_> {
     /// The thread's latest revision (0 before its first change).
-    pub async fn last_revision(&mut self, thread_id: &str) -> Result<i64, StoreError> {
+    pub async fn last_revision(&mut self, thread_id: &ThreadId) -> Result<i64, StoreError> {
         let row: Option<(i64,)> = self
             .fetch_optional(
                 "SELECT last_rev FROM event_seqs WHERE thread_id = $1",
@@ -195,7 +208,7 @@ impl Transaction {
     /// Stores a revision row.
     pub async fn insert_revision(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         rev: i64,
         at: DateTime<Utc>,
         revision: &NewRevision<'_>,
@@ -230,7 +243,7 @@ impl Transaction {
     /// stands now.
     pub async fn record_panel_ops(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         panel: &str,
         rev: i64,
         data: &str,
@@ -256,7 +269,7 @@ impl Transaction {
     /// Stores (or turns the record of `rev` into) the panel's whole state.
     pub async fn record_panel_state(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         panel: &str,
         rev: i64,
         data: &str,
@@ -278,7 +291,7 @@ impl Transaction {
     /// Tags artifacts stored in this transaction with the revision that made them.
     pub async fn stamp_artifacts(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         ids: &[i64],
         rev: i64,
     ) -> Result<(), StoreError> {
@@ -297,7 +310,7 @@ impl Transaction {
     /// (if any) and every record after it up to `rev`, oldest first.
     pub async fn panel_records(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         panel: &str,
         rev: i64,
     ) -> Result<Vec<PanelRecord>, StoreError> {
@@ -316,7 +329,7 @@ impl Transaction {
     /// Revisions older than `before` (all when `None`), newest first, at most `limit`.
     pub async fn revisions(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         before: Option<i64>,
         limit: i64,
     ) -> Result<Vec<Revision>, StoreError> {
@@ -334,7 +347,7 @@ impl Transaction {
     /// Revisions from `from` to `to` (inclusive), oldest first.
     pub async fn revisions_between(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         from: i64,
         to: i64,
     ) -> Result<Vec<Revision>, StoreError> {
@@ -352,7 +365,7 @@ impl Transaction {
     /// The revisions an agent turn made, oldest first.
     pub async fn revisions_of_turn(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         turn_index: i64,
     ) -> Result<Vec<Revision>, StoreError> {
         let sql = format!(
@@ -370,7 +383,7 @@ impl Transaction {
     /// `thread_turn`, oldest first.
     pub async fn rewrites_since(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         thread_turn: i64,
     ) -> Result<Vec<Revision>, StoreError> {
         let sql = format!(
@@ -387,7 +400,7 @@ impl Transaction {
     /// The thread's artifacts as they stood at `rev`, newest first.
     pub async fn artifacts_at(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         rev: i64,
     ) -> Result<Vec<ArtifactSummary>, StoreError> {
         self.fetch_all(
@@ -401,7 +414,7 @@ impl Transaction {
 
     /// Bytes the thread's history takes in its own tables (revision rows and panel records),
     /// for the storage benchmark.
-    pub async fn history_bytes(&mut self, thread_id: &str) -> Result<i64, StoreError> {
+    pub async fn history_bytes(&mut self, thread_id: &ThreadId) -> Result<i64, StoreError> {
         let sql = match self.backend() {
             Backend::Sqlite => {
                 "SELECT CAST(COALESCE((SELECT SUM(length(CAST(data AS BLOB))) FROM panel_changes \

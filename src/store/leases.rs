@@ -6,11 +6,13 @@
 //! [`Transaction::expire_turn`]). Times are milliseconds since the Unix epoch on the
 //! writer's clock, so replicas' clocks must agree to well within a lease (NTP does).
 
+use super::repository::repository;
 use super::{
     Context, StoreError,
     query::{params, row_shape},
-    repository::{Transaction, now},
+    repository::now,
 };
+use crate::ThreadId;
 
 /// Who holds a turn, and until when.
 #[derive(Debug, Clone, Copy)]
@@ -60,7 +62,13 @@ pub fn now_ms() -> i64 {
     now().timestamp_millis()
 }
 
-impl Transaction {
+repository!(
+    /// Turn leases across replicas.
+    LeasesRepo,
+    leases
+);
+
+impl LeasesRepo<'_> {
     /// Extends the leases of `owner`'s running turns to `until_ms`; returns them, each with
     /// whether a cancel was requested for it.
     pub async fn renew_leases(
@@ -98,7 +106,7 @@ impl Transaction {
     /// was faster). The row lock makes this exactly-once across replicas.
     pub async fn expire_turn(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         turn_index: i64,
         now_ms: i64,
         reason: &str,
@@ -132,7 +140,7 @@ impl Transaction {
     /// the replica running it, or `None` when no turn runs.
     pub async fn request_cancel(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
     ) -> Result<Option<(i64, Option<String>)>, StoreError> {
         self.fetch_optional(
             "UPDATE turns SET cancel_requested = TRUE WHERE thread_id = $1 \

@@ -4,11 +4,12 @@
 
 use chrono::{DateTime, Utc};
 
+use super::repository::repository;
 use super::{
     Context, StoreError,
     query::{params, row_shape},
-    repository::Transaction,
 };
+use crate::ThreadId;
 
 /// A stored MCP session.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -33,13 +34,19 @@ row_shape!(McpSessionRecord {
     last_used_at: DateTime<Utc>,
 } => McpSessionRecord { id, thread_id, state, created_at, last_used_at });
 
-impl Transaction {
+repository!(
+    /// MCP sessions kept for every replica.
+    McpSessionsRepo,
+    mcp_sessions
+);
+
+impl McpSessionsRepo<'_> {
     /// Records a session opened on `thread_id` at `at` (a session id seen again replaces the
     /// old record).
     pub async fn save_mcp_session(
         &mut self,
         id: &str,
-        thread_id: &str,
+        thread_id: &ThreadId,
         state: &str,
         at: DateTime<Utc>,
     ) -> Result<(), StoreError> {

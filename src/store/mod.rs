@@ -1,7 +1,8 @@
 //! Storage: one repository API over SQLite and PostgreSQL.
 //!
 //! [`Database`] owns the pools and hands out [`Transaction`] values, each bound to one
-//! transaction. SQLite gets a single writer connection (so writes queue in-process instead of
+//! transaction; the queries are grouped by aggregate into repositories over it
+//! (`tx.plan()`, `tx.threads()`, …). SQLite gets a single writer connection (so writes queue in-process instead of
 //! spinning on the file lock) plus a few readers; PostgreSQL gets one pool. Migrations run when
 //! the database is opened.
 
@@ -34,7 +35,6 @@ mod sqlite;
 mod sqlite_build;
 mod suggestions;
 mod threads;
-mod usage;
 pub mod writer;
 
 use std::{
@@ -48,27 +48,41 @@ use sqlx::{
     postgres::{PgConnectOptions, PgPoolOptions},
 };
 
+pub use artifacts::ArtifactsRepo;
 pub use change_log::{ChangeLog, LoggedChange};
+pub use conversation::TurnsRepo;
 pub use conversation::{MessageRecord, NewToolCall, StoredToolCall, StoredTurn, TurnStatus};
+pub use copy::ForksRepo;
 pub use documents::DocumentWrite;
+pub use documents::DocumentsRepo;
 pub(crate) use error::Context;
 pub use error::{DriverError, StoreError};
+pub use events::EventsRepo;
 pub use events::{NewEvent, StoredEvent};
+pub use history::HistoryRepo;
 pub use history::{Chain, NewRevision, PanelRecord, PanelWrite, Revision, revision_time};
+pub use leases::LeasesRepo;
 pub use leases::{ExpiredTurn, HeldTurn, TurnLease, now_ms};
 pub use mcp_sessions::McpSessionRecord;
+pub use mcp_sessions::McpSessionsRepo;
 pub use models::{
-    Artifact, ArtifactSummary, Document, ForkOrigin, PlanStep, Preference, PreferenceKind, Thread,
-    Workspace,
+    Artifact, ArtifactSummary, Document, ForkOrigin, PlanStep, Preference, Thread, Workspace,
 };
+pub use objectives::ObjectivesRepo;
+pub use people::PeopleRepo;
 pub use people::{Member, User};
+pub use plan::PlanRepo;
 pub use plan::{InsertAt, KEY_GAP, NewPlanStep, StepAt, StepPlace, StepRange, StepsChanged};
+pub use preferences::PreferencesRepo;
 pub use preferences::{NewPreference, PreferencePatch, WriteOutcome};
+pub use prompt_view::PromptViewRepo;
 pub use prompt_view::{DocumentExcerpt, PlanPage};
+pub use recording::RecordingsRepo;
 pub use repository::{Backend, Transaction};
 pub use sqlite::{MigrationError, SqliteError};
+pub use suggestions::SuggestionsRepo;
 pub use suggestions::{NewSuggestion, SuggestedEdit, Suggestion};
-pub use usage::{CallUsage, TurnUsage};
+pub use threads::ThreadsRepo;
 
 /// The default database: a SQLite file in the working directory.
 pub const DEFAULT_DATABASE_URL: &str = "sqlite:haico.db";
@@ -317,7 +331,8 @@ impl Database {
             Database::Postgres { .. } => {
                 let mut repo = self.begin_write().await?;
                 let read = repo
-                    .get_thread(thread.as_str())
+                    .threads()
+                    .get_thread(thread)
                     .await
                     .map(|row| row.map(|t| t.turn_index));
                 match read {

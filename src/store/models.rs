@@ -1,14 +1,17 @@
-//! Rows of the workspace as the rest of the program sees them. The HTTP API and the workspace
-//! snapshot serialize these shapes directly.
+//! Rows of the workspace as the rest of the program sees them. None of them is published as it
+//! is: what clients read is `crate::wire`'s, made from these by `From`. The panel rows that the
+//! history keeps as JSON (a document, a plan step, a preference) derive serde for that stored
+//! format only.
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::query::{OrDefault, row_shape};
+use crate::panels::PreferenceKind;
 
 /// A conversation and its workspace.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Thread {
     /// The thread id (`[A-Za-z0-9_-]{1,64}`).
     pub id: String,
@@ -21,13 +24,9 @@ pub struct Thread {
     /// When the thread or its workspace last changed through a thread-level write.
     pub updated_at: DateTime<Utc>,
     /// Where a forked thread came from; absent for a thread that was not forked.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
     pub forked_from: Option<ForkOrigin>,
     /// The name of the person who owns it; absent for a thread without an owner (one-person
     /// mode, the administrator's token).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
     pub owner: Option<String>,
     /// What the agent's document tools do: `direct` (change the document) or `suggest` (make
     /// suggestions the person accepts or rejects).
@@ -37,13 +36,11 @@ pub struct Thread {
     pub mcp_servers: Option<Vec<String>>,
     /// What the signed-in caller may do with it (`owner`, `editor` or `viewer`); absent in
     /// one-person mode and for the administrator's token, who may do everything.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(nullable = false)]
     pub access: Option<String>,
 }
 
 /// The thread and revision a fork was made from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ForkOrigin {
     /// The thread forked.
     pub thread_id: String,
@@ -128,7 +125,7 @@ fn server_names(stored: &str) -> Option<Vec<String>> {
 }
 
 /// The co-edited working document of a thread.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, sqlx::FromRow)]
 pub struct Document {
     /// Title shown above the document.
     pub title: String,
@@ -145,7 +142,7 @@ row_shape!(Document { title: String, content: String, version: i64 } => Document
 });
 
 /// One step of the plan (a "todo" on the wire, as in the seeds).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, sqlx::FromRow)]
 pub struct PlanStep {
     /// Stable id, for the user path.
     pub id: i64,
@@ -157,47 +154,8 @@ pub struct PlanStep {
     pub done: bool,
 }
 
-/// Whether a preference must be honoured or only weighed.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
-    utoipa::ToSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum PreferenceKind {
-    /// A constraint the solution must satisfy.
-    Hard,
-    /// A wish to weigh against others.
-    Soft,
-}
-
-impl PreferenceKind {
-    /// The stored spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            PreferenceKind::Hard => "hard",
-            PreferenceKind::Soft => "soft",
-        }
-    }
-
-    /// Reads the stored spelling; anything unknown is treated as soft, the weaker reading.
-    pub fn from_stored(raw: &str) -> Self {
-        if raw == "hard" {
-            PreferenceKind::Hard
-        } else {
-            PreferenceKind::Soft
-        }
-    }
-}
-
 /// A user constraint.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Preference {
     /// Stable id, for the user path.
     pub id: i64,
@@ -212,7 +170,7 @@ pub struct Preference {
 }
 
 /// An artifact's metadata, as listed in indexes and the workspace snapshot.
-#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, sqlx::FromRow)]
 pub struct ArtifactSummary {
     /// Artifact id, unique across threads.
     pub id: i64,
@@ -235,24 +193,22 @@ row_shape!(ArtifactSummary {
 } => ArtifactSummary { id, artifact_type, title, turn_index, created_at });
 
 /// An artifact with its payload.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Artifact {
     /// Metadata.
-    #[serde(flatten)]
     pub summary: ArtifactSummary,
     /// The typed content.
     pub payload: Value,
 }
 
 /// Everything a thread's panels show, in display order.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Workspace {
     /// The one-line objective, if set.
     pub objective: Option<String>,
     /// The document, if one exists.
     pub document: Option<Document>,
     /// The plan, in order (`todos` on the wire).
-    #[serde(rename = "todos")]
     pub plan: Vec<PlanStep>,
     /// The preferences, in order.
     pub preferences: Vec<Preference>,

@@ -1,15 +1,22 @@
 //! The one-line objective of a thread.
 
-use super::{
-    Context, StoreError,
-    query::params,
-    repository::{Transaction, now},
-};
+use super::repository::repository;
+use super::{Context, StoreError, query::params, repository::now};
+use crate::ThreadId;
 use crate::panels::Panel;
 
-impl Transaction {
+repository!(
+    /// The objective panel.
+    ObjectivesRepo,
+    objectives
+);
+
+impl ObjectivesRepo<'_> {
     /// The objective, if one was set.
-    pub async fn get_objective(&mut self, thread_id: &str) -> Result<Option<String>, StoreError> {
+    pub async fn get_objective(
+        &mut self,
+        thread_id: &ThreadId,
+    ) -> Result<Option<String>, StoreError> {
         let row: Option<(String,)> = self
             .fetch_optional(
                 "SELECT objective FROM objectives WHERE thread_id = $1",
@@ -23,7 +30,7 @@ impl Transaction {
     /// Sets or replaces the objective.
     pub async fn set_objective(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         objective: &str,
     ) -> Result<(), StoreError> {
         self.execute(
@@ -40,7 +47,7 @@ impl Transaction {
     }
 
     /// Removes the objective (a restore to a time before it was set).
-    pub async fn clear_objective(&mut self, thread_id: &str) -> Result<(), StoreError> {
+    pub async fn clear_objective(&mut self, thread_id: &ThreadId) -> Result<(), StoreError> {
         let removed = self
             .execute(
                 "DELETE FROM objectives WHERE thread_id = $1",

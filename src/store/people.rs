@@ -3,16 +3,17 @@
 //! session as their SHA-256 digest, looked up by that digest.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 
+use super::repository::repository;
 use super::{
     Context, StoreError,
     query::{params, row_shape},
-    repository::{Transaction, now},
+    repository::now,
 };
+use crate::ThreadId;
 
 /// An account.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct User {
     /// Its id.
     pub id: i64,
@@ -25,7 +26,7 @@ pub struct User {
 }
 
 /// A thread's member.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, sqlx::FromRow, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
 pub struct Member {
     /// The person's name.
     pub name: String,
@@ -42,7 +43,13 @@ row_shape!(User as USER_COLUMNS { id: i64, name: String, role: String, created_a
 
 row_shape!(Member { name: String, role: String } => Member { name, role });
 
-impl Transaction {
+repository!(
+    /// Accounts, sessions, owners and members.
+    PeopleRepo,
+    people
+);
+
+impl PeopleRepo<'_> {
     /// Whether any account exists.
     pub async fn any_user(&mut self) -> Result<bool, StoreError> {
         let (exists,): (bool,) = self
@@ -206,7 +213,7 @@ impl Transaction {
     /// Sets a thread's owner.
     pub async fn set_owner(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         user: Option<i64>,
     ) -> Result<(), StoreError> {
         self.execute(
@@ -222,7 +229,7 @@ impl Transaction {
     /// `None` when the thread does not exist.
     pub async fn thread_access(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         user: i64,
     ) -> Result<Option<(Option<i64>, Option<String>)>, StoreError> {
         let row: Option<(Option<i64>, Option<String>)> = self
@@ -257,7 +264,7 @@ impl Transaction {
     /// Shares a thread with `user` as `role` (or changes the role).
     pub async fn set_member(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         user: i64,
         role: &str,
     ) -> Result<(), StoreError> {
@@ -272,7 +279,11 @@ impl Transaction {
     }
 
     /// Stops sharing a thread with `user`; whether they were a member.
-    pub async fn remove_member(&mut self, thread_id: &str, user: i64) -> Result<bool, StoreError> {
+    pub async fn remove_member(
+        &mut self,
+        thread_id: &ThreadId,
+        user: i64,
+    ) -> Result<bool, StoreError> {
         let removed = self
             .execute(
                 "DELETE FROM thread_members WHERE thread_id = $1 AND user_id = $2",
@@ -284,7 +295,7 @@ impl Transaction {
     }
 
     /// The thread's owner (first, when it has one) and members, by name.
-    pub async fn members(&mut self, thread_id: &str) -> Result<Vec<Member>, StoreError> {
+    pub async fn members(&mut self, thread_id: &ThreadId) -> Result<Vec<Member>, StoreError> {
         self.fetch_all(
             "SELECT name, role FROM ( \
                      SELECT u.name AS name, 'owner' AS role FROM threads t \

@@ -10,12 +10,14 @@
 
 use serde::Serialize;
 
+use super::repository::repository;
 use super::{
     Context, PlanStep, StoreError,
     journal::ListOp,
     query::{params, row_shape},
-    repository::{Backend, Transaction, now},
+    repository::{Backend, now},
 };
+use crate::ThreadId;
 use crate::panels::Panel;
 
 mod batch;
@@ -86,11 +88,17 @@ pub struct StepsChanged<T> {
     pub steps: Vec<(i64, T)>,
 }
 
-impl Transaction {
+repository!(
+    /// The plan panel (`todos`): steps by position and by id.
+    PlanRepo,
+    plan
+);
+
+impl PlanRepo<'_> {
     /// The whole plan, in order. On SQLite the rows are read one by one, inline; on
     /// PostgreSQL one row comes back (the plan as a JSON array), because fetching thousands of
     /// rows one by one through sqlx costs more than parsing them.
-    pub async fn plan_steps(&mut self, thread_id: &str) -> Result<Vec<PlanStep>, StoreError> {
+    pub async fn plan_steps(&mut self, thread_id: &ThreadId) -> Result<Vec<PlanStep>, StoreError> {
         if self.backend() == Backend::Sqlite {
             let rows: Vec<(i64, String, i64, bool)> = self
                 .fetch_all(
@@ -127,10 +135,10 @@ impl Transaction {
     /// two run inline, which costs no trip.
     pub async fn plan_on_thread(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
     ) -> Result<Option<(i64, Vec<PlanStep>)>, StoreError> {
         if self.backend() == Backend::Sqlite {
-            let Some(thread) = self.get_thread(thread_id).await? else {
+            let Some(thread) = self.threads().get_thread(thread_id).await? else {
                 return Ok(None);
             };
             return Ok(Some((thread.turn_index, self.plan_steps(thread_id).await?)));
@@ -140,7 +148,7 @@ impl Transaction {
                 "SELECT t.turn_index, COALESCE((SELECT json_agg(json_build_array(id, text, \
                  depth, CASE WHEN done THEN 1 ELSE 0 END) ORDER BY sort_key)::text FROM todos \
                  WHERE thread_id = $1), '[]') FROM threads t WHERE t.id = $1",
-                &params![thread_id],
+                &params![thread_id.as_str()],
             )
             .await
             .context("listing the plan")?;
@@ -149,7 +157,7 @@ impl Transaction {
     }
 
     /// How many steps the plan has.
-    pub async fn plan_len(&mut self, thread_id: &str) -> Result<i64, StoreError> {
+    pub async fn plan_len(&mut self, thread_id: &ThreadId) -> Result<i64, StoreError> {
         let (count,): (i64,) = self
             .fetch_one(
                 "SELECT COUNT(*) FROM todos WHERE thread_id = $1",
@@ -163,7 +171,7 @@ impl Transaction {
     /// The step at 0-based `index`.
     pub async fn step_at(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         index: i64,
     ) -> Result<Option<StepAt>, StoreError> {
         if index < 0 {
@@ -179,7 +187,7 @@ impl Transaction {
     }
 
     /// The last step of the plan, found from the end of the index.
-    pub async fn last_step(&mut self, thread_id: &str) -> Result<Option<StepAt>, StoreError> {
+    pub async fn last_step(&mut self, thread_id: &ThreadId) -> Result<Option<StepAt>, StoreError> {
         self.fetch_optional(
             "SELECT id, sort_key, depth, text, done FROM todos WHERE thread_id = $1 \
                  ORDER BY sort_key DESC LIMIT 1",
@@ -190,7 +198,7 @@ impl Transaction {
     }
 
     /// The 0-based index of the step with key `key`: how many steps come before it.
-    pub async fn step_index(&mut self, thread_id: &str, key: i64) -> Result<i64, StoreError> {
+    pub async fn step_index(&mut self, thread_id: &ThreadId, key: i64) -> Result<i64, StoreError> {
         let (count,): (i64,) = self
             .fetch_one(
                 "SELECT COUNT(*) FROM todos WHERE thread_id = $1 AND sort_key < $2",
@@ -205,7 +213,7 @@ impl Transaction {
     /// first later step that is not deeper, or the end of the plan.
     pub async fn subtree(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         key: i64,
         depth: i64,
     ) -> Result<StepRange, StoreError> {
@@ -221,7 +229,11 @@ impl Transaction {
     }
 
     /// How many steps lie in `range`.
-    pub async fn count_in(&mut self, thread_id: &str, range: StepRange) -> Result<i64, StoreError> {
+    pub async fn count_in(
+        &mut self,
+        thread_id: &ThreadId,
+        range: StepRange,
+    ) -> Result<i64, StoreError> {
         let (count,): (i64,) = self
             .fetch_one(
                 "SELECT COUNT(*) FROM todos WHERE thread_id = $1 AND sort_key >= $2 \
@@ -238,7 +250,7 @@ impl Transaction {
     /// used up: then the plan is renumbered first, leaving room for them.
     pub async fn insert_steps(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         at: InsertAt,
         steps: &[NewPlanStep],
     ) -> Result<Vec<PlanStep>, StoreError> {
@@ -289,7 +301,7 @@ impl Transaction {
     /// gap there, or, when it is used up, the room a renumber leaves.
     async fn keys_for(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         at: InsertAt,
         count: i64,
     ) -> Result<(i64, i64), StoreError> {
@@ -304,7 +316,7 @@ impl Transaction {
     /// (at the end when `None`), or `None` when the keys there leave no room.
     async fn room(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         before: Option<i64>,
         count: i64,
     ) -> Result<Option<(i64, i64)>, StoreError> {
@@ -322,7 +334,12 @@ impl Transaction {
     /// ahead of the step at 0-based index `at` (the `room` new steps then take keys
     /// `(at + 1) * KEY_GAP` onwards). One statement; every row of the plan is written, which is
     /// why it only happens when a gap is used up.
-    async fn renumber(&mut self, thread_id: &str, at: i64, room: i64) -> Result<(), StoreError> {
+    async fn renumber(
+        &mut self,
+        thread_id: &ThreadId,
+        at: i64,
+        room: i64,
+    ) -> Result<(), StoreError> {
         self.execute("UPDATE todos SET sort_key = ranked.n * $4 \
                  FROM (SELECT id, row_number() OVER (ORDER BY sort_key) \
                               + CASE WHEN row_number() OVER (ORDER BY sort_key) > $2 THEN $3 ELSE 0 END AS n \
@@ -335,7 +352,7 @@ impl Transaction {
     /// Updates a step by id (the user path): text, done and depth, each only when given.
     pub async fn update_step(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         id: i64,
         text: Option<&str>,
         done: Option<bool>,
@@ -354,7 +371,7 @@ impl Transaction {
     /// Nothing else moves: the steps after a range keep their keys.
     pub async fn remove_step_ranges(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         ranges: &[StepRange],
     ) -> Result<Vec<u64>, StoreError> {
         let mut counts = Vec::with_capacity(ranges.len());

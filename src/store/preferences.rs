@@ -6,13 +6,15 @@
 
 use serde::Serialize;
 
+use super::repository::repository;
 use super::{
-    Context, Preference, PreferenceKind, StoreError,
+    Context, Preference, StoreError,
     journal::ListOp,
     query::{OnThread, params, row_shape},
-    repository::{Transaction, now},
+    repository::now,
 };
-use crate::panels::Panel;
+use crate::ThreadId;
+use crate::panels::{Panel, PreferenceKind};
 
 /// A preference to record.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -73,11 +75,17 @@ impl From<PreferenceRow> for Preference {
     }
 }
 
-impl Transaction {
+repository!(
+    /// The preferences panel.
+    PreferencesRepo,
+    preferences
+);
+
+impl PreferencesRepo<'_> {
     /// The preferences, in the order they were recorded (the order 1-based indices refer to).
     pub async fn list_preferences(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
     ) -> Result<Vec<Preference>, StoreError> {
         let sql = format!("SELECT {COLUMNS} FROM preferences WHERE thread_id = $1 ORDER BY id");
         let rows: Vec<PreferenceRow> = self
@@ -91,7 +99,7 @@ impl Transaction {
     /// or `None` when the thread does not exist: what a read-only tool needs.
     pub async fn preferences_on_thread(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
     ) -> Result<Option<(i64, Vec<Preference>)>, StoreError> {
         let sql = format!(
             "SELECT t.turn_index AS thread_turn, p.id IS NOT NULL AS found, p.* \
@@ -99,7 +107,7 @@ impl Transaction {
              ON TRUE WHERE t.id = $1 ORDER BY p.id"
         );
         let rows: Vec<OnThread<PreferenceRow>> = self
-            .fetch_all(&sql, &params![thread_id])
+            .fetch_all(&sql, &params![thread_id.as_str()])
             .await
             .context("listing preferences")?;
         Ok(OnThread::gather(rows)
@@ -109,7 +117,7 @@ impl Transaction {
     /// One preference by id.
     pub async fn get_preference(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         id: i64,
     ) -> Result<Option<Preference>, StoreError> {
         let sql = format!("SELECT {COLUMNS} FROM preferences WHERE thread_id = $1 AND id = $2");
@@ -123,7 +131,7 @@ impl Transaction {
     /// Records preferences, unlocked, in order; returns them with their ids.
     pub async fn add_preferences(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         items: &[NewPreference],
     ) -> Result<Vec<Preference>, StoreError> {
         let at = now();
@@ -161,7 +169,7 @@ impl Transaction {
     /// [`WriteOutcome::Locked`]; the lock check is part of the `UPDATE` itself.
     pub async fn update_preference(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         id: i64,
         patch: &PreferencePatch,
         respect_lock: bool,
@@ -212,7 +220,7 @@ impl Transaction {
     /// Deletes one preference, with the same lock rule as [`Self::update_preference`].
     pub async fn delete_preference(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         id: i64,
         respect_lock: bool,
     ) -> Result<WriteOutcome, StoreError> {
@@ -241,7 +249,7 @@ impl Transaction {
     /// After a write matched no row: was the row locked, or gone?
     async fn why_untouched(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         id: i64,
     ) -> Result<WriteOutcome, StoreError> {
         let row: Option<(bool,)> = self
@@ -258,11 +266,11 @@ impl Transaction {
     }
 }
 
-impl Transaction {
+impl PreferencesRepo<'_> {
     /// Makes the preferences exactly `items`, keeping their ids and locks: a restore.
     pub async fn replace_preferences(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         items: &[Preference],
     ) -> Result<(), StoreError> {
         self.execute(

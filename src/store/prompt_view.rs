@@ -2,12 +2,12 @@
 //! long document and the first steps of a long plan, so these queries fetch just that, plus
 //! the totals the prompt reports, instead of the whole workspace before every model call.
 
+use super::repository::repository;
 use super::{
-    ArtifactSummary, Context, PlanStep, StoreError,
-    plan::decode_steps,
-    query::params,
-    repository::{Transaction, Tx},
+    ArtifactSummary, Context, PlanStep, StoreError, plan::decode_steps, query::params,
+    repository::Tx,
 };
+use crate::ThreadId;
 
 /// The document as the prompt shows it: all of it when it fits, else its head and tail.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,7 +33,13 @@ pub struct PlanPage {
     pub done: i64,
 }
 
-impl Transaction {
+repository!(
+    /// The cut-down reads the prompt needs.
+    PromptViewRepo,
+    prompt_view
+);
+
+impl PromptViewRepo<'_> {
     /// The document cut to `head + tail` characters: the body whole when it is no longer,
     /// else its first `head` and last `tail` characters. The stored length (`chars`) decides,
     /// so the body is never counted here; on SQLite the tail is cut by bytes (at most four
@@ -41,7 +47,7 @@ impl Transaction {
     /// offset makes SQLite count the whole body.
     pub async fn document_excerpt(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         head: i64,
         tail: i64,
     ) -> Result<Option<DocumentExcerpt>, StoreError> {
@@ -94,7 +100,11 @@ impl Transaction {
 
     /// The first `limit` steps of the plan, with the plan's totals, in one statement that
     /// returns one row (the steps as a JSON array).
-    pub async fn plan_page(&mut self, thread_id: &str, limit: i64) -> Result<PlanPage, StoreError> {
+    pub async fn plan_page(
+        &mut self,
+        thread_id: &ThreadId,
+        limit: i64,
+    ) -> Result<PlanPage, StoreError> {
         let sql = match self.tx {
             Tx::Sqlite(_) => {
                 "SELECT (SELECT json_group_array(json_array(id, text, depth, done) ORDER BY sort_key) \
@@ -124,7 +134,7 @@ impl Transaction {
     }
 
     /// How many artifacts the thread has.
-    pub async fn count_artifacts(&mut self, thread_id: &str) -> Result<i64, StoreError> {
+    pub async fn count_artifacts(&mut self, thread_id: &ThreadId) -> Result<i64, StoreError> {
         let (count,): (i64,) = self
             .fetch_one(
                 "SELECT COUNT(*) FROM artifacts WHERE thread_id = $1",
@@ -138,10 +148,12 @@ impl Transaction {
     /// The newest `limit` artifacts, for indexes that show only the latest.
     pub async fn recent_artifacts(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         limit: i64,
     ) -> Result<Vec<ArtifactSummary>, StoreError> {
-        self.list_artifacts(thread_id, None, limit).await
+        self.artifacts()
+            .list_artifacts(thread_id, None, limit)
+            .await
     }
 }
 

@@ -18,6 +18,7 @@ use super::{
     error::DriverError,
     repository::{Transaction, Tx},
 };
+use crate::{ThreadId, panels::Panel};
 
 /// One parameter of a query.
 #[derive(Debug, Clone, Copy)]
@@ -56,6 +57,20 @@ impl<'a> From<&'a String> for Value<'a> {
 impl<'a> From<Option<&'a String>> for Value<'a> {
     fn from(value: Option<&'a String>) -> Self {
         Value::Text(value.map(String::as_str))
+    }
+}
+
+/// A thread id is stored as its text.
+impl<'a> From<&'a ThreadId> for Value<'a> {
+    fn from(value: &'a ThreadId) -> Self {
+        Value::Text(Some(value.as_str()))
+    }
+}
+
+/// A panel is stored by its name (`panel_changes.panel`).
+impl<'a> From<Panel> for Value<'a> {
+    fn from(value: Panel) -> Self {
+        Value::Text(Some(value.as_str()))
     }
 }
 

@@ -4,11 +4,13 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
+use super::repository::repository;
 use super::{
     Context, StoreError,
     query::{params, row_shape},
-    repository::{Backend, Transaction},
+    repository::Backend,
 };
+use crate::ThreadId;
 
 /// A stored panel record, with its panel, for export.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -74,11 +76,17 @@ pub struct OldMessage<'a> {
     pub by: Option<&'a str>,
 }
 
-impl Transaction {
+repository!(
+    /// The raw reads and writes of recordings.
+    RecordingsRepo,
+    recordings
+);
+
+impl RecordingsRepo<'_> {
     /// Every panel record of the thread, by revision then panel.
     pub async fn all_panel_records(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
     ) -> Result<Vec<PanelRow>, StoreError> {
         self.fetch_all(
             "SELECT panel, rev, whole, data FROM panel_changes WHERE thread_id = $1 \
@@ -90,7 +98,10 @@ impl Transaction {
     }
 
     /// Every artifact of the thread, oldest first, with payloads.
-    pub async fn all_artifacts(&mut self, thread_id: &str) -> Result<Vec<ArtifactRow>, StoreError> {
+    pub async fn all_artifacts(
+        &mut self,
+        thread_id: &ThreadId,
+    ) -> Result<Vec<ArtifactRow>, StoreError> {
         self.fetch_all(
             "SELECT id, artifact_type, title, payload, turn_index, rev, created_at \
                  FROM artifacts WHERE thread_id = $1 ORDER BY id",
@@ -103,7 +114,7 @@ impl Transaction {
     /// Creates a thread with its recorded title, creation time and turn count.
     pub async fn insert_recorded_thread(
         &mut self,
-        id: &str,
+        id: &ThreadId,
         title: &str,
         created_at: DateTime<Utc>,
         turn_index: i64,
@@ -136,12 +147,12 @@ impl Transaction {
     /// Writes a turn back as it was.
     pub async fn insert_recorded_turn(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         turn_index: i64,
         status: &str,
         error: Option<&str>,
         (started_at, finished_at): (DateTime<Utc>, Option<DateTime<Utc>>),
-        usage: Option<&super::TurnUsage>,
+        usage: Option<&crate::usage::TurnUsage>,
     ) -> Result<(), StoreError> {
         let usage = usage.map(serde_json::to_string).transpose()?;
         self.execute(
@@ -166,7 +177,7 @@ impl Transaction {
     /// Writes a message back as it was.
     pub async fn insert_recorded_message(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         message: OldMessage<'_>,
     ) -> Result<(), StoreError> {
         self.execute(
@@ -190,7 +201,7 @@ impl Transaction {
     #[allow(clippy::too_many_arguments)]
     pub async fn insert_recorded_tool_call(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         call: super::NewToolCall<'_>,
         at: DateTime<Utc>,
     ) -> Result<(), StoreError> {
@@ -222,7 +233,7 @@ impl Transaction {
     #[allow(clippy::too_many_arguments)]
     pub async fn insert_recorded_artifact(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         artifact_type: &str,
         title: Option<&str>,
         payload: &Value,
@@ -251,7 +262,11 @@ impl Transaction {
     }
 
     /// Sets the thread's revision counter.
-    pub async fn set_last_revision(&mut self, thread_id: &str, rev: i64) -> Result<(), StoreError> {
+    pub async fn set_last_revision(
+        &mut self,
+        thread_id: &ThreadId,
+        rev: i64,
+    ) -> Result<(), StoreError> {
         self.execute(
             "INSERT INTO event_seqs (thread_id, last_seq, last_rev) VALUES ($1, 0, $2) \
                  ON CONFLICT (thread_id) DO UPDATE SET last_rev = $2",

@@ -10,18 +10,20 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use super::repository::repository;
 use super::{
     Context, StoreError,
     journal::{HasId, ListOp},
     query::{params, row_shape},
-    repository::{Transaction, now},
+    repository::now,
 };
+use crate::ThreadId;
 use crate::panels::Panel;
 
 /// One passage change of a suggestion: for an `edit`, `old_text` occurs exactly once where it
 /// is applied; for an `append`, `old_text` is empty; for a `replace`, `old_text` is the whole
 /// body the suggestion was made on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SuggestedEdit {
     /// The passage to change.
     pub old_text: String,
@@ -136,9 +138,18 @@ pub struct NewSuggestion<'a> {
     pub diff: Option<&'a str>,
 }
 
-impl Transaction {
+repository!(
+    /// Suggestions and the thread's document mode.
+    SuggestionsRepo,
+    suggestions
+);
+
+impl SuggestionsRepo<'_> {
     /// The thread's document mode (`direct` or `suggest`); `None` for an unknown thread.
-    pub async fn document_mode(&mut self, thread_id: &str) -> Result<Option<String>, StoreError> {
+    pub async fn document_mode(
+        &mut self,
+        thread_id: &ThreadId,
+    ) -> Result<Option<String>, StoreError> {
         let row: Option<(String,)> = self
             .fetch_optional(
                 "SELECT document_mode FROM threads WHERE id = $1",
@@ -152,7 +163,7 @@ impl Transaction {
     /// Sets the document mode; returns whether it changed (recorded for the history only then).
     pub async fn set_document_mode(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         mode: &str,
     ) -> Result<bool, StoreError> {
         let changed = self
@@ -172,7 +183,7 @@ impl Transaction {
     /// Stores a new suggestion with the thread's next number and returns it.
     pub async fn add_suggestion(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         new: NewSuggestion<'_>,
     ) -> Result<Suggestion, StoreError> {
         let at = now();
@@ -212,7 +223,7 @@ impl Transaction {
     /// The thread's suggestions in id order, of one status when given.
     pub async fn suggestions(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         status: Option<&str>,
     ) -> Result<Vec<Suggestion>, StoreError> {
         let rows: Vec<SuggestionRow> = match status {
@@ -237,7 +248,7 @@ impl Transaction {
     /// One suggestion of the thread.
     pub async fn suggestion(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         id: i64,
     ) -> Result<Option<Suggestion>, StoreError> {
         let sql = format!(
@@ -255,7 +266,7 @@ impl Transaction {
     /// exactly one changes the row; `None` means it was not open (or does not exist).
     pub async fn decide_suggestion(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         id: i64,
         status: &str,
         by: Option<&str>,
@@ -285,7 +296,7 @@ impl Transaction {
     /// document mode. Nothing is journaled: the caller records the history itself.
     pub async fn write_suggestions_exact(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         mode: &str,
         suggestions: &[Suggestion],
     ) -> Result<(), StoreError> {

@@ -1,11 +1,13 @@
 //! Thread rows: create, read, rename, delete, and the per-call lock.
 
+use super::repository::repository;
 use super::{
     Context, StoreError, Thread, Workspace,
     models::ThreadRow,
     query::params,
-    repository::{Backend, Transaction, now},
+    repository::{Backend, now},
 };
+use crate::ThreadId;
 
 const THREAD_COLUMNS: &str = "id, title, turn_index, created_at, updated_at, \
      forked_from_thread, forked_from_rev, document_mode, mcp_servers";
@@ -14,9 +16,19 @@ const THREAD_COLUMNS_WITH_OWNER: &str = "id, title, turn_index, created_at, upda
      forked_from_thread, forked_from_rev, document_mode, mcp_servers, \
      (SELECT name FROM users WHERE users.id = threads.owner_id) AS owner";
 
-impl Transaction {
+repository!(
+    /// A thread's own row: create, read, rename, lock, delete; the workspace read whole.
+    ThreadsRepo,
+    threads
+);
+
+impl ThreadsRepo<'_> {
     /// Creates a thread; an existing id is [`StoreError::AlreadyExists`].
-    pub async fn create_thread(&mut self, id: &str, title: &str) -> Result<Thread, StoreError> {
+    pub async fn create_thread(
+        &mut self,
+        id: &ThreadId,
+        title: &str,
+    ) -> Result<Thread, StoreError> {
         let at = now();
         let sql = format!(
             "INSERT INTO threads (id, title, turn_index, created_at, updated_at) \
@@ -31,7 +43,7 @@ impl Transaction {
     }
 
     /// Reads one thread.
-    pub async fn get_thread(&mut self, id: &str) -> Result<Option<Thread>, StoreError> {
+    pub async fn get_thread(&mut self, id: &ThreadId) -> Result<Option<Thread>, StoreError> {
         let sql = format!("SELECT {THREAD_COLUMNS_WITH_OWNER} FROM threads WHERE id = $1");
         let row: Option<ThreadRow> = self
             .fetch_optional(&sql, &params![id])
@@ -51,7 +63,7 @@ impl Transaction {
     /// Renames a thread; `None` when it does not exist.
     pub async fn rename_thread(
         &mut self,
-        id: &str,
+        id: &ThreadId,
         title: &str,
     ) -> Result<Option<Thread>, StoreError> {
         let at = now();
@@ -72,7 +84,7 @@ impl Transaction {
     /// when the thread does not exist. Stored as a JSON array of names.
     pub async fn set_mcp_servers(
         &mut self,
-        id: &str,
+        id: &ThreadId,
         servers: Option<&[String]>,
     ) -> Result<bool, StoreError> {
         let stored = servers
@@ -83,7 +95,7 @@ impl Transaction {
         let changed = self
             .execute(
                 "UPDATE threads SET mcp_servers = $2, updated_at = $3 WHERE id = $1",
-                &params![id, stored.as_deref(), at],
+                &params![id.as_str(), stored.as_deref(), at],
             )
             .await
             .context("setting a thread's MCP servers")?;
@@ -91,7 +103,7 @@ impl Transaction {
     }
 
     /// Deletes a thread and, through the foreign keys, its whole workspace.
-    pub async fn delete_thread(&mut self, id: &str) -> Result<bool, StoreError> {
+    pub async fn delete_thread(&mut self, id: &ThreadId) -> Result<bool, StoreError> {
         let result = self
             .execute("DELETE FROM threads WHERE id = $1", &params![id])
             .await
@@ -104,7 +116,7 @@ impl Transaction {
     /// one thread run one after the other; it is the `NO KEY` kind, so user-path inserts into
     /// the thread's tables (whose foreign-key checks take a key-share lock) do not wait behind
     /// an agent call. On SQLite the transaction already holds the database's write lock.
-    pub async fn lock_thread(&mut self, id: &str) -> Result<Option<i64>, StoreError> {
+    pub async fn lock_thread(&mut self, id: &ThreadId) -> Result<Option<i64>, StoreError> {
         let sql = match self.backend() {
             Backend::Sqlite => "SELECT turn_index FROM threads WHERE id = $1",
             Backend::Postgres => "SELECT turn_index FROM threads WHERE id = $1 FOR NO KEY UPDATE",
@@ -118,7 +130,7 @@ impl Transaction {
 
     /// Starts a new turn on the thread and returns its index (1 for the first turn), or `None`
     /// when the thread does not exist. Artifacts made from now on are tagged with it.
-    pub async fn begin_turn(&mut self, id: &str) -> Result<Option<i64>, StoreError> {
+    pub async fn begin_turn(&mut self, id: &ThreadId) -> Result<Option<i64>, StoreError> {
         let at = now();
         let row: Option<(i64,)> = self
             .fetch_optional(
@@ -132,13 +144,16 @@ impl Transaction {
     }
 
     /// Everything the thread's panels show, read in this transaction's snapshot.
-    pub async fn workspace(&mut self, thread_id: &str) -> Result<Workspace, StoreError> {
+    pub async fn workspace(&mut self, thread_id: &ThreadId) -> Result<Workspace, StoreError> {
         Ok(Workspace {
-            objective: self.get_objective(thread_id).await?,
-            document: self.get_document(thread_id).await?,
-            plan: self.plan_steps(thread_id).await?,
-            preferences: self.list_preferences(thread_id).await?,
-            artifacts: self.list_artifacts(thread_id, None, i64::MAX).await?,
+            objective: self.objectives().get_objective(thread_id).await?,
+            document: self.documents().get_document(thread_id).await?,
+            plan: self.plan().plan_steps(thread_id).await?,
+            preferences: self.preferences().list_preferences(thread_id).await?,
+            artifacts: self
+                .artifacts()
+                .list_artifacts(thread_id, None, i64::MAX)
+                .await?,
         })
     }
 }

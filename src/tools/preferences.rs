@@ -9,7 +9,8 @@ use serde::Deserialize;
 
 use super::{ToolResult, workspace_tool, workspace_tools};
 use crate::{
-    store::{PreferenceKind, WriteOutcome},
+    panels::PreferenceKind,
+    store::WriteOutcome,
     workspace::{
         Edit, PreferenceDraft, View,
         preferences::{PreferenceBatch, PreferenceChange, preferences_count, render_preferences},

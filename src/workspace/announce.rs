@@ -8,10 +8,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::StoredArtifact;
-use crate::{
-    panels::PanelSet,
-    store::{NewEvent, TurnUsage},
-};
+use crate::{panels::PanelSet, store::NewEvent, usage::TurnUsage};
 
 /// Which path a change came in by. It decides the lock rule (the agent path respects
 /// preference locks, the user path overrides them) and is announced with the change.

@@ -18,7 +18,8 @@ impl Workspaces {
             .map_err(|err| WorkspaceError::Store(crate::store::StoreError::from(err)))?;
         let mut repo = self.db.begin_write().await?;
         match repo
-            .insert_approval(thread.as_str(), &request.call_id, request.turn_index, &json)
+            .approvals()
+            .insert_approval(thread, &request.call_id, request.turn_index, &json)
             .await
         {
             Ok(()) => Ok(repo.commit().await.map(|_| ())?),
@@ -38,7 +39,8 @@ impl Workspaces {
     ) -> Result<bool, WorkspaceError> {
         let mut repo = self.db.begin_write().await?;
         match repo
-            .decide_approval(thread.as_str(), call_id, approve)
+            .approvals()
+            .decide_approval(thread, call_id, approve)
             .await
         {
             Ok(decided) => {
@@ -59,7 +61,7 @@ impl Workspaces {
         call_id: &str,
     ) -> Result<Option<bool>, WorkspaceError> {
         let mut repo = self.db.begin_read().await?;
-        let decision = repo.approval_decision(thread.as_str(), call_id).await;
+        let decision = repo.approvals().approval_decision(thread, call_id).await;
         let _ = repo.rollback().await;
         Ok(decision?)
     }
@@ -71,7 +73,7 @@ impl Workspaces {
         call_id: &str,
     ) -> Result<(), WorkspaceError> {
         let mut repo = self.db.begin_write().await?;
-        match repo.delete_approval(thread.as_str(), call_id).await {
+        match repo.approvals().delete_approval(thread, call_id).await {
             Ok(()) => Ok(repo.commit().await.map(|_| ())?),
             Err(err) => {
                 let _ = repo.rollback().await;
@@ -86,7 +88,7 @@ impl Workspaces {
         thread: &ThreadId,
     ) -> Result<Vec<ApprovalRequest>, WorkspaceError> {
         let mut repo = self.db.begin_read().await?;
-        let rows = repo.waiting_approvals(thread.as_str()).await;
+        let rows = repo.approvals().waiting_approvals(thread).await;
         let _ = repo.rollback().await;
         Ok(rows?
             .iter()

@@ -237,10 +237,11 @@ impl Edit {
         &mut self,
         artifact: NewArtifact,
     ) -> Result<StoredArtifact, WorkspaceError> {
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         let turn_index = self.turn_index();
         let id = self
             .repo()
+            .artifacts()
             .add_artifact(
                 &thread,
                 &artifact.artifact_type,

@@ -11,10 +11,8 @@ use super::{
 };
 use crate::{
     ThreadId,
-    store::{
-        ExpiredTurn, HeldTurn, NewToolCall, StoreError, StoredTurn, TurnLease, TurnStatus,
-        TurnUsage,
-    },
+    store::{ExpiredTurn, HeldTurn, NewToolCall, StoreError, StoredTurn, TurnLease, TurnStatus},
+    usage::TurnUsage,
 };
 
 /// The longest user message accepted, in characters.
@@ -64,7 +62,7 @@ impl Edit {
     /// events. What the model made up (a tool name, malformed arguments) is kept with its NUL
     /// characters scrubbed.
     pub async fn record_tool_call(&mut self, call: NewToolCall<'_>) -> Result<(), WorkspaceError> {
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         let tool = scrub_nul(call.tool);
         let arguments = scrub_nul_value(call.arguments);
         let action_and_reasoning = call.action_and_reasoning.map(scrub_nul);
@@ -76,7 +74,7 @@ impl Edit {
             result: &result,
             ..call
         };
-        self.repo().add_tool_call(&thread, call).await?;
+        self.repo().turns().add_tool_call(&thread, call).await?;
         self.announce(tool_call_event(
             call.tool,
             call.action_and_reasoning,
@@ -101,14 +99,15 @@ impl Workspaces {
         let by = self.by();
         let mut edit = self.edit_unchecked(thread, Source::User).await?;
         let opened = async {
-            let thread_id = edit.thread_str();
-            let turn_index = match edit.repo().open_turn(&thread_id, lease).await {
+            let thread_id = edit.thread_id();
+            let turn_index = match edit.repo().turns().open_turn(&thread_id, lease).await {
                 Ok(Some(turn)) => turn,
-                Ok(None) => return Err(WorkspaceError::UnknownThread(thread_id)),
+                Ok(None) => return Err(WorkspaceError::UnknownThread(thread_id.to_string())),
                 Err(StoreError::AlreadyExists(_)) => return Err(WorkspaceError::Busy),
                 Err(err) => return Err(err.into()),
             };
             edit.repo()
+                .turns()
                 .add_message(&thread_id, turn_index, "user", message, by.as_deref())
                 .await?;
             edit.announce(turn_event(turn_index));
@@ -140,12 +139,13 @@ impl Workspaces {
     ) -> Result<Option<Committed>, WorkspaceError> {
         let mut edit = self.edit_unchecked(thread, Source::Agent).await?;
         let closed = async {
-            let thread_id = edit.thread_str();
+            let thread_id = edit.thread_id();
             // A model's text is kept as a record even with a NUL in it, scrubbed.
             let message = end.message.map(scrub_nul);
             let error = end.error.map(scrub_nul);
             if let Some(text) = message.as_deref() {
                 edit.repo()
+                    .turns()
                     .add_message(&thread_id, turn_index, "assistant", text, None)
                     .await?;
                 edit.announce(message_event(text, turn_index));
@@ -155,6 +155,7 @@ impl Workspaces {
             }
             let still_running = edit
                 .repo()
+                .turns()
                 .close_turn(
                     &thread_id,
                     turn_index,
@@ -182,9 +183,10 @@ impl Workspaces {
     ) -> Result<Option<Committed>, WorkspaceError> {
         let mut edit = self.edit_unchecked(thread, Source::Agent).await?;
         let expired = async {
-            let thread_id = edit.thread_str();
+            let thread_id = edit.thread_id();
             let expired = edit
                 .repo()
+                .leases()
                 .expire_turn(&thread_id, turn_index, now_ms, reason)
                 .await?;
             if expired {
@@ -204,7 +206,7 @@ impl Workspaces {
         until_ms: i64,
     ) -> Result<Vec<HeldTurn>, WorkspaceError> {
         let mut repo = self.db.begin_write().await?;
-        let held = repo.renew_leases(owner, until_ms).await;
+        let held = repo.leases().renew_leases(owner, until_ms).await;
         settle_write(repo, held).await
     }
 
@@ -215,7 +217,7 @@ impl Workspaces {
         limit: i64,
     ) -> Result<Vec<ExpiredTurn>, WorkspaceError> {
         let mut repo = self.db.begin_read().await?;
-        let found = repo.expired_turns(now_ms, limit).await;
+        let found = repo.leases().expired_turns(now_ms, limit).await;
         let _ = repo.rollback().await;
         Ok(found?)
     }
@@ -223,7 +225,7 @@ impl Workspaces {
     /// The running turns `owner` holds.
     pub async fn turns_of(&self, owner: &str) -> Result<Vec<ExpiredTurn>, WorkspaceError> {
         let mut repo = self.db.begin_read().await?;
-        let found = repo.turns_of(owner).await;
+        let found = repo.leases().turns_of(owner).await;
         let _ = repo.rollback().await;
         Ok(found?)
     }
@@ -236,7 +238,7 @@ impl Workspaces {
         thread: &ThreadId,
     ) -> Result<Option<(i64, Option<String>)>, WorkspaceError> {
         let mut repo = self.db.begin_write().await?;
-        let found = repo.request_cancel(thread.as_str()).await;
+        let found = repo.leases().request_cancel(thread).await;
         let found = settle_write(repo, found).await?;
         if found.is_none() {
             // A 404 for a thread that does not exist.
@@ -304,7 +306,7 @@ impl Workspaces {
         before_turn: i64,
     ) -> Result<Vec<(i64, String, String)>, WorkspaceError> {
         let mut repo = self.db.begin_read().await?;
-        let rows = repo.history(thread.as_str(), before_turn).await;
+        let rows = repo.turns().history(thread, before_turn).await;
         let _ = repo.rollback().await;
         Ok(rows?)
     }

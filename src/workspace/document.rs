@@ -181,9 +181,10 @@ impl Edit {
     ) -> Result<Document, WorkspaceError> {
         check_replacement(content, title, expected_version)?;
         let title = checked_title(title)?;
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         match self
             .repo()
+            .documents()
             .put_document(&thread, content, title, expected_version)
             .await?
         {
@@ -191,6 +192,7 @@ impl Edit {
             None => {
                 let current = self
                     .repo()
+                    .documents()
                     .get_document(&thread)
                     .await?
                     .unwrap_or_else(empty_document);
@@ -211,8 +213,12 @@ impl Edit {
             ));
         }
         check_length(text, "text", MAX_DOCUMENT_CHARS)?;
-        let thread = self.thread_str();
-        let written = self.repo().append_document(&thread, text).await?;
+        let thread = self.thread_id();
+        let written = self
+            .repo()
+            .documents()
+            .append_document(&thread, text)
+            .await?;
         let chars = usize::try_from(written.chars).unwrap_or(usize::MAX);
         if chars > MAX_DOCUMENT_CHARS {
             return Err(WorkspaceError::invalid(format!(
@@ -236,8 +242,8 @@ impl Edit {
         edits: &[TextEdit<'_>],
     ) -> Result<DocumentEdited, WorkspaceError> {
         check_text_edits(edits)?;
-        let thread = self.thread_str();
-        let Some(document) = self.repo().document_for_edit(&thread).await? else {
+        let thread = self.thread_id();
+        let Some(document) = self.repo().documents().document_for_edit(&thread).await? else {
             return Err(WorkspaceError::invalid(
                 "there is no document yet: create it first with update_document or \
                  append_to_document",

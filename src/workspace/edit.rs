@@ -202,9 +202,10 @@ impl Edit {
         &mut self.view.repo
     }
 
-    /// The thread id as the store takes it.
-    pub(super) fn thread_str(&self) -> String {
-        self.view.thread.as_str().to_string()
+    /// The thread's id, cloned (one `Arc`), so the store can take it while the repository is
+    /// borrowed.
+    pub(super) fn thread_id(&self) -> ThreadId {
+        self.view.thread.clone()
     }
 
     /// Holds the thread for the rest of the transaction (a no-op when already held): other
@@ -214,14 +215,19 @@ impl Edit {
         if self.locked {
             return Ok(());
         }
-        let thread = self.view.thread.to_string();
-        match self.view.repo.lock_thread(&thread).await? {
+        match self
+            .view
+            .repo
+            .threads()
+            .lock_thread(&self.view.thread)
+            .await?
+        {
             Some(turn_index) => {
                 self.view.turn_index = turn_index;
                 self.locked = true;
                 Ok(())
             }
-            None => Err(WorkspaceError::UnknownThread(thread)),
+            None => Err(WorkspaceError::UnknownThread(self.view.thread.to_string())),
         }
     }
 
@@ -244,7 +250,7 @@ impl Edit {
             note.by = self.by.clone();
         }
         let changed = self.changed();
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         let logged = self.log(changed, &thread, &note).await;
         let (rev, stored) = match logged {
             Ok(logged) => logged,
@@ -267,7 +273,7 @@ impl Edit {
                 "workspace changed"
             );
         }
-        publish(&bus, &thread, &stored);
+        publish(&bus, thread.as_str(), &stored);
         Ok(Committed {
             changed,
             rev,
@@ -281,7 +287,7 @@ impl Edit {
     async fn log(
         &mut self,
         changed: PanelSet,
-        thread: &str,
+        thread: &crate::ThreadId,
         note: &ChangeNote,
     ) -> Result<(Option<i64>, Vec<StoredEvent>), WorkspaceError> {
         let mut events = std::mem::take(&mut self.lead);
@@ -302,6 +308,7 @@ impl Edit {
         let logged = self
             .view
             .repo
+            .history()
             .log_change(
                 thread,
                 ChangeLog {

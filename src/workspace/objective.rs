@@ -21,8 +21,11 @@ impl Edit {
     /// Sets or replaces the objective; returns it as stored.
     pub async fn set_objective(&mut self, raw: &str) -> Result<String, WorkspaceError> {
         let objective = normalize_objective(raw)?;
-        let thread = self.thread_str();
-        self.repo().set_objective(&thread, &objective).await?;
+        let thread = self.thread_id();
+        self.repo()
+            .objectives()
+            .set_objective(&thread, &objective)
+            .await?;
         Ok(objective)
     }
 }

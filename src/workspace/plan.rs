@@ -168,8 +168,8 @@ impl Edit {
     ) -> Result<OutlineAdded, WorkspaceError> {
         let mut steps = checked_outline(steps)?;
         self.lock().await?;
-        let thread = self.thread_str();
-        let len = count(self.repo().plan_len(&thread).await?);
+        let thread = self.thread_id();
+        let len = count(self.repo().plan().plan_len(&thread).await?);
         let (at, base, place) = match parent_index {
             None => (
                 InsertAt {
@@ -181,7 +181,12 @@ impl Edit {
             ),
             Some(index) => {
                 let parent = match position_of(index, len) {
-                    Some(position) => self.repo().step_at(&thread, as_i64(position)).await?,
+                    Some(position) => {
+                        self.repo()
+                            .plan()
+                            .step_at(&thread, as_i64(position))
+                            .await?
+                    }
                     None => None,
                 };
                 let Some(parent) = parent else {
@@ -193,9 +198,10 @@ impl Edit {
                 };
                 let subtree = self
                     .repo()
+                    .plan()
                     .subtree(&thread, parent.key, parent.depth)
                     .await?;
-                let size = self.repo().count_in(&thread, subtree).await?;
+                let size = self.repo().plan().count_in(&thread, subtree).await?;
                 (
                     InsertAt {
                         index: index - 1 + size,
@@ -218,7 +224,7 @@ impl Edit {
         for step in &mut steps {
             step.depth += base;
         }
-        self.repo().insert_steps(&thread, at, &steps).await?;
+        self.repo().plan().insert_steps(&thread, at, &steps).await?;
         Ok(OutlineAdded {
             added: steps.len(),
             total: len + steps.len(),
@@ -234,12 +240,16 @@ impl Edit {
     ) -> Result<StepBatch<bool>, WorkspaceError> {
         require_batch(indices, "indices")?;
         self.lock().await?;
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         let positions: Vec<i64> = indices
             .iter()
             .map(|index| index.saturating_sub(1))
             .collect();
-        let changed = self.repo().toggle_steps_at(&thread, &positions).await?;
+        let changed = self
+            .repo()
+            .plan()
+            .toggle_steps_at(&thread, &positions)
+            .await?;
         Ok(batch_in_order(indices, changed))
     }
 
@@ -261,8 +271,12 @@ impl Edit {
             texts.push((index.saturating_sub(1), text));
         }
         self.lock().await?;
-        let thread = self.thread_str();
-        let changed = self.repo().set_step_texts_at(&thread, &texts).await?;
+        let thread = self.thread_id();
+        let changed = self
+            .repo()
+            .plan()
+            .set_step_texts_at(&thread, &texts)
+            .await?;
         let indices: Vec<i64> = updates.iter().map(|(index, _)| *index).collect();
         Ok(batch_in_order(&indices, changed))
     }
@@ -280,10 +294,14 @@ impl Edit {
         let mut ranges: Vec<(i64, StepRange, String)> = Vec::new();
         for position in targets.positions {
             let index = as_i64(position);
-            let Some(step) = self.repo().step_at(&thread, index).await? else {
+            let Some(step) = self.repo().plan().step_at(&thread, index).await? else {
                 continue;
             };
-            let range = self.repo().subtree(&thread, step.key, step.depth).await?;
+            let range = self
+                .repo()
+                .plan()
+                .subtree(&thread, step.key, step.depth)
+                .await?;
             ranges.push((index, range, step.text));
         }
         ranges.sort_by_key(|(index, _, _)| *index);
@@ -301,6 +319,7 @@ impl Edit {
         let only_ranges: Vec<StepRange> = kept.iter().map(|(_, r, _)| *r).collect();
         let removed = self
             .repo()
+            .plan()
             .remove_step_ranges(&thread, &only_ranges)
             .await?;
         Ok(StepBatch {
@@ -327,10 +346,10 @@ impl Edit {
     async fn resolve_steps(
         &mut self,
         indices: impl IntoIterator<Item = i64>,
-    ) -> Result<(String, usize, Resolved), WorkspaceError> {
+    ) -> Result<(ThreadId, usize, Resolved), WorkspaceError> {
         self.lock().await?;
-        let thread = self.thread_str();
-        let len = count(self.repo().plan_len(&thread).await?);
+        let thread = self.thread_id();
+        let len = count(self.repo().plan().plan_len(&thread).await?);
         Ok((thread, len, resolve_indices(indices, len)))
     }
 }

@@ -15,7 +15,8 @@ use super::{
 };
 use crate::{
     ThreadId,
-    store::{NewPreference, Preference, PreferenceKind, PreferencePatch, WriteOutcome},
+    panels::PreferenceKind,
+    store::{NewPreference, Preference, PreferencePatch, WriteOutcome},
 };
 
 /// The longest preference title, in characters.
@@ -155,8 +156,12 @@ impl Edit {
             .enumerate()
             .map(|(i, draft)| checked_draft(draft, &format!("items[{i}].")))
             .collect::<Result<Vec<_>, _>>()?;
-        let thread = self.thread_str();
-        Ok(self.repo().add_preferences(&thread, &items).await?)
+        let thread = self.thread_id();
+        Ok(self
+            .repo()
+            .preferences()
+            .add_preferences(&thread, &items)
+            .await?)
     }
 
     /// Changes the preferences at these 1-based indices (on the agent path: never a locked
@@ -197,6 +202,7 @@ impl Edit {
             };
             let (outcome, _) = self
                 .repo()
+                .preferences()
                 .update_preference(&thread, target.id, patch, respect_lock)
                 .await?;
             batch.targets.push(TargetOutcome {
@@ -228,6 +234,7 @@ impl Edit {
             };
             let outcome = self
                 .repo()
+                .preferences()
                 .delete_preference(&thread, target.id, respect_lock)
                 .await?;
             batch.targets.push(TargetOutcome {
@@ -252,8 +259,12 @@ impl Edit {
                 ..PreferenceChange::default()
             })?;
         }
-        let thread = self.thread_str();
-        let mut added = self.repo().add_preferences(&thread, &[item]).await?;
+        let thread = self.thread_id();
+        let mut added = self
+            .repo()
+            .preferences()
+            .add_preferences(&thread, &[item])
+            .await?;
         let Some(mut preference) = added.pop() else {
             return Err(WorkspaceError::invalid("nothing was recorded"));
         };
@@ -264,6 +275,7 @@ impl Edit {
             };
             if let (_, Some(locked)) = self
                 .repo()
+                .preferences()
                 .update_preference(&thread, preference.id, &patch, false)
                 .await?
             {
@@ -281,10 +293,11 @@ impl Edit {
     ) -> Result<Preference, WorkspaceError> {
         let patch = checked_single_change(change)?;
         self.may_lock(change)?;
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         let respect_lock = self.respects_locks();
         match self
             .repo()
+            .preferences()
             .update_preference(&thread, id, &patch, respect_lock)
             .await?
         {
@@ -296,10 +309,11 @@ impl Edit {
 
     /// Deletes one preference by id; on the agent path a locked one is refused.
     pub async fn delete_preference(&mut self, id: i64) -> Result<(), WorkspaceError> {
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         let respect_lock = self.respects_locks();
         match self
             .repo()
+            .preferences()
             .delete_preference(&thread, id, respect_lock)
             .await?
         {
@@ -328,9 +342,9 @@ impl Edit {
     async fn resolve_preferences(
         &mut self,
         indices: impl IntoIterator<Item = i64>,
-    ) -> Result<(String, Vec<Preference>, Resolved), WorkspaceError> {
-        let thread = self.thread_str();
-        let current = self.repo().list_preferences(&thread).await?;
+    ) -> Result<(crate::ThreadId, Vec<Preference>, Resolved), WorkspaceError> {
+        let thread = self.thread_id();
+        let current = self.repo().preferences().list_preferences(&thread).await?;
         let targets = resolve_indices(indices, current.len());
         Ok((thread, current, targets))
     }

@@ -116,9 +116,9 @@ impl Workspaces {
             None => DEFAULT_THREAD_TITLE,
         };
         let mut repo = self.db.begin_write().await?;
-        let created = match repo.create_thread(id.as_str(), title).await {
+        let created = match repo.threads().create_thread(id, title).await {
             Ok(mut thread) => match self.actor() {
-                Some(actor) => repo.set_owner(id.as_str(), Some(actor.id)).await.map(|()| {
+                Some(actor) => repo.people().set_owner(id, Some(actor.id)).await.map(|()| {
                     thread.owner = Some(actor.name.clone());
                     thread
                 }),
@@ -160,7 +160,7 @@ impl Workspaces {
     /// One thread.
     pub async fn thread(&self, id: &ThreadId) -> Result<Thread, WorkspaceError> {
         let mut repo = self.db.begin_read().await?;
-        let thread = repo.get_thread(id.as_str()).await;
+        let thread = repo.threads().get_thread(id).await;
         let _ = repo.rollback().await;
         thread?.ok_or_else(|| WorkspaceError::UnknownThread(id.to_string()))
     }
@@ -168,7 +168,7 @@ impl Workspaces {
     /// Every thread, most recently active first.
     pub async fn threads(&self) -> Result<Vec<Thread>, WorkspaceError> {
         let mut repo = self.db.begin_read().await?;
-        let threads = repo.list_threads().await;
+        let threads = repo.threads().list_threads().await;
         let _ = repo.rollback().await;
         Ok(threads?)
     }
@@ -195,18 +195,20 @@ impl Workspaces {
         let outcome = async {
             if let Some(mode) = change.document_mode {
                 edit.repo()
-                    .set_document_mode(id.as_str(), mode.as_str())
+                    .suggestions()
+                    .set_document_mode(id, mode.as_str())
                     .await?;
             }
             if let Some(servers) = servers
-                && !edit.repo().set_mcp_servers(id.as_str(), servers).await?
+                && !edit.repo().threads().set_mcp_servers(id, servers).await?
             {
                 return Err(WorkspaceError::UnknownThread(id.to_string()));
             }
             if let Some(title) = title
                 && edit
                     .repo()
-                    .rename_thread(id.as_str(), title)
+                    .threads()
+                    .rename_thread(id, title)
                     .await?
                     .is_none()
             {
@@ -227,7 +229,7 @@ impl Workspaces {
     /// Deletes a thread with its whole workspace, conversation and event log.
     pub async fn delete_thread(&self, id: &ThreadId) -> Result<(), WorkspaceError> {
         let mut repo = self.db.begin_write().await?;
-        let deleted: Result<bool, StoreError> = repo.delete_thread(id.as_str()).await;
+        let deleted: Result<bool, StoreError> = repo.threads().delete_thread(id).await;
         match deleted {
             Ok(true) => {
                 repo.commit().await?;

@@ -43,7 +43,7 @@ impl View {
         mut repo: Transaction,
         thread: &ThreadId,
     ) -> Result<(Self, Thread), WorkspaceError> {
-        match repo.get_thread(thread.as_str()).await {
+        match repo.threads().get_thread(thread).await {
             Ok(Some(row)) => Ok((
                 Self {
                     repo,
@@ -87,7 +87,7 @@ impl View {
         if !self.unchecked {
             return Ok(());
         }
-        match self.repo.get_thread(self.thread.as_str()).await? {
+        match self.repo.threads().get_thread(&self.thread).await? {
             Some(row) => {
                 self.found(row.turn_index);
                 self.created_at = Some(row.created_at);
@@ -127,27 +127,27 @@ impl View {
 
     /// The objective, if one is set.
     pub async fn objective(&mut self) -> Result<Option<String>, WorkspaceError> {
-        Ok(self.repo.get_objective(self.thread.as_str()).await?)
+        Ok(self.repo.objectives().get_objective(&self.thread).await?)
     }
 
     /// The document, if one exists.
     pub async fn document(&mut self) -> Result<Option<Document>, WorkspaceError> {
-        Ok(self.repo.get_document(self.thread.as_str()).await?)
+        Ok(self.repo.documents().get_document(&self.thread).await?)
     }
 
     /// The plan, in order.
     pub async fn plan(&mut self) -> Result<Vec<PlanStep>, WorkspaceError> {
         if self.unchecked {
-            let read = self.repo.plan_on_thread(self.thread.as_str()).await?;
+            let read = self.repo.plan().plan_on_thread(&self.thread).await?;
             return self.checked(read);
         }
-        Ok(self.repo.plan_steps(self.thread.as_str()).await?)
+        Ok(self.repo.plan().plan_steps(&self.thread).await?)
     }
 
     /// How many steps the plan has.
     pub async fn plan_len(&mut self) -> Result<usize, WorkspaceError> {
         Ok(super::rules::count(
-            self.repo.plan_len(self.thread.as_str()).await?,
+            self.repo.plan().plan_len(&self.thread).await?,
         ))
     }
 
@@ -156,11 +156,16 @@ impl View {
         if self.unchecked {
             let read = self
                 .repo
-                .preferences_on_thread(self.thread.as_str())
+                .preferences()
+                .preferences_on_thread(&self.thread)
                 .await?;
             return self.checked(read);
         }
-        Ok(self.repo.list_preferences(self.thread.as_str()).await?)
+        Ok(self
+            .repo
+            .preferences()
+            .list_preferences(&self.thread)
+            .await?)
     }
 
     /// Artifacts, newest first, as the query asks.
@@ -171,21 +176,15 @@ impl View {
         if self.unchecked {
             let read = self
                 .repo
-                .artifacts_on_thread(
-                    self.thread.as_str(),
-                    query.artifact_type.as_deref(),
-                    query.limit,
-                )
+                .artifacts()
+                .artifacts_on_thread(&self.thread, query.artifact_type.as_deref(), query.limit)
                 .await?;
             return self.checked(read);
         }
         Ok(self
             .repo
-            .list_artifacts(
-                self.thread.as_str(),
-                query.artifact_type.as_deref(),
-                query.limit,
-            )
+            .artifacts()
+            .list_artifacts(&self.thread, query.artifact_type.as_deref(), query.limit)
             .await?)
     }
 
@@ -194,12 +193,14 @@ impl View {
         let found = if self.unchecked {
             let read = self
                 .repo
-                .artifact_on_thread(self.thread.as_str(), artifact_id)
+                .artifacts()
+                .artifact_on_thread(&self.thread, artifact_id)
                 .await?;
             self.checked(read)?
         } else {
             self.repo
-                .get_artifact(self.thread.as_str(), artifact_id)
+                .artifacts()
+                .get_artifact(&self.thread, artifact_id)
                 .await?
         };
         found.ok_or_else(|| {
@@ -209,12 +210,12 @@ impl View {
 
     /// Everything the panels show, in display order.
     pub async fn snapshot(&mut self) -> Result<Workspace, WorkspaceError> {
-        Ok(self.repo.workspace(self.thread.as_str()).await?)
+        Ok(self.repo.threads().workspace(&self.thread).await?)
     }
 
     /// The conversation: every turn with its messages and tool calls.
     pub async fn conversation(&mut self) -> Result<Vec<StoredTurn>, WorkspaceError> {
-        Ok(self.repo.conversation(self.thread.as_str()).await?)
+        Ok(self.repo.turns().conversation(&self.thread).await?)
     }
 
     /// The document cut to its first `head` and last `tail` characters (whole when it fits).
@@ -225,18 +226,27 @@ impl View {
     ) -> Result<Option<DocumentExcerpt>, WorkspaceError> {
         Ok(self
             .repo
-            .document_excerpt(self.thread.as_str(), head, tail)
+            .prompt_view()
+            .document_excerpt(&self.thread, head, tail)
             .await?)
     }
 
     /// The first `limit` steps of the plan with its totals.
     pub async fn plan_page(&mut self, limit: i64) -> Result<PlanPage, WorkspaceError> {
-        Ok(self.repo.plan_page(self.thread.as_str(), limit).await?)
+        Ok(self
+            .repo
+            .prompt_view()
+            .plan_page(&self.thread, limit)
+            .await?)
     }
 
     /// How many artifacts the thread has.
     pub async fn artifact_count(&mut self) -> Result<i64, WorkspaceError> {
-        Ok(self.repo.count_artifacts(self.thread.as_str()).await?)
+        Ok(self
+            .repo
+            .prompt_view()
+            .count_artifacts(&self.thread)
+            .await?)
     }
 
     /// When the thread was made, as of this view.
@@ -246,7 +256,7 @@ impl View {
         if let Some(created_at) = self.created_at {
             return Ok(created_at);
         }
-        match self.repo.get_thread(self.thread.as_str()).await? {
+        match self.repo.threads().get_thread(&self.thread).await? {
             Some(thread) => Ok(thread.created_at),
             None => Err(WorkspaceError::UnknownThread(self.thread.to_string())),
         }
@@ -254,7 +264,7 @@ impl View {
 
     /// The number of the thread's latest event as of this view (0 before the first).
     pub async fn last_event_seq(&mut self) -> Result<i64, WorkspaceError> {
-        Ok(self.repo.last_event_seq(self.thread.as_str()).await?)
+        Ok(self.repo.events().last_event_seq(&self.thread).await?)
     }
 
     /// What changed since event `after`, up to this view: the panels every `workspace` event
@@ -266,7 +276,8 @@ impl View {
         let mut by_person = false;
         for data in self
             .repo
-            .workspace_events_after(self.thread.as_str(), after)
+            .events()
+            .workspace_events_after(&self.thread, after)
             .await?
         {
             match super::announce::read_workspace_event(&data) {

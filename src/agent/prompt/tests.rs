@@ -1,7 +1,8 @@
 //! Unit tests of the prompt: the instructions, the snapshot's sections and their budgets.
 
 use super::*;
-use crate::store::{Document, PlanStep, Preference, PreferenceKind};
+use crate::panels::PreferenceKind;
+use crate::store::{Document, PlanStep, Preference};
 
 fn workspace() -> Workspace {
     Workspace {

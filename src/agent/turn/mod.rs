@@ -35,8 +35,9 @@ use crate::{
     ThreadId,
     mcp_client::McpServers,
     replicas::{Doorbell, ReplicaId},
-    store::{TurnLease, TurnStatus, TurnUsage, now_ms},
+    store::{TurnLease, TurnStatus, now_ms},
     tools::ToolRuntime,
+    usage::TurnUsage,
     workspace::{Actor, TurnEnd, WorkspaceError},
 };
 

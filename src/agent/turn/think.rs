@@ -17,8 +17,8 @@ use crate::agent::{
 };
 use crate::{
     ThreadId,
-    store::{CallUsage, TurnUsage},
     tools::{FailureKind, InTurn, ToolRuntime, Toolset, build_tools},
+    usage::{CallUsage, TurnUsage},
 };
 
 use super::{external::ExternalTools, *};

@@ -4,7 +4,8 @@ use chrono::Utc;
 use serde_json::json;
 
 use super::*;
-use crate::store::{ArtifactSummary, Document, PreferenceKind};
+use crate::panels::PreferenceKind;
+use crate::store::{ArtifactSummary, Document};
 
 fn step(text: &str, depth: i64, done: bool) -> PlanStep {
     PlanStep {

@@ -1,14 +1,15 @@
 //! Edits of steps by position in one statement each (the agent's toggles and rewrites): the
 //! statement finds the steps by rank, changes them and counts the plan.
 
-use super::{PlanStep, StepsChanged, keys::Targets};
+use super::{PlanRepo, PlanStep, StepsChanged, keys::Targets};
+use crate::ThreadId;
 use crate::{
     panels::Panel,
     store::{
         Context, StoreError,
         journal::ListOp,
         query::{params, row_shape},
-        repository::{Backend, Transaction, now},
+        repository::{Backend, now},
     },
 };
 
@@ -26,13 +27,13 @@ struct ChangedRow {
 row_shape!(ChangedRow { sort_key: i64, id: i64, text: String, depth: i64, done: bool,
     plan_len: i64 } => ChangedRow { sort_key, id, text, depth, done, plan_len });
 
-impl Transaction {
+impl PlanRepo<'_> {
     /// Flips done/not-done of the steps at these 0-based `positions`, all in one statement
     /// that also counts the plan. Returns the plan's length and each position that named a
     /// step with the step after the change; positions past the end change nothing.
     pub async fn toggle_steps_at(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         positions: &[i64],
     ) -> Result<StepsChanged<bool>, StoreError> {
         let targets = Targets::new(positions);
@@ -72,7 +73,7 @@ impl Transaction {
     /// once), in one statement that also counts the plan; see [`Self::toggle_steps_at`].
     pub async fn set_step_texts_at(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         updates: &[(i64, &str)],
     ) -> Result<StepsChanged<()>, StoreError> {
         let positions: Vec<i64> = updates.iter().map(|(position, _)| *position).collect();
@@ -123,7 +124,7 @@ impl Transaction {
     /// far to rank, `$4` now) and pairs what it changed with the positions.
     async fn batch_edit(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         sql: &str,
         targets: &Targets,
         context: &'static str,
@@ -141,7 +142,7 @@ impl Transaction {
     /// when no position named a step, by counting.
     async fn steps_changed(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         targets: &Targets,
         mut rows: Vec<ChangedRow>,
     ) -> Result<StepsChanged<PlanStep>, StoreError> {

@@ -1,14 +1,15 @@
 //! The plan's operations by stable id (the user path): where a step is, one step inserted,
 //! a step and its sub-steps removed, and the whole plan replaced (a restore).
 
-use super::{InsertAt, KEY_GAP, PlanStep, StoreError};
+use super::{InsertAt, KEY_GAP, PlanRepo, PlanStep, StoreError};
+use crate::ThreadId;
 use crate::{
     panels::Panel,
     store::{
         Context,
         journal::ListOp,
         query::{params, row_shape},
-        repository::{Transaction, now},
+        repository::now,
     },
 };
 
@@ -26,11 +27,11 @@ pub struct StepPlace {
 
 row_shape!(StepPlace { id: i64, sort_key: i64, depth: i64 } => StepPlace { id, key: sort_key, depth });
 
-impl Transaction {
+impl PlanRepo<'_> {
     /// Key and depth of the step with stable id `id` in this thread's plan.
     pub async fn step_place(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         id: i64,
     ) -> Result<Option<StepPlace>, StoreError> {
         self.fetch_optional(
@@ -45,7 +46,7 @@ impl Transaction {
     /// lock and checks that the outline stays valid.
     pub async fn insert_step(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         at: InsertAt,
         text: &str,
         depth: i64,
@@ -67,7 +68,7 @@ impl Transaction {
     /// returns how many steps went, or `None` when there is no such step.
     pub async fn remove_step_subtree(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         id: i64,
     ) -> Result<Option<u64>, StoreError> {
         let Some(place) = self.step_place(thread_id, id).await? else {
@@ -79,13 +80,13 @@ impl Transaction {
     }
 }
 
-impl Transaction {
+impl PlanRepo<'_> {
     /// Makes the plan exactly `steps`, in order, keeping their ids: a restore. (Ids never come
     /// back into use otherwise, so an id of this thread's past is free again once its current
     /// steps are gone.)
     pub async fn replace_plan(
         &mut self,
-        thread_id: &str,
+        thread_id: &ThreadId,
         steps: &[PlanStep],
     ) -> Result<(), StoreError> {
         self.execute(

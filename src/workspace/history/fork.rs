@@ -50,10 +50,11 @@ pub(super) async fn fork_into(
 ) -> Result<i64, WorkspaceError> {
     let repo = edit.repo();
     let origin = repo
-        .get_thread(source.as_str())
+        .threads()
+        .get_thread(source)
         .await?
         .ok_or_else(|| WorkspaceError::UnknownThread(source.to_string()))?;
-    let latest = repo.last_revision(source.as_str()).await?;
+    let latest = repo.history().last_revision(source).await?;
     let at = at.unwrap_or(latest);
     if at < 0 || at > latest {
         return Err(WorkspaceError::NotFound(format!(
@@ -67,13 +68,15 @@ pub(super) async fn fork_into(
         let up_to_turn = match at {
             0 => 0,
             _ => repo
-                .revisions_between(source.as_str(), at, at)
+                .history()
+                .revisions_between(source, at, at)
                 .await?
                 .pop()
                 .map_or(0, |r| r.thread_turn),
         };
         let next = repo
-            .revisions_between(source.as_str(), at + 1, at + 1)
+            .history()
+            .revisions_between(source, at + 1, at + 1)
             .await?
             .pop()
             .map_or_else(crate::store::revision_time, |next| next.at);
@@ -81,7 +84,7 @@ pub(super) async fn fork_into(
     } else {
         (origin.turn_index, crate::store::revision_time())
     };
-    let snapshot = workspace_at(repo, source.as_str(), at).await?;
+    let snapshot = workspace_at(repo, source, at).await?;
     let title = match title {
         Some(title) => title.trim().to_string(),
         None => {
@@ -89,45 +92,47 @@ pub(super) async fn fork_into(
             format!("{base} (fork)")
         }
     };
-    match repo
-        .create_fork(id.as_str(), &title, 0, (source.as_str(), at))
-        .await
-    {
+    match repo.forks().create_fork(id, &title, 0, (source, at)).await {
         Ok(_) => {}
         Err(err) if err.is_unique_violation() => {
             return Err(WorkspaceError::ThreadExists(id.to_string()));
         }
         Err(err) => return Err(err.into()),
     };
-    let new = id.as_str();
+    let new = id;
     if owner.is_some() {
-        repo.set_owner(new, owner).await?;
+        repo.people().set_owner(new, owner).await?;
     }
     // The fork's agent uses the servers the source's does (a setting of the thread, not of a
     // revision: the source's current choice).
     if origin.mcp_servers.is_some() {
-        repo.set_mcp_servers(new, origin.mcp_servers.as_deref())
+        repo.threads()
+            .set_mcp_servers(new, origin.mcp_servers.as_deref())
             .await?;
     }
     if let Some(objective) = &snapshot.objective {
-        repo.set_objective(new, objective).await?;
+        repo.objectives().set_objective(new, objective).await?;
     }
     if let Some(document) = &snapshot.document {
-        repo.copy_document(new, document).await?;
+        repo.forks().copy_document(new, document).await?;
     }
-    repo.copy_plan(new, &snapshot.plan).await?;
-    repo.copy_preferences(new, &snapshot.preferences).await?;
-    let (mode, suggestions) = suggestions_at(repo, source.as_str(), at).await?;
-    repo.write_suggestions_exact(new, &mode, &suggestions)
+    repo.forks().copy_plan(new, &snapshot.plan).await?;
+    repo.forks()
+        .copy_preferences(new, &snapshot.preferences)
         .await?;
-    repo.journal_suggestions(&mode, suggestions);
+    let (mode, suggestions) = suggestions_at(repo, source, at).await?;
+    repo.suggestions()
+        .write_suggestions_exact(new, &mode, &suggestions)
+        .await?;
+    repo.suggestions().journal_suggestions(&mode, suggestions);
     for summary in snapshot.artifacts.iter().rev() {
-        if let Some(artifact) = repo.get_artifact(source.as_str(), summary.id).await? {
-            repo.copy_artifact(new, &artifact).await?;
+        if let Some(artifact) = repo.artifacts().get_artifact(source, summary.id).await? {
+            repo.forks().copy_artifact(new, &artifact).await?;
         }
     }
     let turns = repo
-        .copy_conversation(source.as_str(), new, up_to_turn, until)
+        .forks()
+        .copy_conversation(source, new, up_to_turn, until)
         .await?;
     edit.set_turn_index(turns);
     Ok(at)

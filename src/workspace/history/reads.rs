@@ -6,13 +6,14 @@ use serde::Serialize;
 
 use super::*;
 use crate::store::{Document, Revision, Workspace};
+use crate::wire;
 use crate::workspace::{View, WorkspaceError};
 
 /// A page of a thread's history, newest first.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct HistoryPage {
     /// The revisions.
-    pub revisions: Vec<Revision>,
+    pub revisions: Vec<wire::Revision>,
     /// Pass this as `before` for the next (older) page; `null` on the last.
     pub next_before: Option<i64>,
 }
@@ -31,8 +32,8 @@ pub struct DocumentDiff {
 impl View {
     /// The thread's latest revision (0 before its first change).
     pub async fn latest_revision(&mut self) -> Result<i64, WorkspaceError> {
-        let thread = self.thread.to_string();
-        Ok(self.repo.last_revision(&thread).await?)
+        let thread = self.thread.clone();
+        Ok(self.repo.history().last_revision(&thread).await?)
     }
 
     /// Checks that `rev` names a revision of this thread (0 is the empty workspace).
@@ -54,23 +55,24 @@ impl View {
     /// The workspace exactly as it stood right after revision `rev`.
     pub async fn snapshot_at(&mut self, rev: i64) -> Result<Workspace, WorkspaceError> {
         self.check_revision(rev).await?;
-        let thread = self.thread.to_string();
+        let thread = self.thread.clone();
         workspace_at(&mut self.repo, &thread, rev).await
     }
 
     /// The document as it stood right after revision `rev`.
     pub async fn document_at(&mut self, rev: i64) -> Result<Option<Document>, WorkspaceError> {
-        let thread = self.thread.to_string();
+        let thread = self.thread.clone();
         document_at(&mut self.repo, &thread, rev).await
     }
 
     /// What the person did to the history (restores, undone turns) since the agent's previous
     /// turn began: the summaries the next prompt mentions.
     pub async fn rewrites_since_last_turn(&mut self) -> Result<Vec<String>, WorkspaceError> {
-        let thread = self.thread.to_string();
+        let thread = self.thread.clone();
         let since = (self.turn_index - 1).max(0);
         Ok(self
             .repo
+            .history()
             .rewrites_since(&thread, since)
             .await?
             .into_iter()
@@ -84,7 +86,7 @@ impl View {
         from: i64,
         to: i64,
     ) -> Result<(Option<Document>, Option<Document>), WorkspaceError> {
-        let thread = self.thread.to_string();
+        let thread = self.thread.clone();
         documents_at(&mut self.repo, &thread, from, to).await
     }
 
@@ -112,8 +114,12 @@ impl View {
                 "`before` is {before}: give a revision number from 1 on"
             )));
         }
-        let thread = self.thread.to_string();
-        let revisions = self.repo.revisions(&thread, before, limit).await?;
+        let thread = self.thread.clone();
+        let revisions = self
+            .repo
+            .history()
+            .revisions(&thread, before, limit)
+            .await?;
         let next_before = match revisions.last() {
             Some(last)
                 if revisions.len() == usize::try_from(limit).unwrap_or(0) && last.rev > 1 =>
@@ -123,7 +129,7 @@ impl View {
             _ => None,
         };
         Ok(HistoryPage {
-            revisions,
+            revisions: revisions.into_iter().map(wire::Revision::from).collect(),
             next_before,
         })
     }
@@ -131,7 +137,11 @@ impl View {
 
 /// The set of panel names in a revision.
 pub(super) fn panels_of(revision: &Revision) -> BTreeSet<String> {
-    revision.panels.iter().cloned().collect()
+    revision
+        .panels
+        .iter()
+        .map(|panel| panel.as_str().to_string())
+        .collect()
 }
 
 /// Which of `panels` later revisions changed again: what stands in the way of undoing a turn.

@@ -9,7 +9,7 @@ use crate::workspace::WorkspaceError;
 /// Rebuilds the workspace of `thread` as it stood right after revision `rev` (0: empty).
 pub(crate) async fn workspace_at(
     repo: &mut Transaction,
-    thread: &str,
+    thread: &crate::ThreadId,
     rev: i64,
 ) -> Result<Workspace, WorkspaceError> {
     Ok(Workspace {
@@ -17,16 +17,19 @@ pub(crate) async fn workspace_at(
         document: document_at(repo, thread, rev).await?,
         plan: list_at::<PlanStep>(repo, thread, "plan", rev).await?,
         preferences: list_at::<Preference>(repo, thread, "preferences", rev).await?,
-        artifacts: repo.artifacts_at(thread, rev).await?,
+        artifacts: repo.history().artifacts_at(thread, rev).await?,
     })
 }
 
 pub(super) async fn objective_at(
     repo: &mut Transaction,
-    thread: &str,
+    thread: &crate::ThreadId,
     rev: i64,
 ) -> Result<Option<String>, WorkspaceError> {
-    let records = repo.panel_records(thread, "objective", rev).await?;
+    let records = repo
+        .history()
+        .panel_records(thread, "objective", rev)
+        .await?;
     match records.last() {
         Some(record) => from_json(&record.data),
         None => Ok(None),
@@ -36,11 +39,15 @@ pub(super) async fn objective_at(
 /// The document at `rev`: its last whole state, then every recorded edit after it.
 pub(crate) async fn document_at(
     repo: &mut Transaction,
-    thread: &str,
+    thread: &crate::ThreadId,
     rev: i64,
 ) -> Result<Option<Document>, WorkspaceError> {
     let mut document: Option<Document> = None;
-    for record in repo.panel_records(thread, "document", rev).await? {
+    for record in repo
+        .history()
+        .panel_records(thread, "document", rev)
+        .await?
+    {
         if record.whole {
             document = from_json(&record.data)?;
         } else {
@@ -81,7 +88,7 @@ impl DocumentRecord {
 /// before it, shifted after it, and at the start of the replaced text when it lay inside.
 pub(crate) async fn follow_offset(
     repo: &mut Transaction,
-    thread: &str,
+    thread: &crate::ThreadId,
     version: i64,
     start: usize,
     check: impl Fn(&str) -> bool,
@@ -89,9 +96,12 @@ pub(crate) async fn follow_offset(
     // Chains (a whole state and the edits after it), newest first, back to the one that
     // holds `version`.
     let mut chains: Vec<Vec<DocumentRecord>> = Vec::new();
-    let mut rev = repo.last_revision(thread).await?;
+    let mut rev = repo.history().last_revision(thread).await?;
     while rev > 0 {
-        let records = repo.panel_records(thread, "document", rev).await?;
+        let records = repo
+            .history()
+            .panel_records(thread, "document", rev)
+            .await?;
         let Some(first_rev) = records.first().map(|record| record.rev) else {
             break;
         };
@@ -176,11 +186,11 @@ fn moved_through_rewrite(old: &str, new: &str, at: usize) -> usize {
 /// chain covers both.
 pub(super) async fn documents_at(
     repo: &mut Transaction,
-    thread: &str,
+    thread: &crate::ThreadId,
     from: i64,
     to: i64,
 ) -> Result<(Option<Document>, Option<Document>), WorkspaceError> {
-    let records = repo.panel_records(thread, "document", to).await?;
+    let records = repo.history().panel_records(thread, "document", to).await?;
     let covers_from = records.first().is_none_or(|first| first.rev <= from);
     let mut older = if covers_from {
         None
@@ -213,7 +223,7 @@ pub(super) async fn documents_at(
 
 pub(super) async fn list_at<T>(
     repo: &mut Transaction,
-    thread: &str,
+    thread: &crate::ThreadId,
     panel: &str,
     rev: i64,
 ) -> Result<Vec<T>, WorkspaceError>
@@ -221,7 +231,7 @@ where
     T: serde::de::DeserializeOwned + HasId + Clone,
 {
     let mut items: Vec<T> = Vec::new();
-    for record in repo.panel_records(thread, panel, rev).await? {
+    for record in repo.history().panel_records(thread, panel, rev).await? {
         if record.whole {
             items = from_json(&record.data)?;
         } else {
@@ -242,10 +252,13 @@ pub(super) fn from_json<T: serde::de::DeserializeOwned>(data: &str) -> Result<T,
 /// mode's last record (`direct` before any) and the suggestions' list replayed like the plan.
 pub(crate) async fn suggestions_at(
     repo: &mut Transaction,
-    thread: &str,
+    thread: &crate::ThreadId,
     rev: i64,
 ) -> Result<(String, Vec<crate::store::Suggestion>), WorkspaceError> {
-    let records = repo.panel_records(thread, "document_mode", rev).await?;
+    let records = repo
+        .history()
+        .panel_records(thread, "document_mode", rev)
+        .await?;
     let mode = match records.last() {
         Some(record) => from_json(&record.data)?,
         None => crate::workspace::DocumentMode::Direct.as_str().to_string(),

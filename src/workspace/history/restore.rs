@@ -38,7 +38,7 @@ impl Edit {
         panels: &[Panel],
     ) -> Result<Vec<Panel>, WorkspaceError> {
         self.lock().await?;
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         let current = self.read().snapshot().await?;
         let mut written = Vec::new();
         for panel in panels {
@@ -60,19 +60,20 @@ impl Edit {
             let repo = self.repo();
             match panel {
                 Panel::Objective => match &target.objective {
-                    Some(objective) => repo.set_objective(&thread, objective).await?,
-                    None => repo.clear_objective(&thread).await?,
+                    Some(objective) => repo.objectives().set_objective(&thread, objective).await?,
+                    None => repo.objectives().clear_objective(&thread).await?,
                 },
                 Panel::Document => {
                     let document = target
                         .document
                         .as_ref()
                         .map(|d| (d.title.as_str(), d.content.as_str()));
-                    repo.set_document(&thread, document).await?;
+                    repo.documents().set_document(&thread, document).await?;
                 }
-                Panel::Plan => repo.replace_plan(&thread, &target.plan).await?,
+                Panel::Plan => repo.plan().replace_plan(&thread, &target.plan).await?,
                 Panel::Preferences => {
-                    repo.replace_preferences(&thread, &target.preferences)
+                    repo.preferences()
+                        .replace_preferences(&thread, &target.preferences)
                         .await?;
                 }
                 Panel::Artifacts | Panel::Suggestions => {}
@@ -171,10 +172,14 @@ impl crate::workspace::Workspaces {
                     "turn {turn} does not exist: the thread has had {turns} turns"
                 )));
             }
-            let thread_id = edit.thread_str();
-            let made = edit.repo().revisions_of_turn(&thread_id, turn).await?;
+            let thread_id = edit.thread_id();
+            let made = edit
+                .repo()
+                .history()
+                .revisions_of_turn(&thread_id, turn)
+                .await?;
             let mut panels: BTreeSet<String> =
-                made.iter().flat_map(|r| r.panels.iter().cloned()).collect();
+                made.iter().flat_map(super::reads::panels_of).collect();
             panels.remove(Panel::Artifacts.as_str());
             // Suggestions are records too: undoing a turn leaves them (a person rejects them).
             panels.remove(Panel::Suggestions.as_str());
@@ -189,9 +194,10 @@ impl crate::workspace::Workspaces {
                 });
             };
             let first = first.rev;
-            let latest = edit.repo().last_revision(&thread_id).await?;
+            let latest = edit.repo().history().last_revision(&thread_id).await?;
             let later: Vec<Revision> = edit
                 .repo()
+                .history()
                 .revisions_between(&thread_id, first + 1, latest)
                 .await?
                 .into_iter()

@@ -80,7 +80,7 @@ impl PendingRevision {
     pub(crate) async fn finish(
         &self,
         repo: &mut Transaction,
-        thread: &str,
+        thread: &crate::ThreadId,
         rev: i64,
         first_chain: Option<crate::store::Chain>,
     ) -> Result<(), WorkspaceError> {
@@ -88,24 +88,34 @@ impl PendingRevision {
             let chain = match (i, whole) {
                 (0, _) => first_chain,
                 (_, true) => {
-                    repo.record_panel_state(thread, panel, rev, data).await?;
+                    repo.history()
+                        .record_panel_state(thread, panel, rev, data)
+                        .await?;
                     None
                 }
-                (_, false) => Some(repo.record_panel_ops(thread, panel, rev, data).await?),
+                (_, false) => Some(
+                    repo.history()
+                        .record_panel_ops(thread, panel, rev, data)
+                        .await?,
+                ),
             };
             // A chain grown long enough ends with the panel's whole state, so reads stay short.
             if chain.is_some_and(wants_whole) {
                 let state = match *panel {
-                    "document" => to_json(&repo.get_document(thread).await?)?,
-                    "plan" => to_json(&repo.plan_steps(thread).await?)?,
-                    "suggestions" => to_json(&repo.suggestions(thread, None).await?)?,
-                    _ => to_json(&repo.list_preferences(thread).await?)?,
+                    "document" => to_json(&repo.documents().get_document(thread).await?)?,
+                    "plan" => to_json(&repo.plan().plan_steps(thread).await?)?,
+                    "suggestions" => to_json(&repo.suggestions().suggestions(thread, None).await?)?,
+                    _ => to_json(&repo.preferences().list_preferences(thread).await?)?,
                 };
-                repo.record_panel_state(thread, panel, rev, &state).await?;
+                repo.history()
+                    .record_panel_state(thread, panel, rev, &state)
+                    .await?;
             }
         }
         if !self.artifacts.is_empty() {
-            repo.stamp_artifacts(thread, &self.artifacts, rev).await?;
+            repo.history()
+                .stamp_artifacts(thread, &self.artifacts, rev)
+                .await?;
         }
         Ok(())
     }

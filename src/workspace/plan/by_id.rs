@@ -24,11 +24,12 @@ impl Edit {
     ) -> Result<PlanStep, WorkspaceError> {
         let text = checked_step_text(text, "text")?;
         self.lock().await?;
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         let (at, depth) = match placement {
             StepPlacement::Under(parent_id) => {
                 let parent = self
                     .repo()
+                    .plan()
                     .step_place(&thread, parent_id)
                     .await?
                     .ok_or_else(|| unknown_reference("parent_id", parent_id))?;
@@ -40,6 +41,7 @@ impl Edit {
                 }
                 let subtree = self
                     .repo()
+                    .plan()
                     .subtree(&thread, parent.key, parent.depth)
                     .await?;
                 (self.insert_after(&thread, subtree).await?, parent.depth + 1)
@@ -47,19 +49,22 @@ impl Edit {
             StepPlacement::After(sibling_id) => {
                 let sibling = self
                     .repo()
+                    .plan()
                     .step_place(&thread, sibling_id)
                     .await?
                     .ok_or_else(|| unknown_reference("after_id", sibling_id))?;
                 let subtree = self
                     .repo()
+                    .plan()
                     .subtree(&thread, sibling.key, sibling.depth)
                     .await?;
                 (self.insert_after(&thread, subtree).await?, sibling.depth)
             }
             StepPlacement::End { depth } => {
-                let len = self.repo().plan_len(&thread).await?;
+                let len = self.repo().plan().plan_len(&thread).await?;
                 let deepest_allowed = self
                     .repo()
+                    .plan()
                     .last_step(&thread)
                     .await?
                     .map_or(0, |step| step.depth + 1);
@@ -79,19 +84,23 @@ impl Edit {
                 )
             }
         };
-        Ok(self.repo().insert_step(&thread, at, text, depth).await?)
+        Ok(self
+            .repo()
+            .plan()
+            .insert_step(&thread, at, text, depth)
+            .await?)
     }
 
     /// Where a step placed right after the run `subtree` goes: its index and the step it
     /// precedes.
     async fn insert_after(
         &mut self,
-        thread: &str,
+        thread: &crate::ThreadId,
         subtree: StepRange,
     ) -> Result<InsertAt, WorkspaceError> {
         let index = match subtree.end {
-            Some(end) => self.repo().step_index(thread, end).await?,
-            None => self.repo().plan_len(thread).await?,
+            Some(end) => self.repo().plan().step_index(thread, end).await?,
+            None => self.repo().plan().plan_len(thread).await?,
         };
         Ok(InsertAt {
             index,
@@ -113,8 +122,9 @@ impl Edit {
         }
         let text = text.map(|t| checked_step_text(t, "text")).transpose()?;
         self.lock().await?;
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         self.repo()
+            .plan()
             .update_step(&thread, step_id, text, done)
             .await?
             .ok_or_else(|| step_not_found(step_id))
@@ -123,8 +133,9 @@ impl Edit {
     /// Removes a step and its sub-steps by id; returns how many steps went.
     pub async fn remove_step(&mut self, step_id: i64) -> Result<u64, WorkspaceError> {
         self.lock().await?;
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         self.repo()
+            .plan()
             .remove_step_subtree(&thread, step_id)
             .await?
             .ok_or_else(|| step_not_found(step_id))

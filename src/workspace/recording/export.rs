@@ -21,14 +21,15 @@ impl Workspaces {
     pub async fn export(&self, thread: &ThreadId) -> Result<Vec<Line>, WorkspaceError> {
         let mut view = self.view(thread).await?;
         let lines = async {
-            let id = thread.as_str();
+            let id = thread;
             let row = view
                 .repo
+                .threads()
                 .get_thread(id)
                 .await?
                 .ok_or_else(|| WorkspaceError::UnknownThread(thread.to_string()))?;
             let mut timed: Vec<Timed> = Vec::new();
-            for turn in view.repo.conversation(id).await? {
+            for turn in view.repo.turns().conversation(id).await? {
                 timed.push(Timed {
                     at: turn.started_at,
                     rank: 0,
@@ -76,7 +77,7 @@ impl Workspaces {
                 }
             }
             let mut changes: BTreeMap<i64, Vec<PanelChange>> = BTreeMap::new();
-            for record in view.repo.all_panel_records(id).await? {
+            for record in view.repo.recordings().all_panel_records(id).await? {
                 changes.entry(record.rev).or_default().push(PanelChange {
                     panel: record.panel,
                     whole: record.whole,
@@ -84,7 +85,7 @@ impl Workspaces {
                         .map_err(|err| WorkspaceError::Store(err.into()))?,
                 });
             }
-            for revision in view.repo.revisions(id, None, i64::MAX).await? {
+            for revision in view.repo.history().revisions(id, None, i64::MAX).await? {
                 timed.push(Timed {
                     at: revision.at,
                     rank: 4,
@@ -98,7 +99,11 @@ impl Workspaces {
                         thread_turn: revision.thread_turn,
                         tool: revision.tool,
                         action_and_reasoning: revision.action_and_reasoning,
-                        panels: revision.panels,
+                        panels: revision
+                            .panels
+                            .iter()
+                            .map(|p| p.as_str().to_string())
+                            .collect(),
                         summary: revision.summary,
                         restored_from: revision.restored_from,
                         reverted_turn: revision.reverted_turn,
@@ -106,7 +111,7 @@ impl Workspaces {
                     },
                 });
             }
-            for artifact in view.repo.all_artifacts(id).await? {
+            for artifact in view.repo.recordings().all_artifacts(id).await? {
                 timed.push(Timed {
                     at: artifact.created_at,
                     rank: 3,
@@ -129,7 +134,7 @@ impl Workspaces {
                 id: row.id,
                 title: row.title,
                 created_at: row.created_at,
-                forked_from: row.forked_from,
+                forked_from: row.forked_from.map(Into::into),
                 mcp_servers: row.mcp_servers,
             }];
             lines.extend(timed.into_iter().map(|t| t.line));

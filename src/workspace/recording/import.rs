@@ -11,10 +11,11 @@ use crate::{
     ThreadId,
     panels::{Panel, PanelSet},
     store::{
-        Document, ForkOrigin, NewRevision, NewToolCall, PlanStep, Preference,
+        Document, NewRevision, NewToolCall, PlanStep, Preference,
         journal::{DocumentDelta, ListOp, apply_list, apply_text},
         recording::{IdTable, OldMessage},
     },
+    wire::ForkOrigin,
 };
 
 impl Workspaces {
@@ -31,7 +32,8 @@ impl Workspaces {
         let owner = self.actor().map(|actor| actor.id);
         let written = match recording.write(&mut repo, &id).await {
             Ok(()) if owner.is_some() => repo
-                .set_owner(id.as_str(), owner)
+                .people()
+                .set_owner(&id, owner)
                 .await
                 .map_err(WorkspaceError::from),
             other => other,
@@ -203,7 +205,7 @@ impl Recording {
         repo: &mut crate::store::Transaction,
         id: &ThreadId,
     ) -> Result<(), WorkspaceError> {
-        let thread = id.as_str();
+        let thread = id;
         let turns = self
             .lines
             .iter()
@@ -213,24 +215,26 @@ impl Recording {
             })
             .max()
             .unwrap_or(0);
-        repo.insert_recorded_thread(
-            thread,
-            &self.title,
-            self.created_at,
-            turns,
-            self.forked_from
-                .as_ref()
-                .map(|f| (f.thread_id.as_str(), f.rev)),
-        )
-        .await
-        .map_err(|err| match err {
-            crate::store::StoreError::AlreadyExists(_) => {
-                WorkspaceError::ThreadExists(id.to_string())
-            }
-            other => other.into(),
-        })?;
+        repo.recordings()
+            .insert_recorded_thread(
+                thread,
+                &self.title,
+                self.created_at,
+                turns,
+                self.forked_from
+                    .as_ref()
+                    .map(|f| (f.thread_id.as_str(), f.rev)),
+            )
+            .await
+            .map_err(|err| match err {
+                crate::store::StoreError::AlreadyExists(_) => {
+                    WorkspaceError::ThreadExists(id.to_string())
+                }
+                other => other.into(),
+            })?;
         if self.mcp_servers.is_some() {
-            repo.set_mcp_servers(thread, self.mcp_servers.as_deref())
+            repo.threads()
+                .set_mcp_servers(thread, self.mcp_servers.as_deref())
                 .await?;
         }
         let ids = self.new_ids(repo).await?;
@@ -244,15 +248,16 @@ impl Recording {
                     finished_at,
                     usage,
                 } => {
-                    repo.insert_recorded_turn(
-                        thread,
-                        *turn_index,
-                        status,
-                        error.as_deref(),
-                        (*started_at, *finished_at),
-                        usage.as_ref(),
-                    )
-                    .await?;
+                    repo.recordings()
+                        .insert_recorded_turn(
+                            thread,
+                            *turn_index,
+                            status,
+                            error.as_deref(),
+                            (*started_at, *finished_at),
+                            usage.as_ref(),
+                        )
+                        .await?;
                 }
                 Line::Message {
                     turn_index,
@@ -261,17 +266,18 @@ impl Recording {
                     at,
                     by,
                 } => {
-                    repo.insert_recorded_message(
-                        thread,
-                        OldMessage {
-                            turn_index: *turn_index,
-                            role,
-                            content,
-                            at: *at,
-                            by: by.as_deref(),
-                        },
-                    )
-                    .await?;
+                    repo.recordings()
+                        .insert_recorded_message(
+                            thread,
+                            OldMessage {
+                                turn_index: *turn_index,
+                                role,
+                                content,
+                                at: *at,
+                                by: by.as_deref(),
+                            },
+                        )
+                        .await?;
                 }
                 Line::Step {
                     turn_index,
@@ -294,7 +300,9 @@ impl Recording {
                         success: *success,
                         duration_ms: *duration_ms,
                     };
-                    repo.insert_recorded_tool_call(thread, call, *at).await?;
+                    repo.recordings()
+                        .insert_recorded_tool_call(thread, call, *at)
+                        .await?;
                 }
                 Line::Artifact {
                     artifact_type,
@@ -305,16 +313,17 @@ impl Recording {
                     at,
                     ..
                 } => {
-                    repo.insert_recorded_artifact(
-                        thread,
-                        artifact_type,
-                        title.as_deref(),
-                        payload,
-                        *turn_index,
-                        *rev,
-                        *at,
-                    )
-                    .await?;
+                    repo.recordings()
+                        .insert_recorded_artifact(
+                            thread,
+                            artifact_type,
+                            title.as_deref(),
+                            payload,
+                            *turn_index,
+                            *rev,
+                            *at,
+                        )
+                        .await?;
                 }
                 Line::Thread { .. } | Line::Revision { .. } => {}
             }
@@ -352,21 +361,26 @@ impl Recording {
                 restored_from: *restored_from,
                 reverted_turn: *reverted_turn,
             };
-            repo.insert_revision(thread, *rev, *at, &revision).await?;
+            repo.history()
+                .insert_revision(thread, *rev, *at, &revision)
+                .await?;
             for change in changes {
                 let data = ids.remap(change)?;
                 present.apply(change.panel.as_str(), change.whole, &data)?;
                 let text = data.to_string();
                 if change.whole {
-                    repo.record_panel_state(thread, &change.panel, *rev, &text)
+                    repo.history()
+                        .record_panel_state(thread, &change.panel, *rev, &text)
                         .await?;
                 } else {
-                    repo.record_panel_ops(thread, &change.panel, *rev, &text)
+                    repo.history()
+                        .record_panel_ops(thread, &change.panel, *rev, &text)
                         .await?;
                 }
             }
         }
-        repo.set_last_revision(thread, self.revisions.len().try_into().unwrap_or(i64::MAX))
+        repo.recordings()
+            .set_last_revision(thread, self.revisions.len().try_into().unwrap_or(i64::MAX))
             .await?;
         present.write(repo, thread).await
     }
@@ -386,8 +400,12 @@ impl Recording {
                 }
             }
         }
-        let fresh_steps = repo.reserve_ids(IdTable::Steps, steps.len()).await?;
+        let fresh_steps = repo
+            .recordings()
+            .reserve_ids(IdTable::Steps, steps.len())
+            .await?;
         let fresh_preferences = repo
+            .recordings()
             .reserve_ids(IdTable::Preferences, preferences.len())
             .await?;
         Ok(IdMap {
@@ -468,10 +486,10 @@ impl Present {
     async fn write(
         &self,
         repo: &mut crate::store::Transaction,
-        thread: &str,
+        thread: &crate::ThreadId,
     ) -> Result<(), WorkspaceError> {
         if let Some(objective) = &self.objective {
-            repo.set_objective(thread, objective).await?;
+            repo.objectives().set_objective(thread, objective).await?;
         }
         if let Some(document) = &self.document {
             // Each change was checked on its own; what they add up to is checked here, before
@@ -479,12 +497,17 @@ impl Present {
             crate::workspace::document::check_replacement(&document.content, None, None).map_err(
                 |reason| WorkspaceError::invalid(format!("the recording's document: {reason}")),
             )?;
-            repo.write_document_exact(thread, document).await?;
+            repo.documents()
+                .write_document_exact(thread, document)
+                .await?;
         }
-        repo.replace_plan(thread, &self.plan).await?;
-        repo.replace_preferences(thread, &self.preferences).await?;
+        repo.plan().replace_plan(thread, &self.plan).await?;
+        repo.preferences()
+            .replace_preferences(thread, &self.preferences)
+            .await?;
         let mode = self.document_mode.as_deref().unwrap_or("direct");
-        repo.write_suggestions_exact(thread, mode, &self.suggestions)
+        repo.suggestions()
+            .write_suggestions_exact(thread, mode, &self.suggestions)
             .await?;
         Ok(())
     }

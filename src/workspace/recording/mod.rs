@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::WorkspaceError;
-use crate::store::ForkOrigin;
+use crate::wire::ForkOrigin;
 use checks::*;
 use ids::*;
 
@@ -60,7 +60,7 @@ pub enum Line {
         finished_at: Option<DateTime<Utc>>,
         /// What its model calls cost (absent in recordings made before haico counted tokens).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        usage: Option<crate::store::TurnUsage>,
+        usage: Option<crate::usage::TurnUsage>,
     },
     /// A message of a turn.
     Message {

@@ -40,12 +40,13 @@ pub enum SuggestionDraft<'a> {
 impl Edit {
     /// The thread's document mode.
     pub async fn document_mode(&mut self) -> Result<DocumentMode, WorkspaceError> {
-        let thread = self.thread_str();
+        let thread = self.thread_id();
         let mode = self
             .repo()
+            .suggestions()
             .document_mode(&thread)
             .await?
-            .ok_or_else(|| WorkspaceError::UnknownThread(thread.clone()))?;
+            .ok_or_else(|| WorkspaceError::UnknownThread(thread.to_string()))?;
         Ok(DocumentMode::parse(&mode).unwrap_or_default())
     }
 
@@ -74,8 +75,8 @@ impl Edit {
                 ("edit", None, Some(edits))
             }
         };
-        let thread = self.thread_str();
-        let document = self.repo().get_document(&thread).await?;
+        let thread = self.thread_id();
+        let document = self.repo().documents().get_document(&thread).await?;
         if kind == "edit" && document.as_ref().is_none_or(|d| d.content.is_empty()) {
             return Err(WorkspaceError::invalid(
                 "the document is empty, so there is no text to edit: suggest it with \
@@ -139,7 +140,12 @@ impl Edit {
                 "this would leave the document exactly as it is, so nothing was suggested",
             ));
         }
-        for open in self.repo().suggestions(&thread, Some("open")).await? {
+        for open in self
+            .repo()
+            .suggestions()
+            .suggestions(&thread, Some("open"))
+            .await?
+        {
             if open.kind == draft_row.kind
                 && open.edits == draft_row.edits
                 && open.title == draft_row.title
@@ -160,6 +166,7 @@ impl Edit {
         draft_row.diff = Some(diff);
         let stored = self
             .repo()
+            .suggestions()
             .add_suggestion(
                 &thread,
                 NewSuggestion {

@@ -75,7 +75,7 @@ pub(crate) fn listed(document: &Document, suggestions: Vec<Suggestion>) -> Vec<L
 impl View {
     /// The thread's document mode.
     pub async fn document_mode(&mut self) -> Result<DocumentMode, WorkspaceError> {
-        let mode = self.repo.document_mode(self.thread.as_str()).await?;
+        let mode = self.repo.suggestions().document_mode(&self.thread).await?;
         Ok(mode
             .as_deref()
             .and_then(DocumentMode::parse)
@@ -87,9 +87,10 @@ impl View {
         &mut self,
         status: Option<SuggestionStatus>,
     ) -> Result<Vec<ListedSuggestion>, WorkspaceError> {
-        let thread = self.thread.as_str().to_string();
+        let thread = self.thread.clone();
         let found = self
             .repo
+            .suggestions()
             .suggestions(&thread, status.map(SuggestionStatus::as_str))
             .await?;
         if found.is_empty() {
@@ -97,6 +98,7 @@ impl View {
         }
         let document = self
             .repo
+            .documents()
             .get_document(&thread)
             .await?
             .unwrap_or_else(empty_document);
@@ -109,7 +111,7 @@ impl View {
         &mut self,
         rev: i64,
     ) -> Result<(DocumentMode, Vec<ListedSuggestion>), WorkspaceError> {
-        let thread = self.thread.as_str().to_string();
+        let thread = self.thread.clone();
         let (mode, found) =
             crate::workspace::history::suggestions_at(&mut self.repo, &thread, rev).await?;
         let document = crate::workspace::history::document_at(&mut self.repo, &thread, rev)
@@ -156,7 +158,8 @@ impl Workspaces {
             let repo = edit.repo();
             let found = open_suggestion(repo, thread, id).await?;
             let document = repo
-                .document_for_edit(thread.as_str())
+                .documents()
+                .document_for_edit(thread)
                 .await?
                 .unwrap_or_else(empty_document);
             let body = match applied_body(&document.content, &found) {
@@ -170,8 +173,9 @@ impl Workspaces {
                 &format!("version {}", document.version + 1),
             );
             let Some(accepted) = repo
+                .suggestions()
                 .decide_suggestion(
-                    thread.as_str(),
+                    thread,
                     id,
                     SuggestionStatus::Accepted.as_str(),
                     by.as_deref(),
@@ -206,8 +210,9 @@ impl Workspaces {
             Ok(Err((found, why))) => {
                 let marked = edit
                     .repo()
+                    .suggestions()
                     .decide_suggestion(
-                        thread.as_str(),
+                        thread,
                         id,
                         SuggestionStatus::Outdated.as_str(),
                         by.as_deref(),
@@ -254,15 +259,17 @@ impl Workspaces {
             let repo = edit.repo();
             let found = open_suggestion(repo, thread, id).await?;
             let document = repo
-                .get_document(thread.as_str())
+                .documents()
+                .get_document(thread)
                 .await?
                 .unwrap_or_else(empty_document);
             let diff = listed(&document, vec![found.clone()])
                 .pop()
                 .and_then(|listed| listed.diff);
             let rejected = repo
+                .suggestions()
                 .decide_suggestion(
-                    thread.as_str(),
+                    thread,
                     id,
                     SuggestionStatus::Rejected.as_str(),
                     by.as_deref(),
@@ -301,7 +308,8 @@ impl View {
         let mode = self.document_mode().await?;
         let open = self
             .repo
-            .suggestions(self.thread.as_str(), Some(SuggestionStatus::Open.as_str()))
+            .suggestions()
+            .suggestions(&self.thread, Some(SuggestionStatus::Open.as_str()))
             .await?;
         if mode == DocumentMode::Direct && open.is_empty() {
             return Ok(String::new());
@@ -386,7 +394,8 @@ async fn open_suggestion(
     id: i64,
 ) -> Result<Suggestion, WorkspaceError> {
     let found = repo
-        .suggestion(thread.as_str(), id)
+        .suggestions()
+        .suggestion(thread, id)
         .await?
         .ok_or_else(|| unknown(id))?;
     if found.status != SuggestionStatus::Open.as_str() {

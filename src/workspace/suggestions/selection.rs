@@ -95,7 +95,7 @@ impl View {
             }
             start
         } else {
-            let thread = self.thread.to_string();
+            let thread = self.thread.clone();
             let text = selection.text.as_str();
             follow_offset(&mut self.repo, &thread, version, start, |then| {
                 reads_at(then, start, len, text)

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::ListedSuggestion;
-use crate::store::SuggestedEdit;
+use crate::wire::SuggestedEdit;
 
 /// A suggestion as clients read it.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
@@ -54,7 +54,7 @@ pub fn to_wire(listed: &ListedSuggestion) -> SuggestionBody {
         action_and_reasoning: s.action_and_reasoning.clone(),
         base_version: s.base_version,
         title: s.title.clone(),
-        edits: s.edits.clone(),
+        edits: s.edits.iter().cloned().map(SuggestedEdit::from).collect(),
         diff: listed.diff.clone(),
         applies: listed.applies,
         created_at: s.created_at,

@@ -161,9 +161,18 @@ fn uuid_suffix() -> String {
 
 /// Creates a thread directly through the repository.
 pub async fn create_thread(db: &Database, id: &str) -> ThreadId {
+    let id = tid(id);
     let mut repo = db.begin_write().await.unwrap();
-    repo.create_thread(id, "test thread").await.unwrap();
+    repo.threads()
+        .create_thread(&id, "test thread")
+        .await
+        .unwrap();
     repo.commit().await.unwrap();
+    id
+}
+
+/// A thread id written in a test.
+pub fn tid(id: &str) -> ThreadId {
     ThreadId::parse(id).unwrap()
 }
 
@@ -232,9 +241,10 @@ impl Harness {
     /// The thread's workspace and row, read in one snapshot.
     pub async fn state(&self) -> State {
         let mut repo = self.db().begin_read().await.unwrap();
-        let workspace = repo.workspace(self.thread.as_str()).await.unwrap();
+        let workspace = repo.threads().workspace(&self.thread).await.unwrap();
         let thread = repo
-            .get_thread(self.thread.as_str())
+            .threads()
+            .get_thread(&self.thread)
             .await
             .unwrap()
             .unwrap();

@@ -7,6 +7,7 @@ use crate::common;
 use std::collections::BTreeSet;
 
 use common::server::{Reply, TestServer, key_set, keys, setup, teardown};
+use common::tid;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -131,7 +132,11 @@ async fn new_events(
     seen: &mut i64,
 ) -> Vec<(String, Value)> {
     let mut repo = db.begin_read().await.unwrap();
-    let events = repo.events_after(thread, *seen, 1000).await.unwrap();
+    let events = repo
+        .events()
+        .events_after(&tid(thread), *seen, 1000)
+        .await
+        .unwrap();
     repo.rollback().await.unwrap();
     if let Some(last) = events.last() {
         *seen = last.seq;
@@ -660,7 +665,7 @@ backend_tests! {
         let payload = json!({"note": "bulk"});
         let mut repo = tdb.db.begin_write().await.unwrap();
         for i in 0..55 {
-            repo.add_artifact("arts", "note", Some(&format!("note {i}")), &payload, 0).await.unwrap();
+            repo.artifacts().add_artifact(&tid("arts"), "note", Some(&format!("note {i}")), &payload, 0).await.unwrap();
         }
         repo.commit().await.unwrap();
         let page = server.get(base).await.expect(200);
@@ -726,8 +731,8 @@ backend_tests! {
 
         // Not a chart, another thread's chart, unknown ids and threads: JSON 404s.
         let mut repo = tdb.db.begin_write().await.unwrap();
-        let note = repo.add_artifact("svg", "note", Some("n"), &json!({"text": "hi"}), 0).await.unwrap();
-        let broken = repo.add_artifact("svg", "bar_chart", Some("b"), &json!({"nope": true}), 0).await.unwrap();
+        let note = repo.artifacts().add_artifact(&tid("svg"), "note", Some("n"), &json!({"text": "hi"}), 0).await.unwrap();
+        let broken = repo.artifacts().add_artifact(&tid("svg"), "bar_chart", Some("b"), &json!({"nope": true}), 0).await.unwrap();
         repo.commit().await.unwrap();
         let foreign = simple_chart(&server, "other", "bar", "Theirs").await;
         let text = server.get(&format!("/api/threads/svg/artifacts/{note}/chart.svg")).await.error(404);

@@ -10,7 +10,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::{TestDb, server::TestServer, sse::SseReader};
+use common::{TestDb, server::TestServer, sse::SseReader, tid};
 use haico::{
     agent::{AgentConfig, providers::UnconfiguredModel},
     events::{DEFAULT_POLL_INTERVAL, PollingBus},
@@ -104,7 +104,7 @@ backend_tests! {
         let elsewhere = ToolRuntime::new(there.clone());
         let bus = PollingBus::new(here.db.clone());
         let shared: SharedBus = bus.clone();
-        let mut events = Box::pin(subscribe(here.db.clone(), shared.clone(), "polled", None).await.unwrap());
+        let mut events = Box::pin(subscribe(here.db.clone(), shared.clone(), &tid("polled"), None).await.unwrap());
         let tools = build_tools(&thread);
 
         for (tool, args) in [

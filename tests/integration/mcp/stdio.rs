@@ -10,7 +10,7 @@ use crate::common::mcp as mcp_support;
 
 use std::{process::Stdio, time::Duration};
 
-use common::{Engine, TestDb, server::TestServer};
+use common::{Engine, TestDb, server::TestServer, tid};
 use mcp_support::*;
 use rmcp::model::{
     ErrorCode, ReadResourceRequestParams, SubscribeRequestParams, SubscriptionFilter,
@@ -67,7 +67,7 @@ async fn tools_are_the_api_tools_and_change_the_workspace() {
     assert!(listed.contains("1. [ ] Book flights"), "{listed}");
 
     let mut repo = db.db.begin_read().await.unwrap();
-    let workspace = repo.workspace("stdio-tools").await.unwrap();
+    let workspace = repo.threads().workspace(&tid("stdio-tools")).await.unwrap();
     repo.rollback().await.unwrap();
     assert_eq!(
         workspace.objective.as_deref(),

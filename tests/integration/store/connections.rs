@@ -9,7 +9,7 @@ use crate::common;
 
 use std::time::Duration;
 
-use common::TestDb;
+use common::{TestDb, tid};
 use haico::store::{Database, InsertAt, NewPlanStep, PoolConfig};
 
 const PATIENCE: Duration = Duration::from_secs(5);
@@ -18,20 +18,20 @@ backend_tests! {
     async fn an_abandoned_write_transaction_leaves_no_lock_and_no_write(engine) {
         let t = TestDb::new(engine).await;
         let mut setup = t.db.begin_write().await.unwrap();
-        setup.create_thread("t-held", "held").await.unwrap();
+        setup.threads().create_thread(&tid("t-held"), "held").await.unwrap();
         setup.commit().await.unwrap();
 
         // Locks the thread, writes, and is dropped without a commit or a rollback.
         let mut abandoned = t.db.begin_write().await.unwrap();
-        assert_eq!(abandoned.lock_thread("t-held").await.unwrap(), Some(0));
-        abandoned.create_thread("t-ghost", "never committed").await.unwrap();
+        assert_eq!(abandoned.threads().lock_thread(&tid("t-held")).await.unwrap(), Some(0));
+        abandoned.threads().create_thread(&tid("t-ghost"), "never committed").await.unwrap();
         drop(abandoned);
 
         // The next writer takes the same lock at once and sees none of that write.
         let next = async {
             let mut repo = t.db.begin_write().await.unwrap();
-            assert_eq!(repo.lock_thread("t-held").await.unwrap(), Some(0));
-            let ghost = repo.get_thread("t-ghost").await.unwrap();
+            assert_eq!(repo.threads().lock_thread(&tid("t-held")).await.unwrap(), Some(0));
+            let ghost = repo.threads().get_thread(&tid("t-ghost")).await.unwrap();
             repo.commit().await.unwrap();
             ghost
         };
@@ -41,7 +41,7 @@ backend_tests! {
         assert!(ghost.is_none(), "an uncommitted write was kept: {ghost:?}");
 
         let mut read = t.db.begin_read().await.unwrap();
-        assert!(read.get_thread("t-ghost").await.unwrap().is_none());
+        assert!(read.threads().get_thread(&tid("t-ghost")).await.unwrap().is_none());
         read.rollback().await.unwrap();
         t.cleanup().await;
     }
@@ -49,7 +49,7 @@ backend_tests! {
     async fn a_failed_statement_does_not_spoil_the_next_caller(engine) {
         let t = TestDb::new(engine).await;
         let mut setup = t.db.begin_write().await.unwrap();
-        setup.create_thread("t-one", "one").await.unwrap();
+        setup.threads().create_thread(&tid("t-one"), "one").await.unwrap();
         setup.commit().await.unwrap();
 
         for round in 0..20 {
@@ -58,25 +58,25 @@ backend_tests! {
             let mut failing = t.db.begin_write().await.unwrap();
             let step = NewPlanStep { text: "orphan".into(), depth: 0 };
             let at = InsertAt { index: 0, before: None };
-            let err = failing.insert_steps("t-none", at, &[step]).await.unwrap_err();
+            let err = failing.plan().insert_steps(&tid("t-none"), at, &[step]).await.unwrap_err();
             assert!(err.to_string().contains("inserting steps"), "round {round}: {err}");
             failing.rollback().await.unwrap();
 
             // A read outside a transaction on whichever connection comes next answers.
             let mut glance = t.db.autocommit_read().await.unwrap();
-            assert!(glance.get_thread("t-missing").await.unwrap().is_none());
+            assert!(glance.threads().get_thread(&tid("t-missing")).await.unwrap().is_none());
             glance.rollback().await.unwrap();
 
             // And the next writer commits normally.
             let mut ok = t.db.begin_write().await.unwrap();
             let id = format!("t-ok-{round}");
-            ok.create_thread(&id, "fine").await.unwrap();
+            ok.threads().create_thread(&tid(&id), "fine").await.unwrap();
             ok.commit().await.unwrap();
         }
         let mut read = t.db.begin_read().await.unwrap();
         for round in 0..20 {
             let id = format!("t-ok-{round}");
-            assert!(read.get_thread(&id).await.unwrap().is_some(), "{id} is missing");
+            assert!(read.threads().get_thread(&tid(&id)).await.unwrap().is_some(), "{id} is missing");
         }
         read.rollback().await.unwrap();
         t.cleanup().await;
@@ -136,12 +136,16 @@ async fn write_and_read_at_once(db: &Database, callers: usize) {
         let db = db.clone();
         async move {
             let mut repo = db.begin_write().await.unwrap();
-            repo.create_thread(&format!("t-{i}"), "x").await.unwrap();
+            repo.threads()
+                .create_thread(&tid(&format!("t-{i}")), "x")
+                .await
+                .unwrap();
             repo.commit().await.unwrap();
             let mut glance = db.autocommit_read().await.unwrap();
             assert!(
                 glance
-                    .get_thread(&format!("t-{i}"))
+                    .threads()
+                    .get_thread(&tid(&format!("t-{i}")))
                     .await
                     .unwrap()
                     .is_some()

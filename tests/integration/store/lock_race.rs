@@ -37,9 +37,10 @@ fn lock_patch() -> PreferencePatch {
 
 /// The user path: locks one preference in its own transaction, as `PATCH …/preferences/{id}`
 /// does. Returns the row as it was committed, or `None` when the agent had removed it first.
-async fn user_lock(db: &Database, thread: &str, id: i64) -> Option<Preference> {
+async fn user_lock(db: &Database, thread: &ThreadId, id: i64) -> Option<Preference> {
     let mut repo = db.begin_write().await.unwrap();
     match repo
+        .preferences()
         .update_preference(thread, id, &lock_patch(), false)
         .await
         .unwrap()
@@ -57,9 +58,9 @@ async fn user_lock(db: &Database, thread: &str, id: i64) -> Option<Preference> {
     }
 }
 
-async fn read_preferences(db: &Database, thread: &str) -> Vec<Preference> {
+async fn read_preferences(db: &Database, thread: &ThreadId) -> Vec<Preference> {
     let mut repo = db.begin_read().await.unwrap();
-    let list = repo.list_preferences(thread).await.unwrap();
+    let list = repo.preferences().list_preferences(thread).await.unwrap();
     repo.rollback().await.unwrap();
     list
 }
@@ -101,7 +102,7 @@ backend_tests! {
                 .map(|k| json!({"title": format!("p{k}"), "subtitle": format!("s{k}"), "kind": if k % 2 == 0 { "hard" } else { "soft" }}))
                 .collect();
             agent(&runtime, &tools, "add_preferences", json!({"action_and_reasoning": "Record.", "items": items})).await;
-            let initial = read_preferences(&db, thread.as_str()).await;
+            let initial = read_preferences(&db, &thread).await;
             assert_eq!(initial.len(), PREFS);
 
             let mut tasks = JoinSet::new();
@@ -153,7 +154,7 @@ backend_tests! {
                     let mut locked = Vec::new();
                     for (n, id) in order.into_iter().enumerate() {
                         tokio::time::sleep(Duration::from_micros(300 * (n as u64 + 1))).await;
-                        match user_lock(&db, thread.as_str(), id).await {
+                        match user_lock(&db, &thread, id).await {
                             Some(row) => {
                                 counts.locks_committed.fetch_add(1, Ordering::Relaxed);
                                 locked.push(row);
@@ -185,7 +186,7 @@ backend_tests! {
 
             // Every lock held: the locked rows are exactly as they were when the lock committed,
             // and they are all that is left.
-            let now = read_preferences(&db, thread.as_str()).await;
+            let now = read_preferences(&db, &thread).await;
             for row in &locked {
                 let current = now
                     .iter()
@@ -234,7 +235,7 @@ mod postgres_only {
             json!({"action_and_reasoning": "Record.", "items": [{"title": "Budget", "subtitle": "2k", "kind": "hard"}]}),
         )
         .await;
-        let original = read_preferences(&tdb.db, thread.as_str()).await.remove(0);
+        let original = read_preferences(&tdb.db, &thread).await.remove(0);
         assert!(!original.locked);
         Setup {
             tdb,
@@ -247,7 +248,7 @@ mod postgres_only {
         PreferencePatch {
             title: Some("agent title".to_string()),
             subtitle: Some(None),
-            kind: Some(haico::store::PreferenceKind::Soft),
+            kind: Some(haico::panels::PreferenceKind::Soft),
             locked: None,
         }
     }
@@ -260,13 +261,13 @@ mod postgres_only {
             thread,
             original,
         } = setup().await;
-        let t = thread.as_str();
+        let t = &thread;
         let id = original.id;
 
         // Agent transaction A takes the thread lock and reads the list: unlocked.
         let mut a = tdb.db.begin_write().await.unwrap();
-        assert_eq!(a.lock_thread(t).await.unwrap(), Some(0));
-        let seen = a.list_preferences(t).await.unwrap();
+        assert_eq!(a.threads().lock_thread(t).await.unwrap(), Some(0));
+        let seen = a.preferences().list_preferences(t).await.unwrap();
         assert_eq!(seen, vec![original.clone()]);
 
         // User transaction B locks and commits meanwhile; it must not wait for A (the user path
@@ -283,13 +284,17 @@ mod postgres_only {
 
         // A now writes from its stale view: the database refuses both writes.
         assert_eq!(
-            a.update_preference(t, id, &agent_patch(), true)
+            a.preferences()
+                .update_preference(t, id, &agent_patch(), true)
                 .await
                 .unwrap(),
             (WriteOutcome::Locked, None)
         );
         assert_eq!(
-            a.delete_preference(t, id, true).await.unwrap(),
+            a.preferences()
+                .delete_preference(t, id, true)
+                .await
+                .unwrap(),
             WriteOutcome::Locked
         );
         a.commit().await.unwrap();
@@ -306,16 +311,17 @@ mod postgres_only {
             thread,
             original,
         } = setup().await;
-        let t = thread.as_str().to_string();
+        let t = thread.clone();
         let id = original.id;
 
         let mut a = tdb.db.begin_write().await.unwrap();
-        a.lock_thread(&t).await.unwrap();
-        assert!(!a.list_preferences(&t).await.unwrap()[0].locked);
+        a.threads().lock_thread(&t).await.unwrap();
+        assert!(!a.preferences().list_preferences(&t).await.unwrap()[0].locked);
 
         // B locks the row but has not committed yet.
         let mut b = tdb.db.begin_write().await.unwrap();
         let (outcome, row) = b
+            .preferences()
             .update_preference(&t, id, &lock_patch(), false)
             .await
             .unwrap();
@@ -326,6 +332,7 @@ mod postgres_only {
         let thread_a = t.clone();
         let pending = tokio::spawn(async move {
             let result = a
+                .preferences()
                 .update_preference(&thread_a, id, &agent_patch(), true)
                 .await
                 .unwrap();
@@ -345,7 +352,10 @@ mod postgres_only {
             .unwrap();
         assert_eq!(result, (WriteOutcome::Locked, None));
         assert_eq!(
-            a.delete_preference(&t, id, true).await.unwrap(),
+            a.preferences()
+                .delete_preference(&t, id, true)
+                .await
+                .unwrap(),
             WriteOutcome::Locked
         );
         a.commit().await.unwrap();
@@ -362,19 +372,21 @@ mod postgres_only {
             thread,
             original,
         } = setup().await;
-        let t = thread.as_str().to_string();
+        let t = thread.clone();
         let id = original.id;
 
         let mut a = tdb.db.begin_write().await.unwrap();
-        a.lock_thread(&t).await.unwrap();
+        a.threads().lock_thread(&t).await.unwrap();
         let mut b = tdb.db.begin_write().await.unwrap();
-        b.update_preference(&t, id, &lock_patch(), false)
+        b.preferences()
+            .update_preference(&t, id, &lock_patch(), false)
             .await
             .unwrap();
 
         let thread_a = t.clone();
         let pending = tokio::spawn(async move {
             let result = a
+                .preferences()
                 .update_preference(&thread_a, id, &agent_patch(), true)
                 .await
                 .unwrap();

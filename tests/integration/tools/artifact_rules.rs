@@ -47,15 +47,16 @@ fn tool_args(title: &str, labels: &[&str], values: &[f64]) -> Value {
 async fn bulk(h: &Harness, n: usize) {
     let mut repo = h.db().begin_write().await.unwrap();
     for i in 0..n {
-        repo.add_artifact(
-            h.thread.as_str(),
-            "bar_chart",
-            Some(&format!("Bulk {i}")),
-            &json!({}),
-            0,
-        )
-        .await
-        .unwrap();
+        repo.artifacts()
+            .add_artifact(
+                &h.thread,
+                "bar_chart",
+                Some(&format!("Bulk {i}")),
+                &json!({}),
+                0,
+            )
+            .await
+            .unwrap();
     }
     repo.commit().await.unwrap();
 }
@@ -91,7 +92,7 @@ backend_tests! {
         assert_eq!(added.artifact.title.as_deref(), Some("Sales"));
         assert_eq!(added.artifact.artifact_type, "bar_chart");
         let mut repo = h.db().begin_read().await.unwrap();
-        let stored: Artifact = repo.get_artifact(h.thread.as_str(), added.artifact.artifact_id).await.unwrap().unwrap();
+        let stored: Artifact = repo.artifacts().get_artifact(&h.thread, added.artifact.artifact_id).await.unwrap().unwrap();
         repo.rollback().await.unwrap();
         assert_eq!(stored.payload, added.artifact.payload);
         assert_eq!(stored.payload["title"], json!("Sales"));

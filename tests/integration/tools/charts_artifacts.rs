@@ -35,7 +35,7 @@ fn chart(kind: &str, title: &str) -> Value {
 /// Starts the thread's next turn, as the agent loop does.
 async fn begin_turn(h: &Harness) -> i64 {
     let mut repo = h.db().begin_write().await.unwrap();
-    let turn = repo.begin_turn(h.thread.as_str()).await.unwrap().unwrap();
+    let turn = repo.threads().begin_turn(&h.thread).await.unwrap().unwrap();
     repo.commit().await.unwrap();
     turn
 }
@@ -43,7 +43,8 @@ async fn begin_turn(h: &Harness) -> i64 {
 async fn stored(h: &Harness, id: i64) -> Artifact {
     let mut repo = h.db().begin_read().await.unwrap();
     let artifact = repo
-        .get_artifact(h.thread.as_str(), id)
+        .artifacts()
+        .get_artifact(&h.thread, id)
         .await
         .unwrap()
         .unwrap();
@@ -302,7 +303,7 @@ backend_tests! {
         // Push the thread past 100 artifacts; any larger limit is taken as 100.
         let mut repo = h.db().begin_write().await.unwrap();
         for i in 0..90 {
-            repo.add_artifact(h.thread.as_str(), "line_chart", Some(&format!("Bulk {i}")), &json!({}), 0)
+            repo.artifacts().add_artifact(&h.thread, "line_chart", Some(&format!("Bulk {i}")), &json!({}), 0)
                 .await
                 .unwrap();
         }

@@ -4,7 +4,8 @@
 use crate::common;
 
 use common::Harness;
-use haico::store::{Preference, PreferenceKind, PreferencePatch, WriteOutcome};
+use haico::panels::PreferenceKind;
+use haico::store::{Preference, PreferencePatch, WriteOutcome};
 use serde_json::{Value, json};
 
 /// `fields` plus the `action_and_reasoning` every call must carry.
@@ -37,7 +38,8 @@ async fn set_locked(h: &Harness, id: i64, locked: bool) {
         ..Default::default()
     };
     let (outcome, row) = repo
-        .update_preference(h.thread.as_str(), id, &patch, false)
+        .preferences()
+        .update_preference(&h.thread, id, &patch, false)
         .await
         .unwrap();
     assert_eq!(outcome, WriteOutcome::Applied);

@@ -3,12 +3,12 @@
 
 use crate::common;
 
-use common::Harness;
+use common::{Harness, tid};
 use haico::{
     ThreadId,
     charts::{ChartData, ChartType, Series, model::ChartDraft},
     panels::Panel,
-    store::PreferenceKind,
+    panels::PreferenceKind,
     tools::{AnyCollection, FailureKind, ToolError, ToolResult, Toolset, build_tools, tool_specs},
     workspace::{Edit, PreferenceDraft, StepDraft},
 };
@@ -209,8 +209,8 @@ backend_tests! {
         assert_eq!(record.failure, Some(FailureKind::UnknownThread));
 
         let mut repo = h.db().begin_read().await.unwrap();
-        assert!(repo.get_thread("ghost").await.unwrap().is_none());
-        let ws = repo.workspace("ghost").await.unwrap();
+        assert!(repo.threads().get_thread(&tid("ghost")).await.unwrap().is_none());
+        let ws = repo.threads().workspace(&tid("ghost")).await.unwrap();
         repo.rollback().await.unwrap();
         assert!(ws.objective.is_none() && ws.document.is_none() && ws.plan.is_empty());
         assert!(ws.preferences.is_empty() && ws.artifacts.is_empty());
@@ -295,7 +295,7 @@ backend_tests! {
 
         // Inside a turn the record (and the artifact) carry its index.
         let mut repo = h.db().begin_write().await.unwrap();
-        assert_eq!(repo.begin_turn(h.thread.as_str()).await.unwrap(), Some(1));
+        assert_eq!(repo.threads().begin_turn(&h.thread).await.unwrap(), Some(1));
         repo.commit().await.unwrap();
         let chart_args = json!({
             "chart_type": "line", "title": "Trend",
@@ -498,7 +498,7 @@ backend_tests! {
         h.ok("add_todos", serde_json::json!({"action_and_reasoning": "Plan.", "steps": [{"text": "one"}]})).await;
         // Hold the thread's write lock (and, on SQLite, the only writer connection).
         let mut writer = h.db().begin_write().await.unwrap();
-        assert!(writer.lock_thread(h.thread.as_str()).await.unwrap().is_some());
+        assert!(writer.threads().lock_thread(&h.thread).await.unwrap().is_some());
         // Reads still answer, from the last committed state.
         for (tool, expected) in [
             ("list_todos", "1. [ ] one"),
