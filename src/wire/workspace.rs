@@ -31,6 +31,9 @@ pub struct Thread {
     /// What the agent's document tools do: `direct` (change the document) or `suggest` (make
     /// suggestions the person accepts or rejects).
     pub document_mode: String,
+    /// Which configured MCP servers the thread's agent may use: `null` for all of them (the
+    /// default), or their names (an empty list: none).
+    pub mcp_servers: Option<Vec<String>>,
     /// What the signed-in caller may do with it (`owner`, `editor` or `viewer`); absent in
     /// one-person mode and for the administrator's token, who may do everything.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -49,6 +52,7 @@ impl From<store::Thread> for Thread {
             forked_from: t.forked_from.map(ForkOrigin::from),
             owner: t.owner,
             document_mode: t.document_mode,
+            mcp_servers: t.mcp_servers,
             access: t.access,
         }
     }
