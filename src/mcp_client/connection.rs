@@ -285,9 +285,10 @@ fn causes(err: &ClientInitializeError) -> String {
 
 /// Makes `ring` the process's TLS crypto provider, once, before the first HTTP connection: the
 /// MCP client's HTTP stack (reqwest 0.13 through rmcp) is built without a provider of its own and
-/// would otherwise refuse to build a client. Another part of the process that installed one
-/// first wins, which is as good.
-fn use_ring_for_tls() {
+/// panics when a client is built before one is installed. Another part of the process that
+/// installed one first wins, which is as good. Public for code that builds rmcp's HTTP client
+/// itself (the tests' MCP clients).
+pub fn use_ring_for_tls() {
     static INSTALL: std::sync::Once = std::sync::Once::new();
     INSTALL.call_once(|| {
         let _already_installed = rustls::crypto::ring::default_provider().install_default();

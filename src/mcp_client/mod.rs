@@ -30,6 +30,7 @@ use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 pub use approval::{ApprovalRequest, Approvals, DEFAULT_APPROVAL_TIMEOUT, Decision, Pending};
 pub use config::{Approval, McpConfig, McpConfigError, Secret, ServerConfig, Transport};
+pub use connection::use_ring_for_tls;
 pub use result::{CallOutcome, RESULT_CHARS};
 
 /// Default wait for one call (`HAICO_MCP_CALL_TIMEOUT_SECS`).

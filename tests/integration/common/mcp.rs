@@ -120,6 +120,7 @@ pub async fn http_client(
     url: &str,
     lifecycle: Lifecycle,
 ) -> (Client, mpsc::UnboundedReceiver<Note>) {
+    haico::mcp_client::use_ring_for_tls();
     connect(
         StreamableHttpClientTransport::from_uri(url.to_string()),
         lifecycle,

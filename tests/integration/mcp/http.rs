@@ -297,6 +297,7 @@ async fn the_bearer_token_guards_mcp() {
         .map(|r| assert_eq!(r.status(), 404))
         .unwrap();
 
+    haico::mcp_client::use_ring_for_tls();
     let transport = rmcp::transport::StreamableHttpClientTransport::from_config(
         rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
             server.url("/mcp/guarded"),
