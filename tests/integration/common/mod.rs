@@ -290,6 +290,15 @@ macro_rules! backend_tests {
     };
 }
 
+/// A port that was free a moment ago.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind a local port")
+        .local_addr()
+        .expect("local addr")
+        .port()
+}
+
 pub mod agent;
 pub mod child;
 pub mod cluster;
@@ -298,6 +307,7 @@ pub mod fuzz;
 pub mod isolated;
 pub mod mcp;
 pub mod mock_llm;
+pub mod nginx;
 #[macro_use]
 pub mod needs;
 pub mod server;

@@ -4,40 +4,21 @@
 //! authority signed and lists its tools, and reports the server with a self-signed
 //! certificate as failed, saying the certificate is not trusted.
 
-use std::{
-    path::Path,
-    process::{Child, Command, Stdio},
-    time::Duration,
-};
+use std::{path::Path, process::Command, time::Duration};
 
 use serde_json::{Value, json};
 use tokio::time::Instant;
 
-use crate::common::{Engine, TestDb, child::ChildServer, server::TestServer};
+use crate::common::{
+    Engine, TestDb,
+    child::ChildServer,
+    free_port,
+    nginx::{self, Nginx},
+    server::TestServer,
+};
 
 /// The other server's administrator token.
 const TOKEN: &str = "tls-peer-token-for-the-mcp-client-test";
-
-/// nginx terminating TLS on two ports in front of one upstream; killed on drop.
-struct TlsProxy {
-    child: Child,
-    dir: tempfile::TempDir,
-}
-
-impl Drop for TlsProxy {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 fn openssl(dir: &Path, args: &[&str]) {
     let output = Command::new("openssl")
@@ -144,7 +125,7 @@ fn make_certificates(dir: &Path) {
 
 /// nginx on `trusted_port` (the authority's certificate) and `stranger_port` (the self-signed
 /// one), both passing requests to `upstream` the way a streaming MCP server needs.
-async fn start_proxy(upstream: &str, trusted_port: u16, stranger_port: u16) -> TlsProxy {
+async fn start_proxy(upstream: &str, trusted_port: u16, stranger_port: u16) -> Nginx {
     let dir = tempfile::tempdir().unwrap();
     make_certificates(dir.path());
     let d = dir.path().display();
@@ -158,39 +139,13 @@ async fn start_proxy(upstream: &str, trusted_port: u16, stranger_port: u16) -> T
         )
     };
     let conf = format!(
-        "daemon off;\npid {d}/nginx.pid;\nerror_log {d}/error.log warn;\nevents {{}}\nhttp {{\n  \
-         access_log {d}/access.log;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n  \
-         fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n{}{}}}\n",
+        "{}events {{}}\nhttp {{\n{}{}{}}}\n",
+        nginx::main_context(dir.path()),
+        nginx::http_paths(dir.path()),
         server(trusted_port, "trusted"),
         server(stranger_port, "stranger"),
     );
-    let path = dir.path().join("nginx.conf");
-    std::fs::write(&path, conf).unwrap();
-    let child = Command::new("nginx")
-        .arg("-p")
-        .arg(dir.path())
-        .arg("-c")
-        .arg(&path)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("nginx must be installed (.ci/run installs Debian's package)");
-    let proxy = TlsProxy { child, dir };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    for port in [trusted_port, stranger_port] {
-        while tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_err()
-        {
-            assert!(
-                Instant::now() < deadline,
-                "nginx did not listen: {}",
-                std::fs::read_to_string(proxy.dir.path().join("error.log")).unwrap_or_default()
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-    proxy
+    nginx::start(dir, &conf, &[trusted_port, stranger_port]).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

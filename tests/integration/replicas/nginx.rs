@@ -8,38 +8,17 @@ use crate::common::mcp as mcp_support;
 
 use std::{
     path::Path,
-    process::{Child, Command, Stdio},
     time::{Duration, Instant},
 };
 
 use common::{
     cluster::*,
     mock_llm::{Script, call},
+    nginx,
     sse::SseReader,
 };
 use mcp_support::{Lifecycle, call_ok, http_client, read_json};
 use serde_json::{Value, json};
-
-/// nginx on `port` with `deploy/nginx.conf`, its upstreams pointed at `replicas`.
-struct Nginx {
-    child: Child,
-    dir: tempfile::TempDir,
-}
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// The deploy config with this test's ports, and the paths a process without root needs.
 fn config(port: u16, upstreams: &[String], dir: &Path) -> String {
@@ -71,12 +50,7 @@ fn config(port: u16, upstreams: &[String], dir: &Path) -> String {
         out.push_str(line);
         out.push('\n');
         if trimmed == "http {" {
-            let d = dir.display();
-            out.push_str(&format!(
-                "    access_log {d}/access.log;\n    client_body_temp_path {d}/body;\n    \
-                 proxy_temp_path {d}/proxy;\n    fastcgi_temp_path {d}/fastcgi;\n    \
-                 uwsgi_temp_path {d}/uwsgi;\n    scgi_temp_path {d}/scgi;\n"
-            ));
+            out.push_str(&nginx::http_paths(dir));
         }
     }
     assert_eq!(
@@ -84,37 +58,13 @@ fn config(port: u16, upstreams: &[String], dir: &Path) -> String {
         3,
         "deploy/nginx.conf lists three upstream servers"
     );
-    let d = dir.display();
-    format!("daemon off;\npid {d}/nginx.pid;\nerror_log {d}/error.log warn;\n{out}")
+    format!("{}{out}", nginx::main_context(dir))
 }
 
-async fn start_nginx(port: u16, upstreams: &[String]) -> Nginx {
+async fn start_nginx(port: u16, upstreams: &[String]) -> nginx::Nginx {
     let dir = tempfile::tempdir().unwrap();
-    let conf = dir.path().join("nginx.conf");
-    std::fs::write(&conf, config(port, upstreams, dir.path())).unwrap();
-    let child = Command::new("nginx")
-        .arg("-p")
-        .arg(dir.path())
-        .arg("-c")
-        .arg(&conf)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("nginx must be installed (.ci/run installs Debian's package)");
-    let nginx = Nginx { child, dir };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .is_err()
-    {
-        assert!(
-            Instant::now() < deadline,
-            "nginx did not listen: {}",
-            std::fs::read_to_string(nginx.dir.path().join("error.log")).unwrap_or_default()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    nginx
+    let conf = config(port, upstreams, dir.path());
+    nginx::start(dir, &conf, &[port]).await
 }
 
 /// How many requests to `route` each replica answered, from its own `/metrics`.
@@ -144,7 +94,7 @@ async fn answered(cluster: &Cluster, route: &str) -> Vec<u64> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_browser_like_client_and_an_mcp_session_work_through_nginx_without_stickiness() {
     needs!(nginx, postgres);
-    let port = free_port();
+    let port = common::free_port();
     let public = format!("127.0.0.1:{port}");
     let cluster = Cluster::start(
         3,

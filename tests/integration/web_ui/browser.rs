@@ -13,7 +13,7 @@
 use std::{
     collections::HashMap,
     io::{Read, Write},
-    net::{TcpListener, TcpStream},
+    net::TcpStream,
     os::unix::process::CommandExt,
     path::{Path, PathBuf},
     process::{Child, Command, Stdio},
@@ -58,14 +58,7 @@ fn unique(prefix: &str) -> String {
     )
 }
 
-/// A port that was free a moment ago.
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .expect("bind a local port")
-        .local_addr()
-        .expect("local addr")
-        .port()
-}
+pub use crate::common::free_port;
 
 /// `target/ui/…`: where screenshots go.
 pub fn ui_target_dir() -> PathBuf {
