@@ -12,8 +12,9 @@
 use super::history::HistoryRepo;
 use super::{
     Chain, Context, NewEvent, NewRevision, PanelWrite, StoreError, StoredEvent,
-    query::params,
-    repository::{Backend, now},
+    lender::Named,
+    query::{RowShape, Value, params},
+    repository::{Backend, Tx, now},
 };
 use crate::ThreadId;
 use chrono::{DateTime, Utc};
@@ -107,50 +108,165 @@ const POSTGRES: &str = "\
     SELECT s.last_seq AS a, s.last_rev AS b, p.chain_len AS c, p.chain_bytes AS d, \
       p.base_bytes AS e FROM s LEFT JOIN p ON TRUE";
 
+/// [`POSTGRES`], prepared on each connection along with the thread's lock
+/// ([`Lender::also_preparing`](super::lender::Lender::also_preparing)), so that the change log
+/// and `COMMIT` go in one round trip ([`HistoryRepo::log_change_and_commit`]). Its parameter
+/// types are those sqlx declares when it binds the same values (checked by a test).
+pub(super) const LOG_CHANGE: Named = Named {
+    name: "haico_log_change",
+    params: "(text, timestamptz, text, text, int8, int8, text, text, text, text, int8, int8, \
+             text, bool, text, int8, int8, bool, bool, text, timestamptz)",
+    definition: POSTGRES,
+};
+
+/// A [`ChangeLog`]'s statement parameters (see [`SQLITE`]), with what is needed to read the
+/// answer.
+struct Prepared<'a> {
+    params: [Value<'a>; 21],
+    count: i64,
+}
+
+/// The JSON texts the parameters borrow.
+struct Texts {
+    batch: String,
+    panels: Option<String>,
+}
+
+impl<'a> ChangeLog<'a> {
+    fn texts(&self) -> Result<Texts, StoreError> {
+        Ok(Texts {
+            batch: serde_json::to_string(self.events)?,
+            panels: self
+                .revision
+                .map(|(r, _, _)| serde_json::to_string(&r.panels))
+                .transpose()?,
+        })
+    }
+
+    fn prepare(&self, thread_id: &'a ThreadId, texts: &'a Texts, at: DateTime<Utc>) -> Prepared<'a> {
+        let count = i64::try_from(self.events.len()).unwrap_or(i64::MAX);
+        let (revision, revision_at, first) = match self.revision {
+            Some((revision, revision_at, first)) => (Some(revision), revision_at, first),
+            None => (None, at, None),
+        };
+        let size = first.map_or(0, |w| i64::try_from(w.data.len()).unwrap_or(i64::MAX));
+        Prepared {
+            params: params![
+                thread_id,
+                revision_at,
+                revision.map(|r| r.source),
+                revision.and_then(|r| r.by),
+                revision.and_then(|r| r.turn_index),
+                revision.map_or(0, |r| r.thread_turn),
+                revision.and_then(|r| r.tool),
+                revision.and_then(|r| r.action_and_reasoning),
+                texts.panels.as_deref(),
+                revision.map(|r| r.summary),
+                revision.and_then(|r| r.restored_from),
+                revision.and_then(|r| r.reverted_turn),
+                first.map(|w| w.panel),
+                first.is_some_and(|w| w.whole),
+                first.map(|w| w.data),
+                size,
+                count,
+                revision.is_some(),
+                self.touch,
+                texts.batch.as_str(),
+                at,
+            ],
+            count,
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.revision.is_none() && self.events.is_empty() && !self.touch
+    }
+
+    /// What was logged, from the counters the statement answered.
+    fn logged(&self, count: i64, last_seq: i64, last_rev: i64, chain: Option<Chain>) -> LoggedChange {
+        let first = self.revision.and_then(|(_, _, first)| first);
+        let first_seq = last_seq - count + 1;
+        LoggedChange {
+            rev: self.revision.map(|_| last_rev),
+            chain: chain.filter(|_| first.is_some_and(|w| !w.whole)),
+            events: self
+                .events
+                .iter()
+                .zip(first_seq..)
+                .map(|(event, seq)| StoredEvent {
+                    seq,
+                    event: event.event.to_string(),
+                    data: event.data.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The row [`POSTGRES`] answers: the counters, and the first record's chain.
+type PostgresRow = (i64, i64, Option<i64>, Option<i64>, Option<i64>);
+
+fn chain_of(len: Option<i64>, bytes: Option<i64>, base: Option<i64>) -> Option<Chain> {
+    match (len, bytes, base) {
+        (Some(len), Some(bytes), Some(base)) => Some(Chain { len, bytes, base }),
+        _ => None,
+    }
+}
+
 impl HistoryRepo<'_> {
+    /// Writes `log` and commits the transaction, in **one round trip** when this is an agent's
+    /// write on PostgreSQL (whose connection holds [`LOG_CHANGE`] prepared): `EXECUTE` and
+    /// `COMMIT` in one simple query. Returns `None`, having sent nothing, anywhere else; the
+    /// caller then logs with [`log_change`](Self::log_change) and commits as usual. (Nor for an
+    /// empty log, which writes nothing.)
+    ///
+    /// After it the transaction is over: statements sent later run each in its own
+    /// transaction, and [`Transaction::commit`] sends nothing.
+    pub async fn log_change_and_commit(
+        &mut self,
+        thread_id: &ThreadId,
+        log: ChangeLog<'_>,
+    ) -> Result<Option<LoggedChange>, StoreError> {
+        let Tx::Postgres(lent) = &mut self.tx else {
+            return Ok(None);
+        };
+        if log.is_empty() || !lent.can_execute_and_commit() {
+            return Ok(None);
+        }
+        let texts = log.texts()?;
+        let prepared = log.prepare(thread_id, &texts, now());
+        let rows = lent
+            .execute_and_commit(&LOG_CHANGE, &prepared.params)
+            .await
+            .map_err(|source| StoreError::Database {
+                context: "logging a change and committing",
+                source: source.into(),
+            })?;
+        let row = rows.first().ok_or_else(missing_counter)?;
+        let (last_seq, last_rev, len, bytes, base): PostgresRow =
+            RowShape::from_postgres(row).map_err(|source| StoreError::Database {
+                context: "logging a change and committing",
+                source: source.into(),
+            })?;
+        Ok(Some(log.logged(
+            prepared.count,
+            last_seq,
+            last_rev,
+            chain_of(len, bytes, base),
+        )))
+    }
+
     /// Writes `log` for the thread in this transaction, in one round trip.
     pub async fn log_change(
         &mut self,
         thread_id: &ThreadId,
         log: ChangeLog<'_>,
     ) -> Result<LoggedChange, StoreError> {
-        if log.revision.is_none() && log.events.is_empty() && !log.touch {
+        if log.is_empty() {
             return Ok(LoggedChange::default());
         }
-        let count = i64::try_from(log.events.len()).unwrap_or(i64::MAX);
-        let at = now();
-        let batch = serde_json::to_string(log.events)?;
-        let (revision, revision_at, first) = match log.revision {
-            Some((revision, revision_at, first)) => (Some(revision), revision_at, first),
-            None => (None, at, None),
-        };
-        let panels = revision
-            .map(|r| serde_json::to_string(&r.panels))
-            .transpose()?;
-        let size = first.map_or(0, |w| i64::try_from(w.data.len()).unwrap_or(i64::MAX));
-        let params = params![
-            thread_id,
-            revision_at,
-            revision.map(|r| r.source),
-            revision.and_then(|r| r.by),
-            revision.and_then(|r| r.turn_index),
-            revision.map_or(0, |r| r.thread_turn),
-            revision.and_then(|r| r.tool),
-            revision.and_then(|r| r.action_and_reasoning),
-            panels.as_deref(),
-            revision.map(|r| r.summary),
-            revision.and_then(|r| r.restored_from),
-            revision.and_then(|r| r.reverted_turn),
-            first.map(|w| w.panel),
-            first.is_some_and(|w| w.whole),
-            first.map(|w| w.data),
-            size,
-            count,
-            revision.is_some(),
-            log.touch,
-            batch.as_str(),
-            at,
-        ];
+        let texts = log.texts()?;
+        let Prepared { params, count } = log.prepare(thread_id, &texts, now());
         let (last_seq, last_rev, chain) = match self.backend() {
             Backend::Sqlite => {
                 // On SQLite's writer these run inline, so five statements cost no more hops
@@ -178,33 +294,14 @@ impl HistoryRepo<'_> {
                 (last_seq, last_rev, chain)
             }
             Backend::Postgres => {
-                type Row = (i64, i64, Option<i64>, Option<i64>, Option<i64>);
-                let (last_seq, last_rev, len, bytes, base): Row = self
+                let (last_seq, last_rev, len, bytes, base): PostgresRow = self
                     .fetch_one(POSTGRES, &params)
                     .await
                     .context("logging a change")?;
-                let chain = match (len, bytes, base) {
-                    (Some(len), Some(bytes), Some(base)) => Some(Chain { len, bytes, base }),
-                    _ => None,
-                };
-                (last_seq, last_rev, chain)
+                (last_seq, last_rev, chain_of(len, bytes, base))
             }
         };
-        let first_seq = last_seq - count + 1;
-        Ok(LoggedChange {
-            rev: revision.map(|_| last_rev),
-            chain: chain.filter(|_| first.is_some_and(|w| !w.whole)),
-            events: log
-                .events
-                .iter()
-                .zip(first_seq..)
-                .map(|(event, seq)| StoredEvent {
-                    seq,
-                    event: event.event.to_string(),
-                    data: event.data.clone(),
-                })
-                .collect(),
-        })
+        Ok(log.logged(count, last_seq, last_rev, chain))
     }
 }
 
@@ -212,5 +309,31 @@ fn missing_counter() -> StoreError {
     StoreError::Database {
         context: "logging a change: the thread's counter row did not answer",
         source: super::DriverError::NoRow,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// The types `PREPARE` declares are the ones the parameters carry (what sqlx declares when
+    /// it binds them), so the one-trip commit and the bound statement read the same values.
+    #[test]
+    fn the_prepared_types_are_the_parameters_types() {
+        let thread = ThreadId::parse("t").unwrap();
+        let events = [NewEvent {
+            event: "workspace",
+            data: "{}".to_string(),
+        }];
+        let log = ChangeLog {
+            revision: None,
+            events: &events,
+            touch: true,
+        };
+        let texts = log.texts().unwrap();
+        let prepared = log.prepare(&thread, &texts, now());
+        let declared: String = LOG_CHANGE.params.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert_eq!(super::super::literal::types(&prepared.params), declared);
     }
 }

@@ -288,6 +288,34 @@ impl HistoryRepo<'_> {
         Ok(())
     }
 
+    /// [`record_panel_state`](Self::record_panel_state), only while `rev` is the panel's
+    /// latest record; returns whether it wrote. For a whole state read after the change of
+    /// `rev` committed: a later change committed before the read is seen here, and nothing
+    /// is written.
+    pub async fn record_panel_state_if_latest(
+        &mut self,
+        thread_id: &ThreadId,
+        panel: &str,
+        rev: i64,
+        data: &str,
+    ) -> Result<bool, StoreError> {
+        let size = i64::try_from(data.len()).unwrap_or(i64::MAX);
+        let written = self
+            .execute(
+                "INSERT INTO panel_changes (thread_id, panel, rev, whole, data, chain_len, \
+                     chain_bytes, base_bytes) SELECT $1, $2, $3, TRUE, $4, 0, 0, $5 \
+                 WHERE NOT EXISTS (SELECT 1 FROM panel_changes WHERE thread_id = $1 \
+                     AND panel = $2 AND rev > $3) \
+                 ON CONFLICT (thread_id, panel, rev) DO UPDATE SET whole = TRUE, \
+                     data = excluded.data, chain_len = 0, chain_bytes = 0, \
+                     base_bytes = excluded.base_bytes",
+                &params![thread_id, panel, rev, data, size],
+            )
+            .await
+            .context("recording a panel's state")?;
+        Ok(written > 0)
+    }
+
     /// Tags artifacts stored in this transaction with the revision that made them.
     pub async fn stamp_artifacts(
         &mut self,

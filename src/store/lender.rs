@@ -34,6 +34,8 @@ use sqlx::{
 };
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use super::{literal, query::Value};
+
 /// Connections the lender leaves to the pool's other users.
 const RESERVED: u32 = 2;
 
@@ -61,6 +63,9 @@ struct Inner {
     permits: Arc<Semaphore>,
     /// Statements (and pings) sent on lent connections, each one round trip.
     round_trips: AtomicU64,
+    /// Statements [`Lent::begin_with`] prepares along with its own, so that a connection it
+    /// began on holds them all ([`Lender::also_preparing`]).
+    companions: &'static [&'static Named],
 }
 
 /// The kept connections, and whether the lender still keeps any (not after [`Lender::close`]:
@@ -82,6 +87,13 @@ struct Idle {
 impl Lender {
     /// A lender over `pool`, keeping up to the pool's size less [`RESERVED`].
     pub fn new(pool: PgPool) -> Self {
+        Self::also_preparing(pool, &[])
+    }
+
+    /// A lender over `pool` whose [`Lent::begin_with`] also prepares `companions` on each
+    /// connection the first time, in the same round trip, so that later statements of the
+    /// transaction can [`execute_and_commit`](Lent::execute_and_commit) them.
+    pub fn also_preparing(pool: PgPool, companions: &'static [&'static Named]) -> Self {
         let size = pool.options().get_max_connections();
         let lendable = size.saturating_sub(RESERVED).max(1);
         Self {
@@ -90,6 +102,7 @@ impl Lender {
                 idle: Mutex::new(Shelf::default()),
                 permits: Arc::new(Semaphore::new(lendable as usize)),
                 round_trips: AtomicU64::new(0),
+                companions,
             }),
         }
     }
@@ -125,6 +138,7 @@ impl Lender {
                 open: false,
                 clean: true,
                 prepared,
+                poisoned: false,
                 lender: Arc::clone(&self.inner),
                 _permit: permit,
             });
@@ -205,6 +219,9 @@ pub struct Lent {
     clean: bool,
     /// The [`Named`] statement is known to be prepared on this connection.
     prepared: bool,
+    /// A one-trip commit failed: the connection is closed when dropped (which ends whatever is
+    /// left of its transaction on the server), and nothing more is sent on it.
+    poisoned: bool,
     lender: Arc<Inner>,
     _permit: OwnedSemaphorePermit,
 }
@@ -253,10 +270,14 @@ impl Lent {
             let sql = if self.prepared {
                 execute.clone()
             } else {
-                format!(
-                    "PREPARE {} AS {}; {execute}",
-                    statement.name, statement.definition
-                )
+                let mut sql = String::new();
+                for named in self.lender.companions.iter().copied().chain([statement]) {
+                    sql.push_str(&format!(
+                        "PREPARE {}{} AS {}; ",
+                        named.name, named.params, named.definition
+                    ));
+                }
+                sql + &execute
             };
             // Counted open before it is sent, as in `begin`.
             self.open = true;
@@ -294,6 +315,53 @@ impl Lent {
         }
     }
 
+    /// Whether [`execute_and_commit`](Self::execute_and_commit) can run now: inside a
+    /// transaction [`begin_with`](Self::begin_with) began (or one on a connection it began on
+    /// before), so that the lender's companion statements are known to be prepared.
+    pub fn can_execute_and_commit(&self) -> bool {
+        self.open && self.clean && self.prepared
+    }
+
+    /// Runs `statement` (one of the lender's companions) with `params` and commits, in **one
+    /// round trip**: one simple query, `EXECUTE name(…); COMMIT`, the parameters written as
+    /// literals. Returns the statement's rows. The commit counts only when every statement
+    /// answered: on any failure the transaction is over or aborted, and the connection is
+    /// closed rather than lent again.
+    ///
+    /// Only when [`can_execute_and_commit`](Self::can_execute_and_commit) says so; otherwise
+    /// (and for a parameter no literal can carry, a NUL character) it fails without sending
+    /// anything, the transaction still open for the caller to end.
+    pub async fn execute_and_commit(
+        &mut self,
+        statement: &Named,
+        params: &[Value<'_>],
+    ) -> Result<Vec<PgRow>, sqlx::Error> {
+        if !self.can_execute_and_commit() {
+            return Err(sqlx::Error::Protocol(format!(
+                "{} is not known to be prepared on this connection",
+                statement.name
+            )));
+        }
+        let mut sql = literal::execute(statement.name, params)
+            .map_err(|err| sqlx::Error::Protocol(err.to_string()))?;
+        sql.push_str("; COMMIT");
+        self.lender.count_trip();
+        let result = fetch_all_simple(self.conn(), sql).await;
+        match &result {
+            Ok(_) => {
+                self.open = false;
+                self.clean = true;
+            }
+            // The transaction may be aborted, or over (a failed `COMMIT`), and the statement
+            // may be missing (`26000`): the connection is not used again.
+            Err(_) => {
+                self.clean = false;
+                self.poisoned = true;
+            }
+        }
+        result
+    }
+
     /// Makes the transaction's writes durable and gives the connection back.
     pub async fn commit(self) -> Result<(), sqlx::Error> {
         self.end("COMMIT").await
@@ -313,7 +381,8 @@ impl Lent {
     }
 
     async fn end(mut self, statement: &str) -> Result<(), sqlx::Error> {
-        if !self.open {
+        if !self.open || self.poisoned {
+            // Nothing to end, or a poisoned connection, whose closing on drop ends it.
             return Ok(());
         }
         let result = self.simple(statement).await;
@@ -347,17 +416,30 @@ fn fetch_optional_simple(
     Box::pin(async move { sqlx::Executor::fetch_optional(conn, sql.as_str()).await })
 }
 
+/// Sends `sql` as one simple query and returns every row its statements answered, after every
+/// statement in it has been answered (so a failing `COMMIT` at its end is seen). Boxed like
+/// [`simple`].
+fn fetch_all_simple(
+    conn: &mut PgConnection,
+    sql: String,
+) -> futures::future::BoxFuture<'_, Result<Vec<PgRow>, sqlx::Error>> {
+    Box::pin(async move { sqlx::Executor::fetch_all(conn, sql.as_str()).await })
+}
+
 /// SQLSTATE `duplicate_prepared_statement`.
 const DUPLICATE_PREPARED: &str = "42P05";
 /// SQLSTATE `invalid_sql_statement_name`: no prepared statement by that name.
 const UNKNOWN_PREPARED: &str = "26000";
 
 /// A statement [`Lent::begin_with`] prepares once per connection under `name`:
-/// `definition` is what follows `PREPARE name AS`, with its parameter `$1`.
+/// `definition` is what follows `PREPARE name AS`, with its parameters `$1`, `$2`, ….
 #[derive(Debug, Clone, Copy)]
 pub struct Named {
     /// The prepared statement's name (unlike sqlx's own, which are `sqlx_s_N`).
     pub name: &'static str,
+    /// Its parameters' types, in parentheses (`"(text, int8)"`), or empty to let the server
+    /// infer them from the statement.
+    pub params: &'static str,
     /// The statement.
     pub definition: &'static str,
 }
@@ -415,9 +497,10 @@ impl Drop for Lent {
         let Some(mut conn) = self.conn.take() else {
             return;
         };
-        if self.open {
-            // Dropped inside its transaction (a cancelled request): closing the connection
-            // ends the transaction on the server; the pool opens a new one when needed.
+        if self.open || self.poisoned {
+            // Dropped inside its transaction (a cancelled request), or after a one-trip commit
+            // failed: closing the connection ends the transaction on the server; the pool
+            // opens a new one when needed.
             conn.close_on_drop();
         } else if self.clean {
             self.lender.keep(conn, self.prepared);

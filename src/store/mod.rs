@@ -20,6 +20,7 @@ mod history;
 pub mod journal;
 mod leases;
 pub mod lender;
+mod literal;
 mod mcp_sessions;
 mod models;
 mod objectives;
@@ -56,6 +57,8 @@ pub use copy::ForksRepo;
 pub use documents::DocumentWrite;
 pub use documents::DocumentsRepo;
 pub(crate) use error::Context;
+/// A statement parameter, for [`lender::Lent::execute_and_commit`].
+pub use query::Value as SqlValue;
 pub use error::{DriverError, StoreError};
 pub use events::EventsRepo;
 pub use events::{NewEvent, StoredEvent};
@@ -72,7 +75,10 @@ pub use objectives::ObjectivesRepo;
 pub use people::PeopleRepo;
 pub use people::{Member, User};
 pub use plan::PlanRepo;
-pub use plan::{InsertAt, KEY_GAP, NewPlanStep, StepAt, StepPlace, StepRange, StepsChanged};
+pub use plan::{
+    InsertAt, KEY_GAP, KeyBefore, NewPlanStep, PlanTail, StepAt, StepPlace, StepRange,
+    StepsChanged,
+};
 pub use preferences::PreferencesRepo;
 pub use preferences::{NewPreference, PreferencePatch, WriteOutcome};
 pub use prompt_view::PromptViewRepo;
@@ -82,7 +88,7 @@ pub use repository::{Backend, Transaction};
 pub use sqlite::{MigrationError, SqliteError};
 pub use suggestions::SuggestionsRepo;
 pub use suggestions::{NewSuggestion, SuggestedEdit, Suggestion};
-pub use threads::ThreadsRepo;
+pub use threads::{ThreadHead, ThreadsRepo};
 
 /// The default database: a SQLite file in the working directory.
 pub const DEFAULT_DATABASE_URL: &str = "sqlite:haico.db";
@@ -258,7 +264,7 @@ impl Database {
 
     /// A database over an open PostgreSQL pool (migrations already run).
     pub fn postgres(pool: PgPool) -> Self {
-        let lender = lender::Lender::new(pool.clone());
+        let lender = lender::Lender::also_preparing(pool.clone(), &[&change_log::LOG_CHANGE]);
         Self::Postgres { pool, lender }
     }
 
@@ -291,7 +297,7 @@ impl Database {
         }
     }
 
-    /// Starts a write transaction on thread `thread` and reads its turn counter (`None`: no
+    /// Starts a write transaction on thread `thread` and reads its [`ThreadHead`] (`None`: no
     /// such thread; the transaction is open all the same, for the caller to end). With `lock`
     /// the read also takes the thread's lock, as every agent write does first. On SQLite,
     /// where the write lock already serialises writers, `BEGIN IMMEDIATE` and the read go to
@@ -300,14 +306,18 @@ impl Database {
         &self,
         thread: &crate::ThreadId,
         lock: bool,
-    ) -> Result<(Transaction, Option<i64>), StoreError> {
+    ) -> Result<(Transaction, Option<ThreadHead>), StoreError> {
         match self {
             Database::Sqlite { writer, .. } => {
-                let (held, turn) = writer
+                let (held, head) = writer
                     .begin_on_thread(thread.as_str())
                     .await
                     .context("starting a write transaction")?;
-                Ok((Transaction::sqlite_writer(held), turn))
+                let head = head.map(|(turn_index, document_mode)| ThreadHead {
+                    turn_index,
+                    document_mode,
+                });
+                Ok((Transaction::sqlite_writer(held), head))
             }
             Database::Postgres { pool, lender } if lock => {
                 // The agent's path, every write tool call: `BEGIN` and the lock in one round
@@ -318,25 +328,31 @@ impl Database {
                     let row = lent
                         .begin_with("BEGIN", &threads::LOCK_THREAD, thread.as_str())
                         .await?;
-                    let turn = row
-                        .map(|row| sqlx::Row::try_get::<i64, _>(&row, 0))
+                    let head = row
+                        .map(|row| {
+                            Ok::<_, sqlx::Error>(ThreadHead {
+                                turn_index: sqlx::Row::try_get(&row, 0)?,
+                                document_mode: sqlx::Row::try_get(&row, 1)?,
+                            })
+                        })
                         .transpose()?;
-                    Ok::<_, sqlx::Error>((lent, turn))
+                    Ok::<_, sqlx::Error>((lent, head))
                 };
-                let (lent, turn) = within_postgres_timeout(pool, begin)
+                let (lent, head) = within_postgres_timeout(pool, begin)
                     .await?
                     .context("starting a write transaction")?;
-                Ok((Transaction::postgres(lent), turn))
+                Ok((Transaction::postgres(lent), head))
             }
             Database::Postgres { .. } => {
                 let mut repo = self.begin_write().await?;
-                let read = repo
-                    .threads()
-                    .get_thread(thread)
-                    .await
-                    .map(|row| row.map(|t| t.turn_index));
+                let read = repo.threads().get_thread(thread).await.map(|row| {
+                    row.map(|t| ThreadHead {
+                        turn_index: t.turn_index,
+                        document_mode: t.document_mode,
+                    })
+                });
                 match read {
-                    Ok(turn) => Ok((repo, turn)),
+                    Ok(head) => Ok((repo, head)),
                     Err(err) => {
                         if let Err(end) = repo.rollback().await {
                             tracing::warn!(error = %end, "rollback failed");

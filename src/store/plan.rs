@@ -76,6 +76,29 @@ pub struct InsertAt {
     pub index: i64,
     /// The key of the step now at that index, if any.
     pub before: Option<i64>,
+    /// The key of the step just before that index, when the caller has already read it.
+    pub after: KeyBefore,
+}
+
+/// The key of the step ahead of an insertion point, when the caller read it with something
+/// else it needed ([`PlanRepo::plan_tail`]), so inserting does not ask for it again.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum KeyBefore {
+    /// Not read: inserting reads it.
+    #[default]
+    Unread,
+    /// Read: the key, or `None` when the insertion point is the plan's start.
+    Read(Option<i64>),
+}
+
+/// The plan's length and its last step's key and depth, read together by
+/// [`PlanRepo::plan_tail`] for a step added at the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlanTail {
+    /// How many steps the plan has.
+    pub len: i64,
+    /// The last step's key and depth, when there is one.
+    pub last: Option<(i64, i64)>,
 }
 
 /// What a batch of edits by position did: the plan's length, and each position that named
@@ -168,6 +191,22 @@ impl PlanRepo<'_> {
         Ok(count)
     }
 
+    /// The plan's length and its last step, in one statement, for adding at the end.
+    pub async fn plan_tail(&mut self, thread_id: &ThreadId) -> Result<PlanTail, StoreError> {
+        let (len, key, depth): (i64, Option<i64>, Option<i64>) = self
+            .fetch_one(
+                "SELECT COUNT(*), MAX(sort_key), (SELECT depth FROM todos WHERE thread_id = $1 \
+                     ORDER BY sort_key DESC LIMIT 1) FROM todos WHERE thread_id = $1",
+                &params![thread_id],
+            )
+            .await
+            .context("reading the plan's end")?;
+        Ok(PlanTail {
+            len,
+            last: key.zip(depth),
+        })
+    }
+
     /// The step at 0-based `index`.
     pub async fn step_at(
         &mut self,
@@ -184,17 +223,6 @@ impl PlanRepo<'_> {
         )
         .await
         .context("reading a step")
-    }
-
-    /// The last step of the plan, found from the end of the index.
-    pub async fn last_step(&mut self, thread_id: &ThreadId) -> Result<Option<StepAt>, StoreError> {
-        self.fetch_optional(
-            "SELECT id, sort_key, depth, text, done FROM todos WHERE thread_id = $1 \
-                 ORDER BY sort_key DESC LIMIT 1",
-            &params![thread_id],
-        )
-        .await
-        .context("reading the last step")
     }
 
     /// The 0-based index of the step with key `key`: how many steps come before it.
@@ -305,21 +333,23 @@ impl PlanRepo<'_> {
         at: InsertAt,
         count: i64,
     ) -> Result<(i64, i64), StoreError> {
-        if let Some(room) = self.room(thread_id, at.before, count).await? {
+        let previous = match at.after {
+            KeyBefore::Read(key) => key,
+            KeyBefore::Unread => self.key_before(thread_id, at.before).await?,
+        };
+        if let Some(room) = keys::room(previous, at.before, count) {
             return Ok(room);
         }
         self.renumber(thread_id, at.index, count).await?;
         Ok(keys::after_renumber(at.index))
     }
 
-    /// The first key and the stride for `count` new steps ahead of the step keyed `before`
-    /// (at the end when `None`), or `None` when the keys there leave no room.
-    async fn room(
+    /// The key of the step ahead of the step keyed `before` (of the last step when `None`).
+    async fn key_before(
         &mut self,
         thread_id: &ThreadId,
         before: Option<i64>,
-        count: i64,
-    ) -> Result<Option<(i64, i64)>, StoreError> {
+    ) -> Result<Option<i64>, StoreError> {
         let (previous,): (Option<i64>,) = self
             .fetch_one(
                 "SELECT MAX(sort_key) FROM todos WHERE thread_id = $1 AND sort_key < $2",
@@ -327,7 +357,7 @@ impl PlanRepo<'_> {
             )
             .await
             .context("finding room for steps")?;
-        Ok(keys::room(previous, before, count))
+        Ok(previous)
     }
 
     /// Gives the thread's steps keys `KEY_GAP` apart in their order, leaving `room` free keys

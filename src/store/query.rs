@@ -20,13 +20,18 @@ use super::{
 };
 use crate::{ThreadId, panels::Panel};
 
-/// One parameter of a query.
+/// One parameter of a query, typed even when NULL.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Value<'a> {
+pub enum Value<'a> {
+    /// `bigint` (`int8`).
     Int(Option<i64>),
+    /// `double precision` (`float8`).
     Real(Option<f64>),
+    /// `boolean`.
     Bool(Option<bool>),
+    /// `text`.
     Text(Option<&'a str>),
+    /// `timestamptz` (on SQLite, RFC 3339 text).
     Time(Option<DateTime<Utc>>),
 }
 

@@ -158,10 +158,24 @@ impl ThreadsRepo<'_> {
     }
 }
 
+/// What a write reads of its thread as it begins
+/// ([`Database::begin_write_on`](super::Database::begin_write_on)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadHead {
+    /// The turn counter.
+    pub turn_index: i64,
+    /// The document mode (`direct` or `suggest`). Under an agent's lock it holds until the
+    /// call ends, so the document tools take it from here instead of asking again.
+    pub document_mode: String,
+}
+
 /// [`Transaction::lock_thread`]'s statement on PostgreSQL, prepared once per connection, for
 /// starting an agent's write with its lock in one round trip
 /// ([`Database::begin_write_on`](super::Database::begin_write_on)).
+/// It also answers the document mode, which the row lock keeps from changing until the call
+/// ends, so the document tools need no statement of their own for it.
 pub(super) const LOCK_THREAD: super::lender::Named = super::lender::Named {
     name: "haico_lock_thread",
-    definition: "SELECT turn_index FROM threads WHERE id = $1 FOR NO KEY UPDATE",
+    params: "",
+    definition: "SELECT turn_index, document_mode FROM threads WHERE id = $1 FOR NO KEY UPDATE",
 };

@@ -41,6 +41,9 @@ pub struct Edit {
     /// The passage the turn is about, when a person selected one: suggestions must stay
     /// inside it.
     focus: Option<std::sync::Arc<super::Focus>>,
+    /// The thread's document mode as read under the thread's lock when the edit opened (an
+    /// agent's call); `None` when it must be asked for.
+    document_mode: Option<String>,
 }
 
 impl std::fmt::Debug for Edit {
@@ -148,6 +151,7 @@ impl Edit {
             by: None,
             reason: None,
             focus: None,
+            document_mode: None,
         }
     }
 
@@ -231,6 +235,17 @@ impl Edit {
         }
     }
 
+    /// Remembers the document mode read under the thread's lock, which keeps it from changing
+    /// until this edit ends.
+    pub(super) fn knows_document_mode(&mut self, mode: String) {
+        self.document_mode = Some(mode);
+    }
+
+    /// The document mode read under the lock, when it was.
+    pub(super) fn known_document_mode(&self) -> Option<&str> {
+        self.document_mode.as_deref()
+    }
+
     /// Queues an event to be appended ahead of the change's own at commit.
     pub(super) fn announce(&mut self, event: NewEvent) {
         self.lead.push(event);
@@ -305,21 +320,36 @@ impl Edit {
                 record.first(),
             )
         });
-        let logged = self
-            .view
-            .repo
-            .history()
-            .log_change(
-                thread,
-                ChangeLog {
-                    revision,
-                    events: &events,
-                    // Thread lists sort by the agent's last work; a person's edit does not take
-                    // the thread row, so it never waits behind an agent call.
-                    touch: !changed.is_empty() && self.source == Source::Agent,
-                },
-            )
-            .await?;
+        let log = ChangeLog {
+            revision,
+            events: &events,
+            // Thread lists sort by the agent's last work; a person's edit does not take the
+            // thread row, so it never waits behind an agent call.
+            touch: !changed.is_empty() && self.source == Source::Agent,
+        };
+        // Most changes write nothing after their log: on PostgreSQL the log and the commit
+        // then go in one round trip (where the store can; it says `None` otherwise).
+        if record.as_ref().is_none_or(|record| record.only_first())
+            && let Some(logged) = self
+                .view
+                .repo
+                .history()
+                .log_change_and_commit(thread, log)
+                .await?
+        {
+            if let (Some(record), Some(rev)) = (&record, logged.rev) {
+                // Committed: a failure here costs only a longer replay until the next change
+                // of the panel tries again.
+                if let Err(err) = record
+                    .compact(&mut self.view.repo, thread, rev, logged.chain)
+                    .await
+                {
+                    tracing::warn!(error = %err, rev, "recording a panel's whole state failed");
+                }
+            }
+            return Ok((logged.rev, logged.events));
+        }
+        let logged = self.view.repo.history().log_change(thread, log).await?;
         if let (Some(record), Some(rev)) = (&record, logged.rev) {
             record
                 .finish(&mut self.view.repo, thread, rev, logged.chain)

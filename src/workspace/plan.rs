@@ -19,7 +19,7 @@ use super::{
 };
 use crate::{
     ThreadId,
-    store::{InsertAt, PlanStep, StepRange, StepsChanged},
+    store::{InsertAt, KeyBefore, PlanStep, StepRange, StepsChanged},
 };
 
 mod by_id;
@@ -169,12 +169,15 @@ impl Edit {
         let mut steps = checked_outline(steps)?;
         self.lock().await?;
         let thread = self.thread_id();
-        let len = count(self.repo().plan().plan_len(&thread).await?);
+        // At the end (the usual case), the length and the last key come in one statement.
+        let tail = self.repo().plan().plan_tail(&thread).await?;
+        let len = count(tail.len);
         let (at, base, place) = match parent_index {
             None => (
                 InsertAt {
                     index: as_i64(len),
                     before: None,
+                    after: KeyBefore::Read(tail.last.map(|(key, _)| key)),
                 },
                 0,
                 OutlinePlace::End,
@@ -206,6 +209,7 @@ impl Edit {
                     InsertAt {
                         index: index - 1 + size,
                         before: subtree.end,
+                        after: KeyBefore::Unread,
                     },
                     parent.depth + 1,
                     OutlinePlace::Under {

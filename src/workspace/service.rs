@@ -95,16 +95,22 @@ impl Workspaces {
             .begin_write_on(thread, source == Source::Agent)
             .await?;
         match found {
-            Some(turn_index) => Ok(Edit::new(
-                repo,
-                thread,
-                turn_index,
-                source,
-                source == Source::Agent,
-                self.bus.clone(),
-            )
-            .by(self.by())
-            .about(self.focus.clone())),
+            Some(head) => {
+                let locked = source == Source::Agent;
+                let mut edit = Edit::new(
+                    repo,
+                    thread,
+                    head.turn_index,
+                    source,
+                    locked,
+                    self.bus.clone(),
+                );
+                if locked {
+                    // The lock keeps the mode as read until the call ends.
+                    edit.knows_document_mode(head.document_mode);
+                }
+                Ok(edit.by(self.by()).about(self.focus.clone()))
+            }
             None => {
                 discard(repo).await;
                 Err(WorkspaceError::UnknownThread(thread.to_string()))

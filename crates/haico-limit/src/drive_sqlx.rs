@@ -53,6 +53,10 @@ pub struct Kept {
 /// begins with `BEGIN; EXECUTE haico_lock_thread('…')`, one simple query, one round trip.
 const LOCK_NAME: &str = "haico_lock_thread";
 
+/// The server's `store::change_log::LOG_CHANGE`, prepared with the lock: a write's change log
+/// and `COMMIT` go in one simple query, the parameters written as literals ([`literal`]).
+const LOG_NAME: &str = "haico_log_change";
+
 impl Kept {
     async fn lend(
         &self,
@@ -139,7 +143,9 @@ impl Db {
             Db::Sqlite { writer, .. } => {
                 let mut conn = writer.lock().await;
                 let turn: Option<(i64,)> =
-                    sqlx::query_as("BEGIN IMMEDIATE; SELECT turn_index FROM threads WHERE id = $1")
+                    sqlx::query_as(
+                        "BEGIN IMMEDIATE; SELECT turn_index, document_mode FROM threads WHERE id = $1",
+                    )
                         .bind(thread)
                         .fetch_optional(&mut *conn)
                         .await?;
@@ -153,20 +159,28 @@ impl Db {
                 kept: Some(kept),
             } => {
                 // As the server's `Lent::begin_with`: `BEGIN` and the lock in one simple query,
-                // the lock prepared on the connection's first use (the limit's connections are
-                // its own, so it never finds one prepared already).
+                // the lock and the change log prepared on the connection's first use (the
+                // limit's connections are its own, so it never finds them prepared already).
                 let (mut conn, prepared, _permit) = kept.lend(pool).await?;
                 let execute = format!("BEGIN; EXECUTE {LOCK_NAME}('{thread}')");
                 let sql = if prepared {
                     execute
                 } else {
-                    format!("PREPARE {LOCK_NAME} AS {}; {execute}", sql::LOCK_THREAD.1)
+                    format!(
+                        "PREPARE {LOG_NAME}{} AS {}; PREPARE {LOCK_NAME} AS {}; {execute}",
+                        sql::LOG_CHANGE_TYPES,
+                        sql::LOG_CHANGE_POSTGRES,
+                        sql::LOCK_THREAD.1
+                    )
                 };
                 let row = conn.fetch_optional(sql.as_str()).await?;
                 let turn = row.map(|row| row.try_get::<i64, _>(0)).transpose()?;
-                let out = body(&mut Tx::Postgres(&mut conn), turn).await;
-                conn.execute(if out.is_ok() { "COMMIT" } else { "ROLLBACK" })
-                    .await?;
+                let mut committed = false;
+                let out = body(&mut Tx::PostgresLocked(&mut conn, &mut committed), turn).await;
+                if !committed {
+                    conn.execute(if out.is_ok() { "COMMIT" } else { "ROLLBACK" })
+                        .await?;
+                }
                 kept.keep(conn, true);
                 out
             }
@@ -261,6 +275,9 @@ impl Db {
 pub enum Tx<'a> {
     Sqlite(&'a mut SqliteConnection),
     Postgres(&'a mut PgConnection),
+    /// An agent write begun with the thread's lock, the change log prepared on the
+    /// connection; the flag is set once the change log has committed the transaction.
+    PostgresLocked(&'a mut PgConnection, &'a mut bool),
 }
 
 /// Binds every parameter as the server would (same Rust types, so the same wire types).
@@ -284,7 +301,36 @@ macro_rules! bind_all {
 
 impl Exec for Tx<'_> {
     fn postgres(&self) -> bool {
-        matches!(self, Tx::Postgres(_))
+        matches!(self, Tx::Postgres(_) | Tx::PostgresLocked(..))
+    }
+
+    async fn log_and_commit(&mut self, params: &[P]) -> Result<Option<Vec<[i64; 2]>>> {
+        let Tx::PostgresLocked(conn, committed) = self else {
+            return Ok(None);
+        };
+        let mut sql = format!("EXECUTE {LOG_NAME}(");
+        for (i, param) in params.iter().enumerate() {
+            if i > 0 {
+                sql.push_str(", ");
+            }
+            literal(&mut sql, param);
+        }
+        sql.push_str("); COMMIT");
+        let rows = conn
+            .fetch_all(sql.as_str())
+            .await
+            .context("logging a change and committing")?;
+        **committed = true;
+        Ok(Some(
+            rows.iter()
+                .map(|row| {
+                    [
+                        row.try_get::<i64, _>(0).unwrap_or(0),
+                        row.try_get::<i64, _>(1).unwrap_or(0),
+                    ]
+                })
+                .collect(),
+        ))
     }
 
     async fn rows(&mut self, sql: &str, params: &[P]) -> Result<Vec<[i64; 2]>> {
@@ -307,7 +353,27 @@ impl Exec for Tx<'_> {
         }
         Ok(match self {
             Tx::Sqlite(conn) => first_two_ints!(&mut **conn),
-            Tx::Postgres(conn) => first_two_ints!(&mut **conn),
+            Tx::Postgres(conn) | Tx::PostgresLocked(conn, _) => first_two_ints!(&mut **conn),
         })
+    }
+}
+
+/// `param` as a PostgreSQL literal, written as the server's `store::literal` writes it (the
+/// limit's own statements hold no NUL, which the server refuses).
+fn literal(sql: &mut String, param: &P) {
+    match param {
+        P::NullInt | P::NullText | P::NullBool => sql.push_str("NULL"),
+        P::Int(n) => sql.push_str(&n.to_string()),
+        P::Bool(b) => sql.push_str(if *b { "TRUE" } else { "FALSE" }),
+        P::Time(t) => {
+            sql.push('\'');
+            sql.push_str(&t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true));
+            sql.push('\'');
+        }
+        P::Text(text) => {
+            sql.push_str("E'");
+            sql.push_str(&text.replace('\\', "\\\\").replace('\'', "''"));
+            sql.push('\'');
+        }
     }
 }

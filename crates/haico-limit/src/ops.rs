@@ -15,7 +15,7 @@ use crate::sql;
 
 mod shared;
 
-use shared::{lock, log_change, log_panel, plan_len, positions, thread};
+use shared::{lock, log_change, log_panel, plan_len, plan_tail, positions, thread};
 
 /// A statement parameter, typed as the server binds it (PostgreSQL wants typed nulls).
 #[derive(Debug, Clone)]
@@ -36,6 +36,13 @@ pub trait Exec {
     /// Runs `sql`, fetches every row and returns each row's first two columns where they are
     /// integers (else 0).
     async fn rows(&mut self, sql: &str, params: &[P]) -> Result<Vec<[i64; 2]>>;
+    /// Runs the change log with `params` and commits in the same round trip, as the server's
+    /// agent writes do on PostgreSQL (`EXECUTE haico_log_change(…); COMMIT`); `None` where
+    /// the connection cannot (the caller then runs the statement and the driver commits).
+    async fn log_and_commit(&mut self, params: &[P]) -> Result<Option<Vec<[i64; 2]>>> {
+        let _ = params;
+        Ok(None)
+    }
 }
 
 fn pick<'a>(exec: &impl Exec, pair: (&'a str, &'a str)) -> &'a str {
@@ -156,7 +163,12 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
         }
         Op::AddTodos | Op::RemoveTodos => {
             let turn = lock(exec, call).await?;
-            let len = plan_len(exec, call).await?;
+            // Adding reads the length with the last key, as the server's `add_todos` does.
+            let (len, last_key) = if call.op == Op::AddTodos {
+                plan_tail(exec, call).await?
+            } else {
+                (plan_len(exec, call).await?, None)
+            };
             let remove = call.op == Op::RemoveTodos || len > MAX_TODOS;
             if remove {
                 let n = if len > MAX_TODOS { 6 } else { 1 };
@@ -229,11 +241,14 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
                     (i64::MAX, 0, steps)
                 };
                 let count = steps.as_array().map_or(0, Vec::len) as i64;
-                let previous = exec
-                    .rows(sql::KEY_BEFORE, &[thread(call), P::Int(at)])
-                    .await?
-                    .first()
-                    .map_or(before, |row| row[0]);
+                let previous = if at == i64::MAX {
+                    last_key.unwrap_or(before)
+                } else {
+                    exec.rows(sql::KEY_BEFORE, &[thread(call), P::Int(at)])
+                        .await?
+                        .first()
+                        .map_or(before, |row| row[0])
+                };
                 // Keys spread over the gap (appended steps leave 2^32 between them).
                 let gap = if at == i64::MAX {
                     1 << 32

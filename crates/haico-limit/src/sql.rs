@@ -9,11 +9,21 @@
 //! shifted on every insert and removal); these are the statements after plans moved to sparse
 //! keys.
 
-/// The agent path opens every write by taking the thread row (and its turn counter).
+/// The agent path opens every write by taking the thread row (its turn counter and document
+/// mode).
 pub const LOCK_THREAD: (&str, &str) = (
-    "SELECT turn_index FROM threads WHERE id = $1",
-    "SELECT turn_index FROM threads WHERE id = $1 FOR NO KEY UPDATE",
+    "SELECT turn_index, document_mode FROM threads WHERE id = $1",
+    "SELECT turn_index, document_mode FROM threads WHERE id = $1 FOR NO KEY UPDATE",
 );
+
+/// The plan's length and its last step, for adding at the end.
+pub const PLAN_TAIL: &str = "SELECT COUNT(*), MAX(sort_key), (SELECT depth FROM todos WHERE \
+    thread_id = $1 ORDER BY sort_key DESC LIMIT 1) FROM todos WHERE thread_id = $1";
+
+/// [`LOG_CHANGE_POSTGRES`]'s parameter types, as the server's `PREPARE haico_log_change(…)`
+/// declares them.
+pub const LOG_CHANGE_TYPES: &str = "(text, timestamptz, text, text, int8, int8, text, text, \
+    text, text, int8, int8, text, bool, text, int8, int8, bool, bool, text, timestamptz)";
 
 /// A read opens the thread (does it exist, who owns it).
 pub const READ_THREAD: &str = "SELECT id, title, turn_index, created_at, updated_at, \

@@ -146,17 +146,20 @@ impl Writer {
         Ok(held)
     }
 
-    /// [`begin`](Self::begin), then reads the turn counter of thread `id` (`None`: no such
-    /// thread; the call is open anyway). Every write on a thread starts this way.
-    pub async fn begin_on_thread(&self, id: &str) -> Result<(Held, Option<i64>), SqliteError> {
+    /// [`begin`](Self::begin), then reads the turn counter and the document mode of thread
+    /// `id` (`None`: no such thread; the call is open anyway). Every write on a thread starts this way.
+    pub async fn begin_on_thread(
+        &self,
+        id: &str,
+    ) -> Result<(Held, Option<(i64, String)>), SqliteError> {
         let held = self.begin().await?;
         let turn = {
             let conn = held.inline()?;
-            let mut statement =
-                conn.prepare_cached("SELECT turn_index FROM threads WHERE id = ?1")?;
+            let mut statement = conn
+                .prepare_cached("SELECT turn_index, document_mode FROM threads WHERE id = ?1")?;
             let mut rows = statement.query([id])?;
             match rows.next()? {
-                Some(row) => Some(row.get::<_, i64>(0)?),
+                Some(row) => Some((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)),
                 None => None,
             }
         };

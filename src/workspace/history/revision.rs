@@ -74,6 +74,41 @@ impl PendingRevision {
         })
     }
 
+    /// Whether [`finish`](Self::finish) has nothing to write but, maybe, a whole state for the
+    /// first panel: one panel changed and no artifact stored, as in most changes. Such a change
+    /// can be logged and committed in one round trip, and that whole state, when its chain
+    /// turns out long, written after the commit ([`compact`](Self::compact)).
+    pub(crate) fn only_first(&self) -> bool {
+        self.writes.len() <= 1 && self.artifacts.is_empty()
+    }
+
+    /// After a change was committed with only its first panel's record (see
+    /// [`only_first`](Self::only_first)): when that record's chain has grown long, turns the
+    /// record of `rev` into the panel's whole state, as [`finish`](Self::finish) would have
+    /// inside the transaction. `repo` is past its commit, so the state is read and written in
+    /// statements of their own; the write happens only while `rev` is still the panel's latest
+    /// record, so a change committed meanwhile cannot have its effect folded into an older
+    /// revision (that change's own chain then asks again).
+    pub(crate) async fn compact(
+        &self,
+        repo: &mut Transaction,
+        thread: &crate::ThreadId,
+        rev: i64,
+        chain: Option<crate::store::Chain>,
+    ) -> Result<(), WorkspaceError> {
+        let Some((panel, _, _)) = self.writes.first() else {
+            return Ok(());
+        };
+        if !chain.is_some_and(wants_whole) {
+            return Ok(());
+        }
+        let state = whole_state(repo, thread, panel).await?;
+        repo.history()
+            .record_panel_state_if_latest(thread, panel, rev, &state)
+            .await?;
+        Ok(())
+    }
+
     /// Writes the rest, once the revision `rev` is stored with the first panel's record
     /// (whose chain stands at `first_chain`): the other panels' records (rare: most changes
     /// touch one panel), a whole state where a chain has grown long, and the artifacts' stamp.
@@ -101,12 +136,7 @@ impl PendingRevision {
             };
             // A chain grown long enough ends with the panel's whole state, so reads stay short.
             if chain.is_some_and(wants_whole) {
-                let state = match *panel {
-                    "document" => to_json(&repo.documents().get_document(thread).await?)?,
-                    "plan" => to_json(&repo.plan().plan_steps(thread).await?)?,
-                    "suggestions" => to_json(&repo.suggestions().suggestions(thread, None).await?)?,
-                    _ => to_json(&repo.preferences().list_preferences(thread).await?)?,
-                };
+                let state = whole_state(repo, thread, panel).await?;
                 repo.history()
                     .record_panel_state(thread, panel, rev, &state)
                     .await?;
@@ -119,6 +149,20 @@ impl PendingRevision {
         }
         Ok(())
     }
+}
+
+/// A panel's whole state as its history records it.
+async fn whole_state(
+    repo: &mut Transaction,
+    thread: &crate::ThreadId,
+    panel: &str,
+) -> Result<String, WorkspaceError> {
+    Ok(match panel {
+        "document" => to_json(&repo.documents().get_document(thread).await?)?,
+        "plan" => to_json(&repo.plan().plan_steps(thread).await?)?,
+        "suggestions" => to_json(&repo.suggestions().suggestions(thread, None).await?)?,
+        _ => to_json(&repo.preferences().list_preferences(thread).await?)?,
+    })
 }
 
 /// The revision row of a change described by `note`.

@@ -61,13 +61,8 @@ impl Edit {
                 (self.insert_after(&thread, subtree).await?, sibling.depth)
             }
             StepPlacement::End { depth } => {
-                let len = self.repo().plan().plan_len(&thread).await?;
-                let deepest_allowed = self
-                    .repo()
-                    .plan()
-                    .last_step(&thread)
-                    .await?
-                    .map_or(0, |step| step.depth + 1);
+                let tail = self.repo().plan().plan_tail(&thread).await?;
+                let deepest_allowed = tail.last.map_or(0, |(_, depth)| depth + 1);
                 let depth = depth.unwrap_or(0);
                 if depth > deepest_allowed {
                     return Err(WorkspaceError::invalid(format!(
@@ -77,8 +72,9 @@ impl Edit {
                 }
                 (
                     InsertAt {
-                        index: len,
+                        index: tail.len,
                         before: None,
+                        after: KeyBefore::Read(tail.last.map(|(key, _)| key)),
                     },
                     depth,
                 )
@@ -105,6 +101,7 @@ impl Edit {
         Ok(InsertAt {
             index,
             before: subtree.end,
+            after: KeyBefore::Unread,
         })
     }
 

@@ -2,6 +2,7 @@
 //! workspaces a baseline, and undoing agent turns.
 
 mod api;
+mod compaction;
 mod migration;
 mod revisions;
 mod turns;

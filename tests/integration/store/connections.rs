@@ -57,7 +57,7 @@ backend_tests! {
             // the foreign key), which on PostgreSQL aborts the transaction; then a rollback.
             let mut failing = t.db.begin_write().await.unwrap();
             let step = NewPlanStep { text: "orphan".into(), depth: 0 };
-            let at = InsertAt { index: 0, before: None };
+            let at = InsertAt { index: 0, before: None, after: Default::default() };
             let err = failing.plan().insert_steps(&tid("t-none"), at, &[step]).await.unwrap_err();
             assert!(err.to_string().contains("inserting steps"), "round {round}: {err}");
             failing.rollback().await.unwrap();

@@ -7,7 +7,7 @@
 //! its first use on a connection, one more round trip that later calls do not pay).
 
 use haico::store::{
-    Database,
+    Database, SqlValue,
     lender::{Lender, Lent, Named},
 };
 use serde_json::{Value, json};
@@ -57,46 +57,48 @@ async fn per_tool_class_on_postgres() {
         ("list_preferences", json!({}), 1),
         ("list_artifacts", json!({"limit": 10}), 1),
         ("get_artifact", json!({"artifact_id": artifact_id}), 1),
-        // Writes: `BEGIN` with the thread's lock (one trip, was 2), the tool's statements, the
-        // change log (one), `COMMIT` (one). Whole-state writes first.
+        // Writes: `BEGIN` with the thread's lock and its document mode (one trip), the tool's
+        // statements, then the change log and `COMMIT` in one trip (§24). Whole-state writes
+        // first.
         (
             "set_objective",
             json!({"objective": "A calm week by the sea"}),
-            4,
+            3,
         ),
         (
             "update_document",
             json!({"title": "Trip", "content": "# Trip\n\nBy train."}),
-            6,
+            4,
         ),
         // Writes recorded as operations.
         (
             "append_to_document",
             json!({"text": "\n- Keep the budget in view."}),
-            5,
+            3,
         ),
         (
             "add_todos",
             json!({"steps": [{"text": "Book the train", "depth": 0}]}),
-            6,
+            4,
         ),
-        ("toggle_todos", json!({"indices": [1]}), 4),
+        ("toggle_todos", json!({"indices": [1]}), 3),
         (
             "update_todos",
             json!({"updates": [{"index": 1, "text": "Book the night train"}]}),
-            4,
+            3,
         ),
         (
             "add_preferences",
             json!({"items": [{"title": "Trains", "kind": "soft"}]}),
-            4,
+            3,
         ),
         (
             "update_preferences",
             json!({"updates": [{"index": 1, "subtitle": "said twice"}]}),
-            5,
+            4,
         ),
-        // A write that also stores an artifact.
+        // A write that also stores an artifact: its stamp follows the log, so `COMMIT` goes
+        // alone.
         (
             "chart_generator",
             json!({
@@ -124,6 +126,7 @@ async fn per_tool_class_on_postgres() {
 /// A statement for [`Lent::begin_with`] that needs no table.
 const ECHO: Named = Named {
     name: "haico_test_echo",
+    params: "",
     definition: "SELECT length($1::text)::bigint",
 };
 
@@ -197,5 +200,126 @@ async fn begin_with_prepares_once_and_recovers() {
     assert_eq!(lender.round_trips(), before);
     drop(lent);
     drop((lender, fresh));
+    test_db.cleanup().await;
+}
+
+/// A companion statement for [`Lent::execute_and_commit`]: it echoes its text and adds one.
+const ECHO_AND_COUNT: Named = Named {
+    name: "haico_test_echo_and_count",
+    params: "(text, int8, timestamptz)",
+    definition: "SELECT $1 || '|', $2 + 1, to_char($3 AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US')",
+};
+
+/// `Lent::execute_and_commit` runs a companion statement and commits in one round trip, its
+/// parameters written as literals that read back exactly (quotes, backslashes, what looks like
+/// SQL, non-ASCII); when it fails, nothing of the transaction stays and the connection is not
+/// lent again, so the next transaction works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn execute_and_commit_is_one_trip_and_fails_whole() {
+    if !crate::common::needs::postgres() {
+        return;
+    }
+    let test_db = TestDb::new(Engine::Postgres).await;
+    let Database::Postgres { pool, .. } = &test_db.db else {
+        unreachable!("a PostgreSQL test database");
+    };
+    let lender = Lender::also_preparing(pool.clone(), &[&ECHO_AND_COUNT]);
+    let time = chrono::DateTime::parse_from_rfc3339("2026-12-03T12:34:56.789012345Z")
+        .unwrap()
+        .with_timezone(&chrono::Utc);
+    let tricky = "it's a \\n test'); DROP TABLE threads; -- ünï ✓ \\'";
+    let insert = |id: &'static str| {
+        sqlx::query(
+            "INSERT INTO threads (id, title, turn_index, created_at, updated_at) \
+             VALUES ($1, 't', 0, now(), now())",
+        )
+        .bind(id)
+    };
+    let exists = async |id: &str| -> bool {
+        sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM threads WHERE id = $1")
+            .bind(id)
+            .fetch_one(pool)
+            .await
+            .unwrap()
+            == 1
+    };
+
+    // Without `begin_with` first, the companion is not known to be prepared: refused, unsent.
+    let mut lent = lender.begin("BEGIN").await.unwrap();
+    assert!(!lent.can_execute_and_commit());
+    let before = lender.round_trips();
+    let params = [
+        SqlValue::Text(Some(tricky)),
+        SqlValue::Int(Some(41)),
+        SqlValue::Time(Some(time)),
+    ];
+    assert!(lent.execute_and_commit(&ECHO_AND_COUNT, &params).await.is_err());
+    assert_eq!(lender.round_trips(), before);
+    lent.rollback().await.unwrap();
+
+    // After it: one trip, the values read back, the transaction's writes committed.
+    let mut lent = lender.lend().await.unwrap();
+    lent.begin_with("BEGIN", &ECHO, "abc").await.unwrap();
+    lent.execute(insert("committed")).await.unwrap();
+    assert!(lent.can_execute_and_commit());
+    let before = lender.round_trips();
+    let rows = lent
+        .execute_and_commit(&ECHO_AND_COUNT, &params)
+        .await
+        .unwrap();
+    assert_eq!(lender.round_trips() - before, 1);
+    let row = rows.first().expect("one row");
+    assert_eq!(row.try_get::<String, _>(0).unwrap(), format!("{tricky}|"));
+    assert_eq!(row.try_get::<i64, _>(1).unwrap(), 42);
+    assert_eq!(
+        row.try_get::<String, _>(2).unwrap(),
+        "2026-12-03 12:34:56.789012"
+    );
+    lent.commit().await.unwrap();
+    assert_eq!(lender.round_trips() - before, 1, "COMMIT was already sent");
+    assert!(exists("committed").await);
+
+    // A NUL cannot be written as a literal: refused before anything is sent.
+    let mut lent = lender.lend().await.unwrap();
+    lent.begin_with("BEGIN", &ECHO, "abc").await.unwrap();
+    let before = lender.round_trips();
+    let nul = [
+        SqlValue::Text(Some("a\0b")),
+        SqlValue::Int(Some(1)),
+        SqlValue::Time(Some(time)),
+    ];
+    let err = lent
+        .execute_and_commit(&ECHO_AND_COUNT, &nul)
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("NUL"), "{err}");
+    assert_eq!(lender.round_trips(), before);
+    lent.rollback().await.unwrap();
+
+    // The statement lost behind the lender's back: the one trip fails, the insert before it
+    // is gone, and the next lending gets a connection that works.
+    let mut lent = lender.lend().await.unwrap();
+    lent.begin_with("BEGIN", &ECHO, "abc").await.unwrap();
+    lent.execute(insert("rolled-back")).await.unwrap();
+    lent.execute(sqlx::query("DEALLOCATE haico_test_echo_and_count"))
+        .await
+        .unwrap();
+    assert!(
+        lent.execute_and_commit(&ECHO_AND_COUNT, &params)
+            .await
+            .is_err()
+    );
+    lent.rollback().await.unwrap();
+    assert!(!exists("rolled-back").await);
+    for _ in 0..3 {
+        let mut lent = lender.lend().await.unwrap();
+        lent.begin_with("BEGIN", &ECHO, "abc").await.unwrap();
+        let rows = lent
+            .execute_and_commit(&ECHO_AND_COUNT, &params)
+            .await
+            .unwrap();
+        assert_eq!(rows.len(), 1);
+    }
+    drop(lender);
     test_db.cleanup().await;
 }

@@ -59,7 +59,9 @@ pub(super) async fn log_change(
         P::Text(events),
         P::Time(now),
     ];
-    let rows = if exec.postgres() {
+    let rows = if let Some(rows) = exec.log_and_commit(&params).await? {
+        rows
+    } else if exec.postgres() {
         exec.rows(sql::LOG_CHANGE_POSTGRES, &params).await?
     } else {
         exec.rows(&sql::log_change_sqlite_batch(), &params).await?
@@ -93,6 +95,15 @@ pub(super) async fn lock(exec: &mut impl Exec, call: &Call) -> Result<i64> {
     let sql = pick(exec, sql::LOCK_THREAD);
     let rows = exec.rows(sql, &[thread(call)]).await?;
     Ok(rows.first().map_or(0, |row| row[0]))
+}
+
+/// The plan's length and its last key, in one statement, as the server reads them to add at
+/// the end.
+pub(super) async fn plan_tail(exec: &mut impl Exec, call: &Call) -> Result<(i64, Option<i64>)> {
+    let rows = exec.rows(sql::PLAN_TAIL, &[thread(call)]).await?;
+    Ok(rows
+        .first()
+        .map_or((0, None), |row| (row[0], (row[0] > 0).then_some(row[1]))))
 }
 
 pub(super) async fn plan_len(exec: &mut impl Exec, call: &Call) -> Result<i64> {
