@@ -5,7 +5,8 @@
 #
 # Each round runs scripts/load.sh once per engine with each build in turn (HAICO_BIN,
 # SKIP_BUILD=1), and keeps the JSON results in target/ab/. At the end it prints, per engine and
-# build, the median calls/s, p50, p99 and server CPU per call, and every run's calls/s.
+# build, the median calls/s, p50, p99, server CPU per call (and PostgreSQL's, when it runs on this
+# machine), and every run's calls/s.
 # Copy each build aside first, e.g. `cp target/release/haico /tmp/haico-before`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,6 +53,8 @@ for engine in engines:
               f"  p50 {med(r['latency_ms']['p50'] for r in runs):5.1f}"
               f"  p99 {med(r['latency_ms']['p99'] for r in runs):5.1f}"
               f"  server µs/call {med(r['server_cpu']['cpu_us_per_call'] for r in runs):4.0f}"
+              + (f"  database µs/call {med(r['database_cpu']['cpu_us_per_call'] for r in runs):4.0f}"
+                 if all(r.get('database_cpu') for r in runs) else "") +
               f"  failures {sum(r['failures'] for r in runs)}"
               f"  runs {[round(r['calls_per_sec']) for r in runs]}")
 PY

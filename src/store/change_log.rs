@@ -143,7 +143,12 @@ impl<'a> ChangeLog<'a> {
         })
     }
 
-    fn prepare(&self, thread_id: &'a ThreadId, texts: &'a Texts, at: DateTime<Utc>) -> Prepared<'a> {
+    fn prepare(
+        &self,
+        thread_id: &'a ThreadId,
+        texts: &'a Texts,
+        at: DateTime<Utc>,
+    ) -> Prepared<'a> {
         let count = i64::try_from(self.events.len()).unwrap_or(i64::MAX);
         let (revision, revision_at, first) = match self.revision {
             Some((revision, revision_at, first)) => (Some(revision), revision_at, first),
@@ -183,7 +188,13 @@ impl<'a> ChangeLog<'a> {
     }
 
     /// What was logged, from the counters the statement answered.
-    fn logged(&self, count: i64, last_seq: i64, last_rev: i64, chain: Option<Chain>) -> LoggedChange {
+    fn logged(
+        &self,
+        count: i64,
+        last_seq: i64,
+        last_rev: i64,
+        chain: Option<Chain>,
+    ) -> LoggedChange {
         let first = self.revision.and_then(|(_, _, first)| first);
         let first_seq = last_seq - count + 1;
         LoggedChange {
@@ -243,8 +254,8 @@ impl HistoryRepo<'_> {
                 source: source.into(),
             })?;
         let row = rows.first().ok_or_else(missing_counter)?;
-        let (last_seq, last_rev, len, bytes, base): PostgresRow =
-            RowShape::from_postgres(row).map_err(|source| StoreError::Database {
+        let (last_seq, last_rev, len, bytes, base): PostgresRow = RowShape::from_postgres(row)
+            .map_err(|source| StoreError::Database {
                 context: "logging a change and committing",
                 source: source.into(),
             })?;
@@ -333,7 +344,11 @@ mod tests {
         };
         let texts = log.texts().unwrap();
         let prepared = log.prepare(&thread, &texts, now());
-        let declared: String = LOG_CHANGE.params.split_whitespace().collect::<Vec<_>>().join(" ");
+        let declared: String = LOG_CHANGE
+            .params
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
         assert_eq!(super::super::literal::types(&prepared.params), declared);
     }
 }

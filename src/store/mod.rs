@@ -57,8 +57,6 @@ pub use copy::ForksRepo;
 pub use documents::DocumentWrite;
 pub use documents::DocumentsRepo;
 pub(crate) use error::Context;
-/// A statement parameter, for [`lender::Lent::execute_and_commit`].
-pub use query::Value as SqlValue;
 pub use error::{DriverError, StoreError};
 pub use events::EventsRepo;
 pub use events::{NewEvent, StoredEvent};
@@ -76,13 +74,14 @@ pub use people::PeopleRepo;
 pub use people::{Member, User};
 pub use plan::PlanRepo;
 pub use plan::{
-    InsertAt, KEY_GAP, KeyBefore, NewPlanStep, PlanTail, StepAt, StepPlace, StepRange,
-    StepsChanged,
+    InsertAt, KEY_GAP, KeyBefore, NewPlanStep, PlanTail, StepAt, StepPlace, StepRange, StepsChanged,
 };
 pub use preferences::PreferencesRepo;
 pub use preferences::{NewPreference, PreferencePatch, WriteOutcome};
 pub use prompt_view::PromptViewRepo;
 pub use prompt_view::{DocumentExcerpt, PlanPage};
+/// A statement parameter, for [`lender::Lent::execute_and_commit`].
+pub use query::Value as SqlValue;
 pub use recording::RecordingsRepo;
 pub use repository::{Backend, Transaction};
 pub use sqlite::{MigrationError, SqliteError};

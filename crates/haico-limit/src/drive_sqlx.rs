@@ -142,13 +142,12 @@ impl Db {
         match self {
             Db::Sqlite { writer, .. } => {
                 let mut conn = writer.lock().await;
-                let turn: Option<(i64,)> =
-                    sqlx::query_as(
-                        "BEGIN IMMEDIATE; SELECT turn_index, document_mode FROM threads WHERE id = $1",
-                    )
-                        .bind(thread)
-                        .fetch_optional(&mut *conn)
-                        .await?;
+                let turn: Option<(i64,)> = sqlx::query_as(
+                    "BEGIN IMMEDIATE; SELECT turn_index, document_mode FROM threads WHERE id = $1",
+                )
+                .bind(thread)
+                .fetch_optional(&mut *conn)
+                .await?;
                 let out = body(&mut Tx::Sqlite(&mut conn), turn.map(|(t,)| t)).await;
                 let end = if out.is_ok() { "COMMIT" } else { "ROLLBACK" };
                 conn.execute(end).await?;

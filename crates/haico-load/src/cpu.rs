@@ -42,6 +42,42 @@ pub fn sample(pid: Option<u32>) -> Result<CpuTime> {
     parse_stat(&text).with_context(|| format!("parsing {path}"))
 }
 
+/// The processes whose parent is `parent` (a database server's backends and helpers, for
+/// PostgreSQL: every child of the postmaster), with the CPU time each has used so far.
+/// Processes that end while being read are skipped.
+pub fn children(parent: u32) -> Result<Vec<(u32, CpuTime)>> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").context("listing /proc (Linux only)")? {
+        let Ok(entry) = entry else { continue };
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        if parent_of(&text) == Some(parent)
+            && let Ok(cpu) = parse_stat(&text)
+        {
+            out.push((pid, cpu));
+        }
+    }
+    Ok(out)
+}
+
+/// Field 4 (`ppid`) of a `stat` line.
+fn parent_of(text: &str) -> Option<u32> {
+    let close = text.rfind(')')?;
+    text[close + 1..]
+        .split_whitespace()
+        .nth(4 - 3)?
+        .parse()
+        .ok()
+}
+
 /// Fields 14 (`utime`) and 15 (`stime`) of a `stat` line. The command name (field 2) is in
 /// parentheses and may itself contain spaces or parentheses, so fields are counted from the
 /// last `)`.
@@ -73,6 +109,13 @@ mod tests {
         let cpu = parse_stat(line).unwrap_or_default();
         assert!((cpu.user - 2.5).abs() < 1e-9);
         assert!((cpu.system - 0.75).abs() < 1e-9);
+        assert_eq!(parent_of(line), Some(1));
+        let me = std::process::id();
+        let parent = parent_of(&std::fs::read_to_string("/proc/self/stat").unwrap_or_default());
+        let siblings = parent
+            .map(|p| children(p).unwrap_or_default())
+            .unwrap_or_default();
+        assert!(siblings.iter().any(|(pid, _)| *pid == me));
         assert!(sample(None).is_ok());
     }
 }

@@ -67,6 +67,12 @@ struct Args {
     /// measured run.
     #[arg(long, value_delimiter = ',')]
     server_pid: Vec<u32>,
+    /// PID of the database server's main process (PostgreSQL's postmaster), to report the
+    /// CPU time of its children (the backends serving the server's connections, the WAL
+    /// writer, …) over the measured run: on a machine shared with the database, that is what
+    /// bounds calls/s.
+    #[arg(long)]
+    database_pid: Option<u32>,
     /// Also measure how long a write answered by the first `--url` takes to reach an events
     /// stream on the last one (one probe write every 100 ms on a thread of its own).
     #[arg(long)]
@@ -217,6 +223,7 @@ async fn run(args: &Args) -> Result<Report> {
     tokio::time::sleep_until(measure_from.into()).await;
     let own_before = cpu::sample(None)?;
     let server_before = servers_cpu(&args.server_pid)?;
+    let database_before = args.database_pid.map(cpu::children).transpose()?;
     let window_start = Instant::now();
 
     let mut stats = ClientStats::new()?;
@@ -231,6 +238,22 @@ async fn run(args: &Args) -> Result<Report> {
     let wall = window_start.elapsed();
     let own_after = cpu::sample(None)?;
     let server_after = servers_cpu(&args.server_pid)?;
+    // The same processes as at the start (one that ended meanwhile is left out).
+    let database_cpu = match (args.database_pid, database_before) {
+        (Some(parent), Some(before)) => {
+            let after = cpu::children(parent)?;
+            let mut total = cpu::CpuTime::default();
+            for (pid, then) in &before {
+                if let Some((_, now)) = after.iter().find(|(p, _)| p == pid) {
+                    let used = now.since(then);
+                    total.user += used.user;
+                    total.system += used.system;
+                }
+            }
+            Some(total)
+        }
+        _ => None,
+    };
     let lag = match lag {
         Some(task) => Some(
             task.await
@@ -264,6 +287,7 @@ async fn run(args: &Args) -> Result<Report> {
             _ => None,
         },
         server_pids: args.server_pid.clone(),
+        database_cpu,
         lag,
     })
 }

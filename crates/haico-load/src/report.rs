@@ -142,6 +142,8 @@ pub struct Report {
     pub server_cpu: Option<CpuTime>,
     /// The server processes measured (one per replica), summed into `server_cpu`.
     pub server_pids: Vec<u32>,
+    /// The database server's children's CPU time, with `--database-pid`.
+    pub database_cpu: Option<CpuTime>,
     /// The cross-replica lag probe's results, with `--lag-probe`.
     pub lag: Option<crate::lag::Lag>,
 }
@@ -218,6 +220,7 @@ impl Report {
             "generator_cpu": cpu(&self.generator_cpu),
             "server_pids": self.server_pids,
             "server_cpu": self.server_cpu.as_ref().map(cpu),
+            "database_cpu": self.database_cpu.as_ref().map(cpu),
             "lag_ms": self.lag.as_ref().map(|lag| serde_json::json!({
                 "samples": lag.samples.len(),
                 "missed": lag.missed,
@@ -294,6 +297,9 @@ impl Report {
                 cpu,
             )),
             None => out.push_str("server CPU           (pass --server-pid to measure)\n"),
+        }
+        if let Some(cpu) = &self.database_cpu {
+            out.push_str(&cpu_line("database CPU", cpu));
         }
         if let Some(lag) = &self.lag {
             let _ = writeln!(

@@ -155,8 +155,8 @@ impl Writer {
         let held = self.begin().await?;
         let turn = {
             let conn = held.inline()?;
-            let mut statement = conn
-                .prepare_cached("SELECT turn_index, document_mode FROM threads WHERE id = ?1")?;
+            let mut statement =
+                conn.prepare_cached("SELECT turn_index, document_mode FROM threads WHERE id = ?1")?;
             let mut rows = statement.query([id])?;
             match rows.next()? {
                 Some(row) => Some((row.get::<_, i64>(0)?, row.get::<_, String>(1)?)),

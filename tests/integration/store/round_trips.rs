@@ -253,7 +253,11 @@ async fn execute_and_commit_is_one_trip_and_fails_whole() {
         SqlValue::Int(Some(41)),
         SqlValue::Time(Some(time)),
     ];
-    assert!(lent.execute_and_commit(&ECHO_AND_COUNT, &params).await.is_err());
+    assert!(
+        lent.execute_and_commit(&ECHO_AND_COUNT, &params)
+            .await
+            .is_err()
+    );
     assert_eq!(lender.round_trips(), before);
     lent.rollback().await.unwrap();
 
