@@ -274,18 +274,9 @@ impl HistoryRepo<'_> {
         rev: i64,
         data: &str,
     ) -> Result<(), StoreError> {
-        let size = i64::try_from(data.len()).unwrap_or(i64::MAX);
-        self.execute(
-            "INSERT INTO panel_changes (thread_id, panel, rev, whole, data, chain_len, \
-                 chain_bytes, base_bytes) VALUES ($1, $2, $3, TRUE, $4, 0, 0, $5) \
-                 ON CONFLICT (thread_id, panel, rev) DO UPDATE SET whole = TRUE, \
-                 data = excluded.data, chain_len = 0, chain_bytes = 0, \
-                 base_bytes = excluded.base_bytes",
-            &params![thread_id, panel, rev, data, size],
-        )
-        .await
-        .context("recording a panel's state")?;
-        Ok(())
+        self.write_panel_state(thread_id, panel, rev, data, false)
+            .await
+            .map(|_| ())
     }
 
     /// [`record_panel_state`](Self::record_panel_state), only while `rev` is the panel's
@@ -299,17 +290,29 @@ impl HistoryRepo<'_> {
         rev: i64,
         data: &str,
     ) -> Result<bool, StoreError> {
+        self.write_panel_state(thread_id, panel, rev, data, true)
+            .await
+    }
+
+    async fn write_panel_state(
+        &mut self,
+        thread_id: &ThreadId,
+        panel: &str,
+        rev: i64,
+        data: &str,
+        only_if_latest: bool,
+    ) -> Result<bool, StoreError> {
         let size = i64::try_from(data.len()).unwrap_or(i64::MAX);
         let written = self
             .execute(
                 "INSERT INTO panel_changes (thread_id, panel, rev, whole, data, chain_len, \
                      chain_bytes, base_bytes) SELECT $1, $2, $3, TRUE, $4, 0, 0, $5 \
-                 WHERE NOT EXISTS (SELECT 1 FROM panel_changes WHERE thread_id = $1 \
+                 WHERE NOT $6 OR NOT EXISTS (SELECT 1 FROM panel_changes WHERE thread_id = $1 \
                      AND panel = $2 AND rev > $3) \
                  ON CONFLICT (thread_id, panel, rev) DO UPDATE SET whole = TRUE, \
                      data = excluded.data, chain_len = 0, chain_bytes = 0, \
                      base_bytes = excluded.base_bytes",
-                &params![thread_id, panel, rev, data, size],
+                &params![thread_id, panel, rev, data, size, only_if_latest],
             )
             .await
             .context("recording a panel's state")?;
