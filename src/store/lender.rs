@@ -217,7 +217,8 @@ pub struct Lent {
     open: bool,
     /// No statement on it has failed.
     clean: bool,
-    /// The [`Named`] statement is known to be prepared on this connection.
+    /// The [`Named`] statements [`begin_with`](Self::begin_with) prepares (its own and the
+    /// lender's companions) are known to be prepared on this connection.
     prepared: bool,
     /// A one-trip commit failed: the connection is closed when dropped (which ends whatever is
     /// left of its transaction on the server), and nothing more is sent on it.
