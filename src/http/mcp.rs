@@ -182,6 +182,13 @@ async fn mcp(
                     return unknown_session();
                 }
             }
+            // Another thread's session cannot be ended from here. Answered before rmcp, which
+            // knows nothing of threads: it would close its copy of the session on this
+            // replica (the stored one stays), and a request racing that close got a stream
+            // that ended without its answer.
+            Ok(Standing::OtherThread) if request.method() == Method::DELETE => {
+                return unknown_session();
+            }
             // Another thread's session: rmcp refuses it (the handler if it lives here, the
             // store's restore if not).
             Ok(Standing::Live | Standing::OtherThread) => {}

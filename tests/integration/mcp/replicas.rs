@@ -273,9 +273,15 @@ backend_tests! {
         // The session still works on its own thread, on both replicas.
         list_tools(&b, "home", &session, 4).await.result(4);
         list_tools(&a, "home", &session, 5).await.result(5);
-        // A DELETE on another thread's URL does not end it.
-        send(&b, reqwest::Method::DELETE, "elsewhere", Some(&session), None).await;
-        list_tools(&b, "home", &session, 6).await.result(6);
+        // A DELETE on another thread's URL is refused as an unknown session and does not end
+        // it, on either replica, not even for the request right after it (rmcp used to close
+        // its local copy, and a request racing that close got an empty stream).
+        for (round, replica) in [&a, &b, &a, &b, &a, &b].into_iter().enumerate() {
+            let deleted = send(replica, reqwest::Method::DELETE, "elsewhere", Some(&session), None).await;
+            assert_eq!(deleted.status, 404, "{}", deleted.body);
+            let id = 6 + i64::try_from(round).unwrap();
+            list_tools(replica, "home", &session, id).await.result(id);
+        }
 
         a.shutdown().await;
         b.shutdown().await;
