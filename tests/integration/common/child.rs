@@ -125,6 +125,17 @@ impl ChildServer {
         format!("{}{}", self.base, path)
     }
 
+    /// The JSON answer to `GET path`; panics, with the server's log, when there is none.
+    pub async fn get_json(&self, path: &str) -> serde_json::Value {
+        let response = self.http.get(self.url(path)).send().await;
+        let response = response.unwrap_or_else(|err| {
+            panic!("GET {path}: {err}\n{}", self.log_tail(30));
+        });
+        response.json().await.unwrap_or_else(|err| {
+            panic!("GET {path}: not JSON: {err}\n{}", self.log_tail(30));
+        })
+    }
+
     /// Everything the server logged, all runs.
     pub fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()

@@ -60,15 +60,7 @@ pub async fn start_replica(
     env.extend_from_slice(extra);
     let server = ChildServer::start(&db.url, &env).await;
     // Each replica hears the others by LISTEN/NOTIFY.
-    let health: Value = server
-        .http
-        .get(server.url("/healthz"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let health = server.get_json("/healthz").await;
     assert_eq!(
         health,
         json!({"status": "ok", "events": {"mode": "listen", "ok": true}}),

@@ -113,15 +113,7 @@ async fn servers_connect_in_the_background_and_end_with_haico() {
     let mut server = ChildServer::start(&db, &[("HAICO_MCP_SERVERS", path_text.as_str())]).await;
     let deadline = tokio::time::Instant::now() + super::READY_WITHIN;
     let statuses = loop {
-        let all: serde_json::Value = server
-            .http
-            .get(server.url("/api/mcp-servers"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let all = server.get_json("/api/mcp-servers").await;
         if all[1]["status"] == "ready" {
             break all;
         }

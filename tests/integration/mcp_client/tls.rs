@@ -6,7 +6,7 @@
 
 use std::{path::Path, process::Command, time::Duration};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::time::Instant;
 
 use crate::common::{
@@ -187,15 +187,7 @@ async fn an_https_server_is_used_when_its_certificate_is_trusted() {
 
     let deadline = Instant::now() + super::READY_WITHIN;
     let statuses = loop {
-        let all: Value = client
-            .http
-            .get(client.url("/api/mcp-servers"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let all = client.get_json("/api/mcp-servers").await;
         let settled = |i: usize| all[i]["status"] == "ready" || all[i]["status"] == "failed";
         if settled(0) && settled(1) {
             break all;

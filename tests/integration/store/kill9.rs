@@ -14,7 +14,7 @@ use std::{
 };
 
 use common::{TestDb, child::ChildServer};
-use serde_json::{Value, json};
+use serde_json::json;
 
 /// Concurrent writers.
 const WRITERS: usize = 16;
@@ -57,15 +57,7 @@ async fn writer(base: String, writer: usize, round: usize, acked: Arc<Mutex<Vec<
 async fn stored_steps(server: &ChildServer) -> BTreeSet<String> {
     let mut texts = BTreeSet::new();
     for t in 0..THREADS {
-        let steps: Value = server
-            .http
-            .get(server.url(&format!("/api/threads/k9-{t}/todos")))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let steps = server.get_json(&format!("/api/threads/k9-{t}/todos")).await;
         for step in steps.as_array().expect("a list of steps") {
             texts.insert(step["text"].as_str().unwrap().to_string());
         }
