@@ -68,6 +68,19 @@ pub fn children(parent: u32) -> Result<Vec<(u32, CpuTime)>> {
     Ok(out)
 }
 
+/// [`children`] of a database server's main process, failing when it has none: a PID that is
+/// not the postmaster (or no longer runs) would otherwise read as a database that used no CPU.
+pub fn database_children(parent: u32) -> Result<Vec<(u32, CpuTime)>> {
+    let found = children(parent)?;
+    if found.is_empty() {
+        bail!(
+            "--database-pid {parent}: no running process has it as its parent; pass the database \
+             server's main process (PostgreSQL's postmaster: `pgrep -o -x postgres`)"
+        );
+    }
+    Ok(found)
+}
+
 /// Field 4 (`ppid`) of a `stat` line.
 fn parent_of(text: &str) -> Option<u32> {
     let close = text.rfind(')')?;
@@ -116,6 +129,15 @@ mod tests {
             .map(|p| children(p).unwrap_or_default())
             .unwrap_or_default();
         assert!(siblings.iter().any(|(pid, _)| *pid == me));
+        // Empty (and failing below) if it were accepted.
+        let err = database_children(u32::MAX)
+            .err()
+            .map(|err| err.to_string())
+            .unwrap_or_default();
+        assert!(
+            err.contains("--database-pid") && err.contains("postmaster"),
+            "{err}"
+        );
         assert!(sample(None).is_ok());
     }
 }

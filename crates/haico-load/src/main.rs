@@ -175,6 +175,10 @@ async fn run(args: &Args) -> Result<Report> {
     let Some(target) = targets.first().cloned() else {
         bail!("--url names no server");
     };
+    // A wrong PID is said now, not after the set-up and warm-up.
+    if let Some(pid) = args.database_pid {
+        cpu::database_children(pid)?;
+    }
     let threads: Vec<LoadThread> = (0..args.threads)
         .map(|i| LoadThread::new(format!("{}-{i:02}", args.prefix)))
         .collect();
@@ -223,7 +227,7 @@ async fn run(args: &Args) -> Result<Report> {
     tokio::time::sleep_until(measure_from.into()).await;
     let own_before = cpu::sample(None)?;
     let server_before = servers_cpu(&args.server_pid)?;
-    let database_before = args.database_pid.map(cpu::children).transpose()?;
+    let database_before = args.database_pid.map(cpu::database_children).transpose()?;
     let window_start = Instant::now();
 
     let mut stats = ClientStats::new()?;
