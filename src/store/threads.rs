@@ -102,12 +102,25 @@ impl ThreadsRepo<'_> {
         Ok(changed > 0)
     }
 
-    /// Deletes a thread and, through the foreign keys, its whole workspace.
+    /// Deletes a thread and, through the foreign keys, its whole workspace. On PostgreSQL the
+    /// change log's tables have no foreign key (migration 0019): their rows go in statements
+    /// of their own, after the cascade has removed the thread's counter row, which waits for
+    /// any change still logging; each statement sees what such a change committed.
     pub async fn delete_thread(&mut self, id: &ThreadId) -> Result<bool, StoreError> {
         let result = self
             .execute("DELETE FROM threads WHERE id = $1", &params![id])
             .await
             .context("deleting a thread")?;
+        if result > 0 && self.backend() == Backend::Postgres {
+            for table in UNKEYED_LOG_TABLES {
+                self.execute(
+                    &format!("DELETE FROM {table} WHERE thread_id = $1"),
+                    &params![id],
+                )
+                .await
+                .context("deleting a thread's change log")?;
+            }
+        }
         Ok(result > 0)
     }
 
@@ -174,6 +187,9 @@ pub struct ThreadHead {
 /// ([`Database::begin_write_on`](super::Database::begin_write_on)).
 /// It also answers the document mode, which the row lock keeps from changing until the call
 /// ends, so the document tools need no statement of their own for it.
+/// The change log's tables that PostgreSQL keeps without a foreign key to `threads`.
+const UNKEYED_LOG_TABLES: [&str; 3] = ["events", "revisions", "panel_changes"];
+
 pub(super) const LOCK_THREAD: super::lender::Named = super::lender::Named {
     name: "haico_lock_thread",
     params: "",

@@ -6,4 +6,5 @@ mod kill9;
 mod lock_race;
 mod migrations;
 mod round_trips;
+mod thread_delete;
 mod unreachable;
