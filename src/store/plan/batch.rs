@@ -46,12 +46,15 @@ impl PlanRepo<'_> {
                  RETURNING sort_key, id, text, depth, done, \
                  (SELECT COUNT(*) FROM todos WHERE thread_id = $1) AS plan_len"
             }
+            // The positions as an array compared with `= ANY` (not `IN (SELECT …)`): a plain
+            // filter, so the ranked steps are narrowed to the named ones before each is looked
+            // up; as a semi-join the generic plan looked up every ranked step first.
             Backend::Postgres => {
                 "WITH plan AS (SELECT id, ROW_NUMBER() OVER (ORDER BY sort_key) - 1 AS rank \
                  FROM todos WHERE thread_id = $1 ORDER BY sort_key LIMIT $3) \
                  UPDATE todos SET done = NOT done, updated_at = $4 FROM plan \
-                 WHERE todos.id = plan.id AND plan.rank IN \
-                 (SELECT value::bigint FROM jsonb_array_elements_text($2::jsonb)) \
+                 WHERE todos.id = plan.id AND plan.rank = ANY (ARRAY( \
+                   SELECT value::bigint FROM jsonb_array_elements_text($2::jsonb))) \
                  RETURNING todos.sort_key, todos.id, todos.text, todos.depth, todos.done, \
                  (SELECT COUNT(*) FROM todos WHERE thread_id = $1) AS plan_len"
             }
