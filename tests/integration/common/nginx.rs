@@ -10,7 +10,7 @@ use std::{
 
 use tokio::time::Instant;
 
-/// A running nginx; killed on drop.
+/// A running nginx; stopped on drop.
 pub struct Nginx {
     child: Child,
     /// Its prefix: `nginx.conf`, `error.log`, `access.log` and whatever the test put there.
@@ -18,7 +18,24 @@ pub struct Nginx {
 }
 
 impl Drop for Nginx {
+    /// `SIGTERM` first: nginx's master then stops its workers before it exits. `SIGKILL` to
+    /// the master alone (what `Child::kill` sends) left every worker running, orphaned, after
+    /// each test. The master is killed only if it has not gone within two seconds.
     fn drop(&mut self) {
+        let asked = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success());
+        if asked {
+            let deadline = std::time::Instant::now() + Duration::from_secs(2);
+            while std::time::Instant::now() < deadline {
+                if matches!(self.child.try_wait(), Ok(Some(_))) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
