@@ -89,8 +89,8 @@ pub const TOGGLE_STEPS: (&str, &str) = (
      WHERE thread_id = $1) AS plan_len",
     "WITH plan AS (SELECT id, ROW_NUMBER() OVER (ORDER BY sort_key) - 1 AS rank FROM todos \
      WHERE thread_id = $1 ORDER BY sort_key LIMIT $3) UPDATE todos SET done = NOT done, \
-     updated_at = $4 FROM plan WHERE todos.id = plan.id AND plan.rank IN (SELECT \
-     value::bigint FROM jsonb_array_elements_text($2::jsonb)) RETURNING todos.sort_key, \
+     updated_at = $4 FROM plan WHERE todos.id = plan.id AND plan.rank = ANY (ARRAY(SELECT \
+     value::bigint FROM jsonb_array_elements_text($2::jsonb))) RETURNING todos.sort_key, \
      todos.id, todos.text, todos.depth, todos.done, (SELECT COUNT(*) FROM todos WHERE \
      thread_id = $1) AS plan_len",
 );
