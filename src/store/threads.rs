@@ -182,14 +182,14 @@ pub struct ThreadHead {
     pub document_mode: String,
 }
 
+/// The change log's tables that PostgreSQL keeps without a foreign key to `threads`.
+const UNKEYED_LOG_TABLES: [&str; 3] = ["events", "revisions", "panel_changes"];
+
 /// [`Transaction::lock_thread`]'s statement on PostgreSQL, prepared once per connection, for
 /// starting an agent's write with its lock in one round trip
 /// ([`Database::begin_write_on`](super::Database::begin_write_on)).
 /// It also answers the document mode, which the row lock keeps from changing until the call
 /// ends, so the document tools need no statement of their own for it.
-/// The change log's tables that PostgreSQL keeps without a foreign key to `threads`.
-const UNKEYED_LOG_TABLES: [&str; 3] = ["events", "revisions", "panel_changes"];
-
 pub(super) const LOCK_THREAD: super::lender::Named = super::lender::Named {
     name: "haico_lock_thread",
     params: "",
