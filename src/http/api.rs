@@ -87,7 +87,7 @@ pub fn openapi_document() -> openapi::OpenApi {
 async fn openapi_json(Authorized(state, _): Authorized<UseServer>) -> Response {
     (
         [(header::CONTENT_TYPE, "application/json")],
-        state.openapi_json.to_string(),
+        state.openapi_json().to_string(),
     )
         .into_response()
 }
