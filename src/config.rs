@@ -15,8 +15,10 @@ pub struct DatabaseArgs {
     /// Database URL: `sqlite:PATH` (or a bare file path) or `postgres://user@host/db`.
     #[arg(long, env = "HAICO_DATABASE_URL", default_value = DEFAULT_DATABASE_URL)]
     pub database_url: String,
-    /// Largest number of database connections (PostgreSQL pool, or SQLite readers).
-    #[arg(long, env = "HAICO_DB_MAX_CONNECTIONS", default_value_t = 16)]
+    /// Largest number of database connections (PostgreSQL pool, or SQLite readers); by
+    /// default four per CPU core, between 8 and 32.
+    #[arg(long, env = "HAICO_DB_MAX_CONNECTIONS",
+          default_value_t = crate::store::default_max_connections())]
     pub db_max_connections: u32,
     /// Milliseconds a request waits for a PostgreSQL connection and the start of its
     /// transaction before it answers 503 (the database is unreachable or overloaded).

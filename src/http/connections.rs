@@ -67,7 +67,12 @@ pub(super) async fn serve(
 ) -> io::Result<()> {
     let max = limits
         .max_connections
-        .unwrap_or_else(|| super::default_max_connections(super::open_files_limit(), 16))
+        .unwrap_or_else(|| {
+            super::default_max_connections(
+                super::open_files_limit(),
+                crate::store::default_max_connections(),
+            )
+        })
         .clamp(1, MAX_SLOTS);
     tracing::info!(
         max_connections = max,

@@ -83,7 +83,7 @@ mod tests {
 
     #[test]
     fn the_default_cap_leaves_room_for_the_database_and_the_server() {
-        // The usual limit with the default pool: 1024 - 64 - 3 * 16.
+        // The usual limit with a pool of 16 (four cores): 1024 - 64 - 3 * 16.
         assert_eq!(default_max_connections(1024, 16), 912);
         // A tight limit keeps half for connections.
         assert_eq!(default_max_connections(256, 64), 128);
