@@ -6,7 +6,8 @@
 # Each round runs scripts/load.sh once per engine with each build in turn (HAICO_BIN,
 # SKIP_BUILD=1), and keeps the JSON results in target/ab/. At the end it prints, per engine and
 # build, the median calls/s, p50, p99, server CPU per call (and PostgreSQL's, when it runs on this
-# machine), and every run's calls/s.
+# machine), and every run's calls/s; then, for each build after the first, the median of its
+# per-round ratios to the first build (the figure to quote on a machine whose pace drifts).
 # Copy each build aside first, e.g. `cp target/release/haico /tmp/haico-before`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -57,4 +58,24 @@ for engine in engines:
                  if all(r.get('database_cpu') for r in runs) else "") +
               f"  failures {sum(r['failures'] for r in runs)}"
               f"  runs {[round(r['calls_per_sec']) for r in runs]}")
+    # The machine's pace drifts between rounds, so each build is compared with the first one
+    # of the same round, and the median of those ratios is what to quote.
+    def load(name, round_):
+        return json.load(open(f"{out}/{name}-{engine}-{round_}.json"))
+    rounds = sorted(int(p.rsplit("-", 1)[1][:-5]) for p in glob.glob(f"{out}/{names[0]}-{engine}-*.json"))
+    metrics = [("calls/s", lambda r: r["calls_per_sec"]),
+               ("server µs/call", lambda r: r["server_cpu"]["cpu_us_per_call"]),
+               ("database µs/call", lambda r: (r.get("database_cpu") or {}).get("cpu_us_per_call"))]
+    for name in names[1:]:
+        parts = []
+        for label, get in metrics:
+            ratios = []
+            for round_ in rounds:
+                a, b = get(load(names[0], round_)), get(load(name, round_))
+                if a and b:
+                    ratios.append(b / a)
+            if ratios:
+                higher = sum(r > 1 for r in ratios)
+                parts.append(f"{label} {med(ratios):.3f} (higher in {higher}/{len(ratios)})")
+        print(f"{engine:9} {name:12} per-round ratio to {names[0]}: " + ", ".join(parts))
 PY
