@@ -116,10 +116,10 @@ pub const CONNECTIONS_PER_CORE: u32 = 4;
 ///
 /// On PostgreSQL every lent connection is a transaction in flight, and past a few per core the
 /// server spends more on them than it gains: backends waiting on each other's row locks,
-/// wake-ups, snapshots over more backends. On two cores 8 connections gave 8% more calls/s
-/// than 16, with 14% less PostgreSQL CPU per call and a p99 of 30 ms instead of 42
-/// (PERFORMANCE §26). Four cores keep the old 16. A PostgreSQL on another machine with
-/// many more cores, or far away, may want more: the setting says so.
+/// wake-ups, snapshots over more backends. On two cores 8 connections instead of 16 cut
+/// PostgreSQL's CPU per call by 8–22% and the p99 by about a quarter, with calls/s unchanged
+/// within the noise (PERFORMANCE §26). Four cores keep the old 16. A PostgreSQL on another
+/// machine with many more cores, or far away, may want more: the setting says so.
 pub fn default_max_connections() -> u32 {
     connections_for_cores(std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
