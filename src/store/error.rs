@@ -16,6 +16,14 @@ pub enum DriverError {
     /// A query that must return a row returned none.
     #[error("the query returned no row")]
     NoRow,
+    /// An agent's write found its thread missing as it took the lock with its first statement
+    /// ([`Database::begin_agent_write`](super::Database::begin_agent_write)).
+    #[error("the thread does not exist")]
+    NoThread,
+    /// Taking the thread's lock with an agent write's first statement failed (the database
+    /// did not answer in time, say).
+    #[error("taking the thread's lock: {0}")]
+    Locking(Box<StoreError>),
 }
 
 impl From<rusqlite::Error> for DriverError {

@@ -1,8 +1,9 @@
-//! Parameters written into SQL text as PostgreSQL literals, for the one place a statement's
+//! Parameters written into SQL text as PostgreSQL literals, for the places a statement's
 //! parameters cannot travel apart from it: `EXECUTE name(…); COMMIT` sent as one simple query
 //! ([`Lent::execute_and_commit`](super::lender::Lent::execute_and_commit)), which saves the
-//! round trip a separate `COMMIT` costs. sqlx sends parameters only with its extended
-//! protocol, one statement per exchange.
+//! round trip a separate `COMMIT` costs, and a write's first statement riding with its
+//! `BEGIN` and lock ([`Lent::begin_with_then`](super::lender::Lent::begin_with_then)). sqlx
+//! sends parameters only with its extended protocol, one statement per exchange.
 //!
 //! Every value is written so that the server reads back exactly what sqlx would have bound:
 //! text in an escape-string literal (`E'…'`, backslashes and quotes doubled), which reads the
@@ -23,15 +24,14 @@ pub enum LiteralError {
 }
 
 /// The PostgreSQL type of each parameter, as `PREPARE name(…)` declares them: the types sqlx
-/// declares for the same values when it binds them. The statements' declarations are written
-/// out by hand; tests hold them to this.
-#[cfg(test)]
+/// declares for the same values when it binds them. The change log's declarations are
+/// written out by hand (tests hold them to this); a rider's are these
+/// ([`Lent::begin_with_then`](super::lender::Lent::begin_with_then)).
 pub fn types(params: &[Value<'_>]) -> String {
     let names: Vec<&str> = params.iter().map(type_of).collect();
     format!("({})", names.join(", "))
 }
 
-#[cfg(test)]
 fn type_of(value: &Value<'_>) -> &'static str {
     match value {
         Value::Int(_) => "int8",

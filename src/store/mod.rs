@@ -343,27 +343,11 @@ impl Database {
                 Ok((Transaction::sqlite_writer(held), head))
             }
             Database::Postgres { pool, lender } if lock => {
-                // The agent's path, every write tool call: `BEGIN` and the lock in one round
-                // trip, the lock a statement prepared once per connection so the server does
-                // not parse it each time (PERFORMANCE §22).
-                let begin = async {
-                    let mut lent = lender.lend().await?;
-                    let row = lent
-                        .begin_with("BEGIN", &threads::LOCK_THREAD, thread.as_str())
-                        .await?;
-                    let head = row
-                        .map(|row| {
-                            Ok::<_, sqlx::Error>(ThreadHead {
-                                turn_index: sqlx::Row::try_get(&row, 0)?,
-                                document_mode: sqlx::Row::try_get(&row, 1)?,
-                            })
-                        })
-                        .transpose()?;
-                    Ok::<_, sqlx::Error>((lent, head))
-                };
-                let (lent, head) = within_postgres_timeout(pool, begin)
+                // `BEGIN` and the lock in one round trip (PERFORMANCE §22).
+                let mut lent = within_postgres_timeout(pool, lender.lend())
                     .await?
                     .context("starting a write transaction")?;
+                let head = lock_thread(pool, &mut lent, thread).await?;
                 Ok((Transaction::postgres(lent), head))
             }
             Database::Postgres { .. } => {
@@ -383,6 +367,36 @@ impl Database {
                         Err(err)
                     }
                 }
+            }
+        }
+    }
+
+    /// Starts an agent's write on `thread`, which holds the thread's lock from its first
+    /// statement on. On PostgreSQL nothing is sent yet: `BEGIN` and the lock travel with the
+    /// first statement, in its round trip ([`Lent::begin_with_then`](lender::Lent::begin_with_then)),
+    /// which saves a round trip per agent write. The thread may therefore turn out missing only
+    /// then (that statement fails): [`Transaction::thread_head`] says whether it exists, and a
+    /// caller that got a failure asks it before reporting one. On SQLite the thread is read
+    /// (and the write lock taken) at once, as [`begin_write_on`](Self::begin_write_on) does.
+    pub async fn begin_agent_write(
+        &self,
+        thread: &crate::ThreadId,
+    ) -> Result<Transaction, StoreError> {
+        match self {
+            Database::Sqlite { .. } => {
+                let (repo, head) = self.begin_write_on(thread, true).await?;
+                Ok(repo.holding(repository::Head::Known(head)))
+            }
+            Database::Postgres { pool, lender } => {
+                let lent = within_postgres_timeout(pool, lender.lend())
+                    .await?
+                    .context("starting a write transaction")?;
+                Ok(
+                    Transaction::postgres(lent).holding(repository::Head::Pending {
+                        thread: thread.clone(),
+                        pool: pool.clone(),
+                    }),
+                )
             }
         }
     }
@@ -511,7 +525,7 @@ fn outage_limit(pool: &PgPool) -> Duration {
 /// for an answer that never comes. Slow is not down, though: past the limit, a fresh
 /// connection is tried, and if the server takes it the operation gets the rest of the pool's
 /// time-out, so a loaded but healthy database is never reported as unavailable.
-async fn within_postgres_timeout<T>(
+pub(crate) async fn within_postgres_timeout<T>(
     pool: &PgPool,
     operation: impl Future<Output = Result<T, sqlx::Error>>,
 ) -> Result<Result<T, sqlx::Error>, StoreError> {
@@ -533,6 +547,33 @@ async fn within_postgres_timeout<T>(
     Err(StoreError::NoAnswer {
         target: connect::postgres_target(&options),
         after: connect::seconds(limit),
+    })
+}
+
+/// Begins a transaction on `lent` with the thread's lock, in one round trip: `BEGIN` and the
+/// lock, a statement prepared once per connection so the server does not parse it each time
+/// (PERFORMANCE §22). Answers the thread's row, `None` when there is no such thread.
+pub(crate) async fn lock_thread(
+    pool: &PgPool,
+    lent: &mut lender::Lent,
+    thread: &crate::ThreadId,
+) -> Result<Option<ThreadHead>, StoreError> {
+    let begin = async {
+        let row = lent
+            .begin_with("BEGIN", &threads::LOCK_THREAD, thread.as_str())
+            .await?;
+        row.map(|row| head_of(&row)).transpose()
+    };
+    within_postgres_timeout(pool, begin)
+        .await?
+        .context("starting a write transaction")
+}
+
+/// A thread's row as the lock statement answers it (`turn_index`, `document_mode`).
+pub(crate) fn head_of(row: &sqlx::postgres::PgRow) -> Result<ThreadHead, sqlx::Error> {
+    Ok(ThreadHead {
+        turn_index: sqlx::Row::try_get(row, 0)?,
+        document_mode: sqlx::Row::try_get(row, 1)?,
     })
 }
 

@@ -16,7 +16,9 @@ use sqlx::{Row as _, postgres::PgRow};
 
 use super::{
     error::DriverError,
-    repository::{Transaction, Tx},
+    lender::Rider,
+    repository::{Head, Transaction, Tx},
+    threads::LOCK_THREAD,
 };
 use crate::{ThreadId, panels::Panel};
 
@@ -379,6 +381,12 @@ impl Transaction {
         sql: &str,
         params: &[Value<'_>],
     ) -> Result<Vec<T>, DriverError> {
+        if let Some((rows, _)) = self.ride(sql, params).await? {
+            return Ok(rows
+                .iter()
+                .map(T::from_postgres)
+                .collect::<Result<_, _>>()?);
+        }
         match &mut self.tx {
             Tx::Sqlite(conn) => {
                 let mut out = Vec::new();
@@ -404,6 +412,9 @@ impl Transaction {
         sql: &str,
         params: &[Value<'_>],
     ) -> Result<Option<T>, DriverError> {
+        if let Some((rows, _)) = self.ride(sql, params).await? {
+            return Ok(rows.first().map(T::from_postgres).transpose()?);
+        }
         match &mut self.tx {
             Tx::Sqlite(conn) => {
                 let mut out = None;
@@ -439,6 +450,9 @@ impl Transaction {
         sql: &str,
         params: &[Value<'_>],
     ) -> Result<u64, DriverError> {
+        if let Some((_, affected)) = self.ride(sql, params).await? {
+            return Ok(affected);
+        }
         match &mut self.tx {
             Tx::Sqlite(conn) => Ok(run_inline(conn.inline()?, sql, params, |_| {
                 Ok(ControlFlow::Continue(()))
@@ -448,6 +462,58 @@ impl Transaction {
                 Ok(done.rows_affected())
             }
         }
+    }
+}
+
+impl Transaction {
+    /// For an agent write whose thread's lock is still to be taken: sends this first
+    /// statement with `BEGIN` and the lock, in one round trip
+    /// ([`Lent::begin_with_then`](super::lender::Lent::begin_with_then)), and answers its rows
+    /// and how many rows it changed. `None` otherwise, the statement unsent (and when its
+    /// parameters cannot be written inline, after taking the lock alone), for the caller to
+    /// send as usual. A missing thread fails it with [`DriverError::NoThread`], whatever the
+    /// statement itself did.
+    async fn ride(
+        &mut self,
+        sql: &str,
+        params: &[Value<'_>],
+    ) -> Result<Option<(Vec<PgRow>, u64)>, DriverError> {
+        if !matches!(self.head, Head::Pending { .. }) {
+            return Ok(None);
+        }
+        let Head::Pending { thread, pool } = std::mem::replace(&mut self.head, Head::Untracked)
+        else {
+            return Ok(None);
+        };
+        let Tx::Postgres(lent) = &mut self.tx else {
+            return Ok(None);
+        };
+        let rider = Rider { sql, params };
+        let ride = lent.begin_with_then("BEGIN", &LOCK_THREAD, thread.as_str(), rider);
+        let ridden = super::within_postgres_timeout(&pool, ride)
+            .await
+            .map_err(|err| DriverError::Locking(Box::new(err)))??;
+        let Some(ridden) = ridden else {
+            // Not sent (a NUL in a parameter): the lock alone, then the statement as usual,
+            // where the server refuses the NUL as it always has.
+            let head = super::lock_thread(&pool, lent, &thread)
+                .await
+                .map_err(|err| DriverError::Locking(Box::new(err)))?;
+            let found = head.is_some();
+            self.head = Head::Known(head);
+            return if found {
+                Ok(None)
+            } else {
+                Err(DriverError::NoThread)
+            };
+        };
+        let head = ridden.head.as_ref().map(super::head_of).transpose()?;
+        let found = head.is_some();
+        self.head = Head::Known(head);
+        if !found {
+            return Err(DriverError::NoThread);
+        }
+        Ok(Some(ridden.rider?))
     }
 }
 

@@ -8,10 +8,13 @@
 //! by [`Backend`].
 
 use super::{
-    Context, StoreError, journal::Journal, lender::Lent, readers::Reader, sqlite::SqliteError,
-    writer::Held,
+    Context, StoreError, ThreadHead, journal::Journal, lender::Lent, readers::Reader,
+    sqlite::SqliteError, writer::Held,
 };
-use crate::panels::{Panel, PanelSet};
+use crate::{
+    ThreadId,
+    panels::{Panel, PanelSet},
+};
 
 /// Which database engine a repository talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +69,23 @@ pub struct Transaction {
     pub(crate) tx: Tx,
     changed: PanelSet,
     journal: Journal,
+    /// The thread an agent's write holds, and what its row said.
+    pub(crate) head: Head,
+}
+
+/// An agent write's hold on its thread ([`Database::begin_agent_write`](super::Database::begin_agent_write)).
+pub(crate) enum Head {
+    /// Not an agent's write: nothing is known or owed.
+    Untracked,
+    /// PostgreSQL: nothing sent yet. The first statement takes the thread's lock on its way
+    /// ([`Lent::begin_with_then`](super::lender::Lent::begin_with_then)), or
+    /// [`Transaction::thread_head`] takes it alone; `pool` bounds the wait as `begin` would.
+    Pending {
+        thread: ThreadId,
+        pool: sqlx::PgPool,
+    },
+    /// The lock is held; the thread's row as it read (`None`: no such thread).
+    Known(Option<ThreadHead>),
 }
 
 impl Transaction {
@@ -89,6 +109,32 @@ impl Transaction {
             tx,
             changed: PanelSet::default(),
             journal: Journal::default(),
+            head: Head::Untracked,
+        }
+    }
+
+    /// The same transaction, holding `head`.
+    pub(crate) fn holding(mut self, head: Head) -> Self {
+        self.head = head;
+        self
+    }
+
+    /// The locked thread's row, for an agent's write ([`Database::begin_agent_write`]
+    /// (super::Database::begin_agent_write)): as the first statement's round trip read it, or,
+    /// when no statement has been sent yet, read now with the lock (one round trip). `None`:
+    /// no such thread. Outside an agent's write there is nothing to answer: `None`.
+    pub async fn thread_head(&mut self) -> Result<Option<ThreadHead>, StoreError> {
+        match &self.head {
+            Head::Untracked => Ok(None),
+            Head::Known(head) => Ok(head.clone()),
+            Head::Pending { thread, pool } => {
+                let Tx::Postgres(lent) = &mut self.tx else {
+                    return Ok(None);
+                };
+                let head = super::lock_thread(pool, lent, thread).await?;
+                self.head = Head::Known(head.clone());
+                Ok(head)
+            }
         }
     }
 

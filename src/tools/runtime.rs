@@ -20,7 +20,7 @@ use crate::{
     events::SharedBus,
     panels::PanelSet,
     store::{Database, NewToolCall},
-    workspace::{ChangeNote, Edit, Source, StoredArtifact, WorkspaceError, Workspaces},
+    workspace::{ChangeNote, Edit, StoredArtifact, WorkspaceError, Workspaces},
 };
 
 mod arguments;
@@ -345,17 +345,31 @@ impl ToolRuntime {
         at: Option<InTurn>,
         started: Instant,
     ) -> Result<Envelope, Failure> {
+        // The thread's lock (and the check that it exists) rides with the body's first
+        // statement, so the thread is confirmed once the body has run.
         let mut edit = self
             .workspaces
-            .edit(tools.thread_id(), Source::Agent)
+            .edit_for_call(tools.thread_id())
             .await
             .map_err(open_failure)?;
-        call.turn_index = Some(edit.turn_index());
         edit.set_reason(call.action_and_reasoning.clone());
         let outcome = match tool.write(&mut edit, args) {
             Some(body) => contain(tool.name(), body).await,
             None => Err(declaration_mismatch(tool.name())),
         };
+        let confirmed = match outcome {
+            Ok(_) => edit.confirm().await,
+            // A missing thread is reported as such, whatever else the body ran into.
+            Err(_) => match edit.confirm().await {
+                Err(err @ WorkspaceError::UnknownThread(_)) => Err(err),
+                _ => Ok(()),
+            },
+        };
+        if let Err(err) = confirmed {
+            edit.discard().await;
+            return Err(open_failure(err));
+        }
+        call.turn_index = Some(edit.turn_index());
         let output = match outcome {
             Ok(output) => output,
             Err(failure) => {

@@ -238,6 +238,7 @@ impl Edit {
         artifact: NewArtifact,
     ) -> Result<StoredArtifact, WorkspaceError> {
         let thread = self.thread_id();
+        self.confirm().await?;
         let turn_index = self.turn_index();
         let id = self
             .repo()

@@ -44,6 +44,10 @@ pub struct Edit {
     /// The thread's document mode as read under the thread's lock when the edit opened (an
     /// agent's call); `None` when it must be asked for.
     document_mode: Option<String>,
+    /// An agent's call whose lock is taken by its first statement: until then the thread's
+    /// row (does it exist, its turn index, its document mode) is not known
+    /// ([`confirm`](Self::confirm)).
+    unconfirmed: bool,
 }
 
 impl std::fmt::Debug for Edit {
@@ -152,6 +156,35 @@ impl Edit {
             reason: None,
             focus: None,
             document_mode: None,
+            unconfirmed: false,
+        }
+    }
+
+    /// An agent call's edit of `thread` whose lock is taken by its first statement
+    /// ([`Database::begin_agent_write`](crate::store::Database::begin_agent_write)).
+    pub(super) fn unconfirmed(repo: Transaction, thread: &ThreadId, bus: SharedBus) -> Self {
+        let mut edit = Self::new(repo, thread, 0, Source::Agent, true, bus);
+        edit.unconfirmed = true;
+        edit
+    }
+
+    /// Makes sure the thread exists and its row is read under the lock: at once when the
+    /// edit was opened so, otherwise from what the first statement's round trip read, or with
+    /// the lock alone when nothing was sent yet (one round trip). Fails with
+    /// [`WorkspaceError::UnknownThread`] for a thread that does not exist, which is also what
+    /// a caller reports when any other step of an unconfirmed edit failed.
+    pub async fn confirm(&mut self) -> Result<(), WorkspaceError> {
+        if !self.unconfirmed {
+            return Ok(());
+        }
+        match self.view.repo.thread_head().await? {
+            Some(head) => {
+                self.view.turn_index = head.turn_index;
+                self.document_mode = Some(head.document_mode);
+                self.unconfirmed = false;
+                Ok(())
+            }
+            None => Err(WorkspaceError::UnknownThread(self.view.thread.to_string())),
         }
     }
 
@@ -264,6 +297,10 @@ impl Edit {
         if note.by.is_none() {
             note.by = self.by.clone();
         }
+        if let Err(err) = self.confirm().await {
+            discard(self.view.repo).await;
+            return Err(err);
+        }
         let changed = self.changed();
         let thread = self.thread_id();
         let logged = self.log(changed, &thread, &note).await;
@@ -365,7 +402,8 @@ impl Edit {
         &mut self.view
     }
 
-    /// The agent turn the change belongs to (its revision and steps are filed under it).
+    /// The agent turn the change belongs to (its revision and steps are filed under it); for
+    /// an agent's call, once [confirmed](Self::confirm).
     pub fn turn_index(&self) -> i64 {
         self.view.turn_index()
     }

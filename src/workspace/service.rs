@@ -118,6 +118,23 @@ impl Workspaces {
         }
     }
 
+    /// An agent's tool call on `thread`: an edit holding the thread, whose lock (and the check
+    /// that the thread exists) travels with its first statement, one round trip fewer than
+    /// [`edit`](Self::edit) on PostgreSQL. A call that fails must ask [`Edit::confirm`] before
+    /// reporting its failure: a missing thread may be what made it fail.
+    pub async fn edit_for_call(&self, thread: &ThreadId) -> Result<Edit, WorkspaceError> {
+        let repo = self.db.begin_agent_write(thread).await?;
+        let mut edit = Edit::unconfirmed(repo, thread, self.bus.clone());
+        if self.db.backend() == crate::store::Backend::Sqlite {
+            // Read at once: a missing thread ends the call here, as on `edit`'s path.
+            if let Err(err) = edit.confirm().await {
+                edit.discard().await;
+                return Err(err);
+            }
+        }
+        Ok(edit.by(self.by()).about(self.focus.clone()))
+    }
+
     /// A write transaction on `thread` without any check: for records (a turn's opening, a
     /// failed call) whose own write finds out whether the thread exists.
     pub(super) async fn edit_unchecked(

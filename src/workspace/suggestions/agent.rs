@@ -40,6 +40,7 @@ pub enum SuggestionDraft<'a> {
 impl Edit {
     /// The thread's document mode.
     pub async fn document_mode(&mut self) -> Result<DocumentMode, WorkspaceError> {
+        self.confirm().await?;
         if let Some(mode) = self.known_document_mode() {
             return Ok(DocumentMode::parse(mode).unwrap_or_default());
         }

@@ -8,7 +8,7 @@
 
 use haico::store::{
     Database, SqlValue,
-    lender::{Lender, Lent, Named},
+    lender::{Lender, Lent, Named, Rider},
 };
 use serde_json::{Value, json};
 use sqlx::Row;
@@ -57,14 +57,16 @@ async fn per_tool_class_on_postgres() {
         ("list_preferences", json!({}), 1),
         ("list_artifacts", json!({"limit": 10}), 1),
         ("get_artifact", json!({"artifact_id": artifact_id}), 1),
-        // Writes: `BEGIN` with the thread's lock and its document mode (one trip), the tool's
-        // statements, then the change log and `COMMIT` in one trip (§24). Whole-state writes
-        // first.
+        // Writes: `BEGIN`, the thread's lock and the tool's first statement in one trip
+        // (`Lent::begin_with_then`), the tool's other statements, then the change log and
+        // `COMMIT` in one trip (§24). Whole-state writes first.
         (
             "set_objective",
             json!({"objective": "A calm week by the sea"}),
-            3,
+            2,
         ),
+        // The document tools ask the thread's document mode before they write, so their lock
+        // goes alone.
         (
             "update_document",
             json!({"title": "Trip", "content": "# Trip\n\nBy train."}),
@@ -79,26 +81,26 @@ async fn per_tool_class_on_postgres() {
         (
             "add_todos",
             json!({"steps": [{"text": "Book the train", "depth": 0}]}),
-            4,
+            3,
         ),
-        ("toggle_todos", json!({"indices": [1]}), 3),
+        ("toggle_todos", json!({"indices": [1]}), 2),
         (
             "update_todos",
             json!({"updates": [{"index": 1, "text": "Book the night train"}]}),
-            3,
+            2,
         ),
         (
             "add_preferences",
             json!({"items": [{"title": "Trains", "kind": "soft"}]}),
-            3,
+            2,
         ),
         (
             "update_preferences",
             json!({"updates": [{"index": 1, "subtitle": "said twice"}]}),
-            4,
+            3,
         ),
-        // A write that also stores an artifact: its stamp follows the log, so `COMMIT` goes
-        // alone.
+        // A write that also stores an artifact: the artifact's row needs the turn index, so
+        // the lock goes alone, and its stamp follows the log, so `COMMIT` goes alone too.
         (
             "chart_generator",
             json!({
@@ -325,5 +327,150 @@ async fn execute_and_commit_is_one_trip_and_fails_whole() {
         assert_eq!(rows.len(), 1);
     }
     drop(lender);
+    test_db.cleanup().await;
+}
+
+/// `Lent::begin_with_then`: `BEGIN`, a lock-like statement and a rider in one round trip,
+/// the rider prepared once per connection and its parameters read back exactly as literals;
+/// it recovers, with one question to the server, from a connection that holds more than the
+/// lender believes (a fresh lender on the same pool) or less (statements deallocated behind
+/// its back); a rider whose parameter no literal can carry is refused unsent; a failing rider
+/// leaves the lock's answer readable and the transaction for the caller to end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn begin_with_then_rides_once_and_recovers() {
+    if !crate::common::needs::postgres() {
+        return;
+    }
+    let test_db = TestDb::new(Engine::Postgres).await;
+    let Database::Postgres { pool, .. } = &test_db.db else {
+        unreachable!("a PostgreSQL test database");
+    };
+    let lender = Lender::new(pool.clone());
+    const RIDER: &str = "SELECT $1 || '|', $2 + 1";
+    let tricky = "it's a \\n test'); DROP TABLE threads; -- ünï ✓";
+    let params = [SqlValue::Text(Some(tricky)), SqlValue::Int(Some(41))];
+    let rider = Rider {
+        sql: RIDER,
+        params: &params,
+    };
+    let ride = async |lent: &mut Lent| {
+        let ridden = lent
+            .begin_with_then("BEGIN", &ECHO, "abcd", rider)
+            .await
+            .unwrap()
+            .expect("sent");
+        let head: i64 = ridden.head.expect("one row").try_get(0).unwrap();
+        let (rows, affected) = ridden.rider.unwrap();
+        let echoed: String = rows[0].try_get(0).unwrap();
+        let counted: i64 = rows[0].try_get(1).unwrap();
+        (head, echoed, counted, affected)
+    };
+    let expected = (4, format!("{tricky}|"), 42, 1);
+
+    // First use: every `PREPARE`, `BEGIN` and both `EXECUTE`s in one trip; then without them.
+    for _ in 0..2 {
+        let mut lent = lender.lend().await.unwrap();
+        let before = lender.round_trips();
+        assert_eq!(ride(&mut lent).await, expected);
+        assert_eq!(lender.round_trips() - before, 1);
+        lent.commit().await.unwrap();
+    }
+
+    // A lender that did not prepare them gets a connection that holds them (one pool of one
+    // connection, handed from one lender to the next): `PREPARE` is refused before anything
+    // ran, the server says what it holds, then one trip again.
+    let single = sqlx::postgres::PgPoolOptions::new()
+        .max_connections(1)
+        .connect_with((*pool.connect_options()).clone())
+        .await
+        .unwrap();
+    let first = Lender::new(single.clone());
+    let mut lent = first.lend().await.unwrap();
+    assert_eq!(ride(&mut lent).await, expected);
+    lent.commit().await.unwrap();
+    first.close();
+    drop(first);
+    let fresh = Lender::new(single.clone());
+    let mut lent = fresh.lend().await.unwrap();
+    let before = fresh.round_trips();
+    assert_eq!(ride(&mut lent).await, expected);
+    assert_eq!(fresh.round_trips() - before, 3, "refused, asked, ridden");
+    lent.commit().await.unwrap();
+    let mut lent = fresh.lend().await.unwrap();
+    let before = fresh.round_trips();
+    assert_eq!(ride(&mut lent).await, expected);
+    assert_eq!(fresh.round_trips() - before, 1);
+
+    // The rider deallocated behind the lender's back: its `EXECUTE` fails after the lock
+    // answered, the transaction is rolled back, the server asked, and the ride made again.
+    lent.commit().await.unwrap();
+    let mut lent = fresh.lend().await.unwrap();
+    let riders = lent
+        .fetch_all(sqlx::query(
+            "SELECT name FROM pg_prepared_statements WHERE name LIKE 'haico_r%'",
+        ))
+        .await
+        .unwrap();
+    assert!(!riders.is_empty());
+    for row in riders {
+        let name: String = row.try_get(0).unwrap();
+        lent.execute(sqlx::query(&format!("DEALLOCATE {name}")))
+            .await
+            .unwrap();
+    }
+    let before = fresh.round_trips();
+    assert_eq!(ride(&mut lent).await, expected);
+    assert_eq!(
+        fresh.round_trips() - before,
+        4,
+        "failed, rolled back, asked, ridden"
+    );
+    lent.commit().await.unwrap();
+
+    // A NUL cannot be written as a literal: nothing is sent, for the caller to bind instead.
+    let mut lent = fresh.lend().await.unwrap();
+    let nul = [SqlValue::Text(Some("a\0b")), SqlValue::Int(Some(1))];
+    let before = fresh.round_trips();
+    let unsent = lent
+        .begin_with_then(
+            "BEGIN",
+            &ECHO,
+            "abcd",
+            Rider {
+                sql: RIDER,
+                params: &nul,
+            },
+        )
+        .await
+        .unwrap();
+    assert!(unsent.is_none());
+    assert_eq!(fresh.round_trips(), before);
+
+    // A rider that fails after the lock answered: the lock's row is there, the rider's error
+    // too, and rolling back leaves a connection that works.
+    let zero = [SqlValue::Int(Some(0))];
+    let ridden = lent
+        .begin_with_then(
+            "BEGIN",
+            &ECHO,
+            "abcd",
+            Rider {
+                sql: "SELECT 1 / $1",
+                params: &zero,
+            },
+        )
+        .await
+        .unwrap()
+        .expect("sent");
+    assert_eq!(ridden.head.unwrap().try_get::<i64, _>(0).unwrap(), 4);
+    let err = ridden.rider.unwrap_err();
+    assert!(err.to_string().contains("division by zero"), "{err}");
+    lent.rollback().await.unwrap();
+    let mut lent = fresh.lend().await.unwrap();
+    assert_eq!(ride(&mut lent).await, expected);
+    lent.commit().await.unwrap();
+    fresh.close();
+    drop((lender, fresh));
+    single.close().await;
     test_db.cleanup().await;
 }

@@ -204,7 +204,8 @@ backend_tests! {
             assert_eq!(record.turn_index, None);
             assert!(record.changed.is_empty() && record.artifact.is_none());
         }
-        // Test-only tools on a missing thread never reach their body.
+        // Test-only tools on a missing thread are reported as such, whatever their body did
+        // (on PostgreSQL the body runs: the thread is checked with its first statement).
         let record = h.runtime.call(&test_tools(&ghost), "write_then_fail", args(json!({}))).await;
         assert_eq!(record.failure, Some(FailureKind::UnknownThread));
 

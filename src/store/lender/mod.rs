@@ -19,6 +19,7 @@
 //! unlike a timing it is the same on a busy machine as on a quiet one.
 
 use std::{
+    collections::HashSet,
     sync::{
         Arc, Mutex,
         atomic::{AtomicU64, Ordering},
@@ -35,6 +36,9 @@ use sqlx::{
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::{literal, query::Value};
+
+mod ride;
+pub use ride::{Ridden, Rider};
 
 /// Connections the lender leaves to the pool's other users.
 const RESERVED: u32 = 2;
@@ -80,8 +84,20 @@ struct Shelf {
 struct Idle {
     conn: PoolConnection<Postgres>,
     since: Instant,
-    /// [`Named`] statements prepared on it (see [`Lent::begin_with`]).
-    prepared: bool,
+    /// What is known to be prepared on it.
+    known: Known,
+}
+
+/// What a connection is known to hold prepared under haico's own names. Prepared statements
+/// belong to the server's session, so this travels with the connection while the lender keeps
+/// it; a connection that went through the pool is not known to hold anything.
+#[derive(Debug, Default)]
+struct Known {
+    /// The [`Named`] statements [`Lent::begin_with`] prepares (its own and the lender's
+    /// companions).
+    named: bool,
+    /// The riders prepared on it ([`Lent::begin_with_then`]), by id.
+    riders: HashSet<u32>,
 }
 
 impl Lender {
@@ -116,11 +132,11 @@ impl Lender {
             .map_err(|_| sqlx::Error::PoolClosed)?;
         loop {
             let idle = self.take_idle();
-            let (conn, prepared) = match idle {
+            let (conn, known) = match idle {
                 Some(Idle {
                     mut conn,
                     since,
-                    prepared,
+                    known,
                 }) => {
                     if since.elapsed() >= PING_AFTER_IDLE {
                         self.inner.count_trip();
@@ -129,15 +145,15 @@ impl Lender {
                             continue;
                         }
                     }
-                    (conn, prepared)
+                    (conn, known)
                 }
-                None => (self.inner.pool.acquire().await?, false),
+                None => (self.inner.pool.acquire().await?, Known::default()),
             };
             return Ok(Lent {
                 conn: Some(conn),
                 open: false,
                 clean: true,
-                prepared,
+                known,
                 poisoned: false,
                 lender: Arc::clone(&self.inner),
                 _permit: permit,
@@ -187,7 +203,7 @@ impl Inner {
         self.round_trips.fetch_add(1, Ordering::Relaxed);
     }
 
-    fn keep(&self, conn: PoolConnection<Postgres>, prepared: bool) {
+    fn keep(&self, conn: PoolConnection<Postgres>, known: Known) {
         let mut shelf = match self.idle.lock() {
             Ok(shelf) => shelf,
             Err(poisoned) => poisoned.into_inner(),
@@ -201,7 +217,7 @@ impl Inner {
         shelf.idle.push(Idle {
             conn,
             since: Instant::now(),
-            prepared,
+            known,
         });
     }
 }
@@ -217,9 +233,8 @@ pub struct Lent {
     open: bool,
     /// No statement on it has failed.
     clean: bool,
-    /// The [`Named`] statements [`begin_with`](Self::begin_with) prepares (its own and the
-    /// lender's companions) are known to be prepared on this connection.
-    prepared: bool,
+    /// What is known to be prepared on this connection.
+    known: Known,
     /// A one-trip commit failed: the connection is closed when dropped (which ends whatever is
     /// left of its transaction on the server), and nothing more is sent on it.
     poisoned: bool,
@@ -254,21 +269,13 @@ impl Lent {
         statement: &Named,
         argument: &str,
     ) -> Result<Option<PgRow>, sqlx::Error> {
-        if !argument
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-        {
-            // Never sent: a caller's mistake must not become SQL.
-            return Err(sqlx::Error::Protocol(format!(
-                "{argument:?} cannot be sent inline: only A-Z, a-z, 0-9, `_` and `-` can"
-            )));
-        }
+        check_inline_argument(argument)?;
         let execute = format!("{begin}; EXECUTE {}('{argument}')", statement.name);
         // At most one retry after each of the two failures below; a third try fails as is.
         let mut tries = 0;
         loop {
             tries += 1;
-            let sql = if self.prepared {
+            let sql = if self.known.named {
                 execute.clone()
             } else {
                 let mut sql = String::new();
@@ -286,7 +293,7 @@ impl Lent {
             let result = fetch_optional_simple(self.conn(), sql).await;
             let code = match &result {
                 Ok(_) => {
-                    self.prepared = true;
+                    self.known.named = true;
                     return result;
                 }
                 Err(sqlx::Error::Database(err)) => err.code().map(|code| code.into_owned()),
@@ -295,13 +302,13 @@ impl Lent {
             match code.as_deref() {
                 // Prepared by an earlier lending this connection forgot (it went back to the
                 // pool in between): `PREPARE` failed first, so nothing after it ran.
-                Some(DUPLICATE_PREPARED) if !self.prepared && tries < 3 => {
+                Some(DUPLICATE_PREPARED) if !self.known.named && tries < 3 => {
                     self.open = false;
-                    self.prepared = true;
+                    self.known.named = true;
                 }
                 // Not prepared after all: `BEGIN` ran and the transaction is aborted.
-                Some(UNKNOWN_PREPARED) if self.prepared && tries < 3 => {
-                    self.prepared = false;
+                Some(UNKNOWN_PREPARED) if self.known.named && tries < 3 => {
+                    self.known.named = false;
                     self.lender.count_trip();
                     let rollback = simple(self.conn(), "ROLLBACK").await;
                     self.saw(&rollback);
@@ -320,7 +327,7 @@ impl Lent {
     /// transaction [`begin_with`](Self::begin_with) began (or one on a connection it began on
     /// before), so that the lender's companion statements are known to be prepared.
     pub fn can_execute_and_commit(&self) -> bool {
-        self.open && self.clean && self.prepared
+        self.open && self.clean && self.known.named
     }
 
     /// Runs `statement` (one of the lender's companions) with `params` and commits, in **one
@@ -395,6 +402,21 @@ impl Lent {
             Err(_) => self.clean = false,
         }
         result
+    }
+}
+
+/// Refuses an argument [`Lent::begin_with`] would have to quote: never sent, so that a
+/// caller's mistake cannot become SQL.
+fn check_inline_argument(argument: &str) -> Result<(), sqlx::Error> {
+    if argument
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    {
+        Ok(())
+    } else {
+        Err(sqlx::Error::Protocol(format!(
+            "{argument:?} cannot be sent inline: only A-Z, a-z, 0-9, `_` and `-` can"
+        )))
     }
 }
 
@@ -504,7 +526,7 @@ impl Drop for Lent {
             // opens a new one when needed.
             conn.close_on_drop();
         } else if self.clean {
-            self.lender.keep(conn, self.prepared);
+            self.lender.keep(conn, std::mem::take(&mut self.known));
         }
         // Otherwise `conn` drops into the pool, which pings it before reuse.
     }
