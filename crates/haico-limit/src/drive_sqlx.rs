@@ -1,7 +1,8 @@
 //! sqlx, set up as the server sets it up for PostgreSQL and set it up for SQLite until issue 24
 //! (the server's SQLite now goes through rusqlite alone): on SQLite one write
 //! connection behind a fair mutex (`BEGIN IMMEDIATE` … `COMMIT` as plain statements) and up to
-//! eight readers, WAL, `synchronous=NORMAL`; on PostgreSQL one pool of 16 whose connections
+//! eight readers, WAL, `synchronous=NORMAL`; on PostgreSQL one pool of the server's default
+//! size (four connections per core, 8 to 32) whose connections
 //! are lent and taken back by haico (`BEGIN` … `COMMIT` as plain statements, no ping on the
 //! way back; `--pg-release-ping` uses sqlx's pool as it comes instead, which pings every
 //! connection given back). Reads run outside a transaction, as the server's read-only tools
@@ -9,7 +10,12 @@
 //! *this driver*: on SQLite it includes sqlx's hop to its connection thread for every
 //! statement.
 
-use std::{str::FromStr, sync::Arc, time::Duration};
+use std::{
+    collections::{HashMap, HashSet},
+    str::FromStr,
+    sync::Arc,
+    time::Duration,
+};
 
 use anyhow::{Context, Result};
 use sqlx::{
@@ -44,9 +50,30 @@ pub enum Db {
 /// Connections given back clean, for the next call (the server's `store::lender`, reduced to
 /// what the limit needs: no failure handling, every statement here succeeds or ends the run).
 pub struct Kept {
-    /// Each with whether the thread lock is prepared on it.
-    idle: std::sync::Mutex<Vec<(PoolConnection<Postgres>, bool)>>,
+    /// Each with what is prepared on it.
+    idle: std::sync::Mutex<Vec<(PoolConnection<Postgres>, Prepared)>>,
     permits: tokio::sync::Semaphore,
+}
+
+/// What a kept connection holds prepared: the lock and the change log, and the riders by
+/// their SQL (the server's `store::lender`'s `Known`).
+#[derive(Default)]
+pub struct Prepared {
+    named: bool,
+    riders: HashSet<String>,
+}
+
+/// An agent write whose `BEGIN` and thread lock ride with its first statement, as the
+/// server's (`Lent::begin_with_then`, PERFORMANCE §27).
+pub struct Ride {
+    thread: String,
+    /// Nothing sent yet.
+    pending: bool,
+    /// The turn counter the lock read, once it did.
+    turn: Option<i64>,
+    prepared: Prepared,
+    /// Set once the change log has committed the transaction.
+    committed: bool,
 }
 
 /// The server's `store::threads::LOCK_THREAD`: prepared once per connection, then every write
@@ -61,17 +88,17 @@ impl Kept {
     async fn lend(
         &self,
         pool: &PgPool,
-    ) -> Result<(PoolConnection<Postgres>, bool, SemaphorePermit<'_>)> {
+    ) -> Result<(PoolConnection<Postgres>, Prepared, SemaphorePermit<'_>)> {
         let permit = self.permits.acquire().await?;
         let idle = self.idle.lock().map_or(None, |mut idle| idle.pop());
         let (conn, prepared) = match idle {
             Some(kept) => kept,
-            None => (pool.acquire().await?, false),
+            None => (pool.acquire().await?, Prepared::default()),
         };
         Ok((conn, prepared, permit))
     }
 
-    fn keep(&self, conn: PoolConnection<Postgres>, prepared: bool) {
+    fn keep(&self, conn: PoolConnection<Postgres>, prepared: Prepared) {
         if let Ok(mut idle) = self.idle.lock() {
             idle.push((conn, prepared));
         }
@@ -82,8 +109,9 @@ impl Db {
     /// Opens `url` (`sqlite:PATH` or `postgres://…`) and applies haico's migrations.
     pub async fn open(url: &str, release_ping: bool) -> Result<Self> {
         if url.starts_with("postgres") {
+            let size = server_pool_size();
             let pool = PgPoolOptions::new()
-                .max_connections(16)
+                .max_connections(size)
                 .test_before_acquire(false)
                 .connect(url)
                 .await
@@ -95,7 +123,7 @@ impl Db {
             let kept = (!release_ping).then(|| {
                 Arc::new(Kept {
                     idle: std::sync::Mutex::new(Vec::new()),
-                    permits: tokio::sync::Semaphore::new(14),
+                    permits: tokio::sync::Semaphore::new(size.saturating_sub(2).max(1) as usize),
                 })
             });
             return Ok(Db::Postgres { pool, kept });
@@ -157,30 +185,23 @@ impl Db {
                 pool,
                 kept: Some(kept),
             } => {
-                // As the server's `Lent::begin_with`: `BEGIN` and the lock in one simple query,
-                // the lock and the change log prepared on the connection's first use (the
-                // limit's connections are its own, so it never finds them prepared already).
+                // As the server's agent writes: nothing is sent until the first statement, which
+                // carries `BEGIN` and the lock (`Lent::begin_with_then`); the limit's
+                // connections are its own, so it never finds anything prepared already.
                 let (mut conn, prepared, _permit) = kept.lend(pool).await?;
-                let execute = format!("BEGIN; EXECUTE {LOCK_NAME}('{thread}')");
-                let sql = if prepared {
-                    execute
-                } else {
-                    format!(
-                        "PREPARE {LOG_NAME}{} AS {}; PREPARE {LOCK_NAME} AS {}; {execute}",
-                        sql::LOG_CHANGE_TYPES,
-                        sql::LOG_CHANGE_POSTGRES,
-                        sql::LOCK_THREAD.1
-                    )
+                let mut ride = Ride {
+                    thread: thread.to_string(),
+                    pending: true,
+                    turn: None,
+                    prepared,
+                    committed: false,
                 };
-                let row = conn.fetch_optional(sql.as_str()).await?;
-                let turn = row.map(|row| row.try_get::<i64, _>(0)).transpose()?;
-                let mut committed = false;
-                let out = body(&mut Tx::PostgresLocked(&mut conn, &mut committed), turn).await;
-                if !committed {
+                let out = body(&mut Tx::PostgresRiding(&mut conn, &mut ride), None).await;
+                if !ride.committed && !ride.pending {
                     conn.execute(if out.is_ok() { "COMMIT" } else { "ROLLBACK" })
                         .await?;
                 }
-                kept.keep(conn, true);
+                kept.keep(conn, ride.prepared);
                 out
             }
             Db::Postgres { .. } => {
@@ -274,9 +295,8 @@ impl Db {
 pub enum Tx<'a> {
     Sqlite(&'a mut SqliteConnection),
     Postgres(&'a mut PgConnection),
-    /// An agent write begun with the thread's lock, the change log prepared on the
-    /// connection; the flag is set once the change log has committed the transaction.
-    PostgresLocked(&'a mut PgConnection, &'a mut bool),
+    /// An agent write whose lock rides with its first statement ([`Ride`]).
+    PostgresRiding(&'a mut PgConnection, &'a mut Ride),
 }
 
 /// Binds every parameter as the server would (same Rust types, so the same wire types).
@@ -300,13 +320,44 @@ macro_rules! bind_all {
 
 impl Exec for Tx<'_> {
     fn postgres(&self) -> bool {
-        matches!(self, Tx::Postgres(_) | Tx::PostgresLocked(..))
+        matches!(self, Tx::Postgres(_) | Tx::PostgresRiding(..))
+    }
+
+    fn riding(&self) -> bool {
+        matches!(self, Tx::PostgresRiding(_, ride) if ride.pending)
+    }
+
+    fn ridden_turn(&self) -> Option<i64> {
+        match self {
+            Tx::PostgresRiding(_, ride) => ride.turn,
+            _ => None,
+        }
+    }
+
+    async fn lock_alone(&mut self) -> Result<Option<i64>> {
+        let Tx::PostgresRiding(conn, ride) = self else {
+            return Ok(None);
+        };
+        if !ride.pending {
+            return Ok(ride.turn);
+        }
+        let mut sql = prepare_named(&ride.prepared);
+        sql.push_str(&format!("BEGIN; EXECUTE {LOCK_NAME}('{}')", ride.thread));
+        let row = conn.fetch_optional(sql.as_str()).await?;
+        ride.prepared.named = true;
+        ride.pending = false;
+        ride.turn = row.map(|row| row.try_get::<i64, _>(0)).transpose()?;
+        Ok(ride.turn)
     }
 
     async fn log_and_commit(&mut self, params: &[P]) -> Result<Option<Vec<[i64; 2]>>> {
-        let Tx::PostgresLocked(conn, committed) = self else {
+        let Tx::PostgresRiding(conn, ride) = self else {
             return Ok(None);
         };
+        if ride.pending {
+            return Ok(None);
+        }
+        let committed = &mut ride.committed;
         let mut sql = format!("EXECUTE {LOG_NAME}(");
         for (i, param) in params.iter().enumerate() {
             if i > 0 {
@@ -319,7 +370,7 @@ impl Exec for Tx<'_> {
             .fetch_all(sql.as_str())
             .await
             .context("logging a change and committing")?;
-        **committed = true;
+        *committed = true;
         Ok(Some(
             rows.iter()
                 .map(|row| {
@@ -352,8 +403,114 @@ impl Exec for Tx<'_> {
         }
         Ok(match self {
             Tx::Sqlite(conn) => first_two_ints!(&mut **conn),
-            Tx::Postgres(conn) | Tx::PostgresLocked(conn, _) => first_two_ints!(&mut **conn),
+            Tx::PostgresRiding(conn, ride) if ride.pending => ride_first(conn, ride, sql, params)
+                .await
+                .with_context(|| format!("running {sql} with the lock"))?,
+            Tx::Postgres(conn) | Tx::PostgresRiding(conn, _) => first_two_ints!(&mut **conn),
         })
+    }
+}
+
+/// The server's default pool (`store::default_max_connections`: four connections per core,
+/// 8 to 32), so that the limit runs as many transactions at once as the server does.
+fn server_pool_size() -> u32 {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    u32::try_from(cores)
+        .unwrap_or(u32::MAX)
+        .saturating_mul(4)
+        .clamp(8, 32)
+}
+
+/// `PREPARE` of the lock and the change log, when the connection does not hold them yet.
+fn prepare_named(prepared: &Prepared) -> String {
+    if prepared.named {
+        return String::new();
+    }
+    format!(
+        "PREPARE {LOG_NAME}{} AS {}; PREPARE {LOCK_NAME} AS {}; ",
+        sql::LOG_CHANGE_TYPES,
+        sql::LOG_CHANGE_POSTGRES,
+        sql::LOCK_THREAD.1
+    )
+}
+
+/// Every rider, numbered as first seen (the server's `rider_id`).
+static RIDERS: std::sync::LazyLock<std::sync::Mutex<HashMap<String, u32>>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// `BEGIN`, the lock and `sql` in one simple query, as the server's `Lent::begin_with_then`
+/// sends them; returns `sql`'s rows and records the turn the lock read.
+async fn ride_first(
+    conn: &mut PgConnection,
+    ride: &mut Ride,
+    sql: &str,
+    params: &[P],
+) -> Result<Vec<[i64; 2]>> {
+    let types: Vec<&str> = params.iter().map(type_of).collect();
+    let types = format!("({})", types.join(", "));
+    let id = {
+        let mut riders = RIDERS.lock().map_err(|_| anyhow::anyhow!("poisoned"))?;
+        let next = u32::try_from(riders.len())?;
+        *riders.entry(format!("{types}{sql}")).or_insert(next)
+    };
+    let mut text = prepare_named(&ride.prepared);
+    let prepares = if ride.prepared.named { 0 } else { 2 };
+    let fresh = !ride.prepared.riders.contains(sql);
+    if fresh {
+        text.push_str(&format!("PREPARE haico_r{id}{types} AS {sql}; "));
+    }
+    text.push_str(&format!(
+        "BEGIN; EXECUTE {LOCK_NAME}('{}'); EXECUTE haico_r{id}(",
+        ride.thread
+    ));
+    for (i, param) in params.iter().enumerate() {
+        if i > 0 {
+            text.push_str(", ");
+        }
+        literal(&mut text, param);
+    }
+    text.push(')');
+    let mut answers: Vec<Vec<sqlx::postgres::PgRow>> = Vec::new();
+    let mut rows = Vec::new();
+    {
+        let mut stream = conn.fetch_many(text.as_str());
+        while let Some(item) = futures::TryStreamExt::try_next(&mut stream).await? {
+            match item {
+                sqlx::Either::Left(_) => answers.push(std::mem::take(&mut rows)),
+                sqlx::Either::Right(row) => rows.push(row),
+            }
+        }
+    }
+    ride.prepared.named = true;
+    ride.prepared.riders.insert(sql.to_string());
+    ride.pending = false;
+    let skip = prepares + usize::from(fresh) + 1;
+    let mut answers = answers.into_iter().skip(skip);
+    let lock = answers.next().unwrap_or_default();
+    ride.turn = lock
+        .first()
+        .map(|row| row.try_get::<i64, _>(0))
+        .transpose()?;
+    Ok(answers
+        .next()
+        .unwrap_or_default()
+        .iter()
+        .map(|row| {
+            [
+                row.try_get::<i64, _>(0).unwrap_or(0),
+                row.try_get::<i64, _>(1).unwrap_or(0),
+            ]
+        })
+        .collect())
+}
+
+/// The type a parameter is declared with, as the server's `literal::types` declares it.
+fn type_of(param: &P) -> &'static str {
+    match param {
+        P::Int(_) | P::NullInt => "int8",
+        P::Text(_) | P::NullText => "text",
+        P::Bool(_) | P::NullBool => "bool",
+        P::Time(_) => "timestamptz",
     }
 }
 

@@ -15,7 +15,7 @@ use crate::sql;
 
 mod shared;
 
-use shared::{lock, log_change, log_panel, plan_len, plan_tail, positions, thread};
+use shared::{lock, lock_alone, log_change, log_panel, plan_len, plan_tail, positions, thread};
 
 /// A statement parameter, typed as the server binds it (PostgreSQL wants typed nulls).
 #[derive(Debug, Clone)]
@@ -41,6 +41,20 @@ pub trait Exec {
     /// the connection cannot (the caller then runs the statement and the driver commits).
     async fn log_and_commit(&mut self, params: &[P]) -> Result<Option<Vec<[i64; 2]>>> {
         let _ = params;
+        Ok(None)
+    }
+    /// Whether the thread's lock is still to be taken, by the next statement, as the server's
+    /// agent writes take it on PostgreSQL (`Lent::begin_with_then`).
+    fn riding(&self) -> bool {
+        false
+    }
+    /// The turn counter the lock read with the first statement, once it did.
+    fn ridden_turn(&self) -> Option<i64> {
+        None
+    }
+    /// Takes the lock alone now, when it is still to be taken (what the server does before a
+    /// document tool asks the document mode, or a chart stores its turn); its turn counter.
+    async fn lock_alone(&mut self) -> Result<Option<i64>> {
         Ok(None)
     }
 }
@@ -112,7 +126,7 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
                 .await?;
         }
         Op::AppendToDocument => {
-            let turn = lock(exec, call).await?;
+            let turn = lock_alone(exec, call).await?;
             let text = format!(
                 "\n- Note {} from client 0: keep the budget in view.",
                 call.seq
@@ -127,7 +141,7 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
             log_panel(exec, call, turn, "document", false, delta).await?;
         }
         Op::UpdateDocument => {
-            let turn = lock(exec, call).await?;
+            let turn = lock_alone(exec, call).await?;
             exec.rows(pick(exec, sql::DOCUMENT_BEFORE), &[thread(call)])
                 .await?;
             let content = format!(
@@ -363,7 +377,7 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
             log_panel(exec, call, turn, "preferences", false, ops).await?;
         }
         Op::ChartGenerator => {
-            let turn = lock(exec, call).await?;
+            let turn = lock_alone(exec, call).await?;
             let payload = serde_json::json!({
                 "chart_type": "bar",
                 "title": format!("Costs {}", call.seq),

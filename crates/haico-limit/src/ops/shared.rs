@@ -26,6 +26,7 @@ pub(super) async fn log_change(
     event_count: i64,
 ) -> Result<i64> {
     let now = Utc::now();
+    let turn = exec.ridden_turn().unwrap_or(turn);
     let size = record
         .as_ref()
         .map_or(0, |(_, data)| i64::try_from(data.len()).unwrap_or(0));
@@ -92,9 +93,22 @@ pub(super) async fn lock(exec: &mut impl Exec, call: &Call) -> Result<i64> {
     if let Some(turn) = call.turn {
         return Ok(turn);
     }
+    if exec.riding() {
+        // Taken by the op's first statement; the log reads the turn it answered.
+        return Ok(0);
+    }
     let sql = pick(exec, sql::LOCK_THREAD);
     let rows = exec.rows(sql, &[thread(call)]).await?;
     Ok(rows.first().map_or(0, |row| row[0]))
+}
+
+/// The thread's lock taken before anything else, as the server's document tools and charts
+/// take it (they need the lock's answer first); otherwise as [`lock`].
+pub(super) async fn lock_alone(exec: &mut impl Exec, call: &Call) -> Result<i64> {
+    if let Some(turn) = exec.lock_alone().await? {
+        return Ok(turn);
+    }
+    lock(exec, call).await
 }
 
 /// The plan's length and its last key, in one statement, as the server reads them to add at
