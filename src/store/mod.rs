@@ -558,9 +558,20 @@ pub(crate) async fn lock_thread(
     lent: &mut lender::Lent,
     thread: &crate::ThreadId,
 ) -> Result<Option<ThreadHead>, StoreError> {
+    lock_thread_with(pool, lent, "BEGIN", thread).await
+}
+
+/// [`lock_thread`], the transaction begun with `begin` (which may end one first:
+/// `ROLLBACK; BEGIN`).
+pub(crate) async fn lock_thread_with(
+    pool: &PgPool,
+    lent: &mut lender::Lent,
+    begin: &str,
+    thread: &crate::ThreadId,
+) -> Result<Option<ThreadHead>, StoreError> {
     let begin = async {
         let row = lent
-            .begin_with("BEGIN", &threads::LOCK_THREAD, thread.as_str())
+            .begin_with(begin, &threads::LOCK_THREAD, thread.as_str())
             .await?;
         row.map(|row| head_of(&row)).transpose()
     };

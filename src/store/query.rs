@@ -381,7 +381,9 @@ impl Transaction {
         sql: &str,
         params: &[Value<'_>],
     ) -> Result<Vec<T>, DriverError> {
-        if let Some((rows, _)) = self.ride(sql, params).await? {
+        if self.is_pending()
+            && let Some((rows, _)) = Box::pin(self.ride(sql, params)).await?
+        {
             return Ok(rows
                 .iter()
                 .map(T::from_postgres)
@@ -412,7 +414,9 @@ impl Transaction {
         sql: &str,
         params: &[Value<'_>],
     ) -> Result<Option<T>, DriverError> {
-        if let Some((rows, _)) = self.ride(sql, params).await? {
+        if self.is_pending()
+            && let Some((rows, _)) = Box::pin(self.ride(sql, params)).await?
+        {
             return Ok(rows.first().map(T::from_postgres).transpose()?);
         }
         match &mut self.tx {
@@ -450,7 +454,9 @@ impl Transaction {
         sql: &str,
         params: &[Value<'_>],
     ) -> Result<u64, DriverError> {
-        if let Some((_, affected)) = self.ride(sql, params).await? {
+        if self.is_pending()
+            && let Some((_, affected)) = Box::pin(self.ride(sql, params)).await?
+        {
             return Ok(affected);
         }
         match &mut self.tx {
@@ -466,6 +472,13 @@ impl Transaction {
 }
 
 impl Transaction {
+    /// Whether this is an agent write whose thread's lock is still to be taken: the next
+    /// statement [rides](Self::ride) (boxed where it is awaited, so that the futures of every
+    /// other statement stay as small as they were).
+    fn is_pending(&self) -> bool {
+        matches!(self.head, Head::Pending { .. })
+    }
+
     /// For an agent write whose thread's lock is still to be taken: sends this first
     /// statement with `BEGIN` and the lock, in one round trip
     /// ([`Lent::begin_with_then`](super::lender::Lent::begin_with_then)), and answers its rows
@@ -478,7 +491,7 @@ impl Transaction {
         sql: &str,
         params: &[Value<'_>],
     ) -> Result<Option<(Vec<PgRow>, u64)>, DriverError> {
-        if !matches!(self.head, Head::Pending { .. }) {
+        if !self.is_pending() {
             return Ok(None);
         }
         let Head::Pending { thread, pool } = std::mem::replace(&mut self.head, Head::Untracked)

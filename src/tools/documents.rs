@@ -4,27 +4,19 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{ToolResult, workspace_tool, workspace_tools};
+use crate::store::Suggestion;
 use crate::workspace::{
-    DocumentMode, Edit, SuggestionDraft, TextEdit,
+    Edit, SuggestionDraft, TextEdit, Written,
     rules::{char_count, plural},
 };
 
-/// In `suggest` mode, stores `draft` as a suggestion and answers the summary that names it;
-/// `None` in `direct` mode, where the tool writes the document itself.
-async fn suggested(edit: &mut Edit, draft: SuggestionDraft<'_>) -> Option<ToolResult> {
-    match edit.document_mode().await {
-        Ok(DocumentMode::Direct) => None,
-        Ok(DocumentMode::Suggest) => Some(match edit.suggest(draft).await {
-            Ok(suggestion) => Ok(format!(
-                "suggested #{}: the document is unchanged until the person accepts it \
-                 (the thread is in suggest mode)",
-                suggestion.id
-            )
-            .into()),
-            Err(err) => Err(err.into()),
-        }),
-        Err(err) => Some(Err(err.into())),
-    }
+/// The summary of a suggestion stored in place of a write.
+fn suggested(suggestion: &Suggestion) -> String {
+    format!(
+        "suggested #{}: the document is unchanged until the person accepts it (the thread is \
+         in suggest mode)",
+        suggestion.id
+    )
 }
 
 /// Writes a thread's working document.
@@ -86,13 +78,19 @@ impl DocumentTools {
             content: &args.content,
             title: args.title.as_deref(),
         };
-        if let Some(result) = suggested(edit, draft).await {
-            return result;
-        }
-        let document = edit
-            .replace_document(&args.content, args.title.as_deref(), None)
+        let written = edit
+            .write_or_suggest(draft, async |edit: &mut Edit| {
+                edit.replace_document(&args.content, args.title.as_deref(), None)
+                    .await
+            })
             .await?;
-        Ok(format!("document updated ({} chars)", char_count(&document.content)).into())
+        Ok(match written {
+            Written::Direct(document) => {
+                format!("document updated ({} chars)", char_count(&document.content))
+            }
+            Written::Suggested(suggestion) => suggested(&suggestion),
+        }
+        .into())
     }
 
     #[workspace_tool(
@@ -102,11 +100,16 @@ impl DocumentTools {
     )]
     async fn append_to_document(&self, edit: &mut Edit, args: AppendToDocumentArgs) -> ToolResult {
         let draft = SuggestionDraft::Append { text: &args.text };
-        if let Some(result) = suggested(edit, draft).await {
-            return result;
+        let written = edit
+            .write_or_suggest(draft, async |edit: &mut Edit| {
+                edit.append_to_document(&args.text).await
+            })
+            .await?;
+        Ok(match written {
+            Written::Direct(appended) => format!("appended ({} chars total)", appended.chars),
+            Written::Suggested(suggestion) => suggested(&suggestion),
         }
-        let appended = edit.append_to_document(&args.text).await?;
-        Ok(format!("appended ({} chars total)", appended.chars).into())
+        .into())
     }
 
     #[workspace_tool(
@@ -126,10 +129,16 @@ impl DocumentTools {
                 new_text: &change.new_text,
             })
             .collect();
-        if let Some(result) = suggested(edit, SuggestionDraft::Edit { edits: &edits }).await {
-            return result;
-        }
-        let edited = edit.edit_document(&edits).await?;
+        let draft = SuggestionDraft::Edit { edits: &edits };
+        let written = edit
+            .write_or_suggest(draft, async |edit: &mut Edit| {
+                edit.edit_document(&edits).await
+            })
+            .await?;
+        let edited = match written {
+            Written::Direct(edited) => edited,
+            Written::Suggested(suggestion) => return Ok(suggested(&suggestion).into()),
+        };
         let applied = format!(
             "applied {} ({} chars)",
             plural(edited.edits, "edit"),

@@ -402,6 +402,28 @@ impl Edit {
         &mut self.view
     }
 
+    /// Whether the thread's row is still unread: an agent's call on PostgreSQL before its first
+    /// statement, which will take the lock and read it ([`confirm`](Self::confirm)).
+    pub fn is_unconfirmed(&self) -> bool {
+        self.unconfirmed && self.view.repo.thread_head_pending()
+    }
+
+    /// Undoes what the edit wrote and begins again, holding the thread (one round trip): for a
+    /// write made ahead of the lock's answer that the answer proved wrong. Only after the edit
+    /// was [confirmed](Self::confirm) on PostgreSQL.
+    pub(super) async fn start_over(&mut self) -> Result<(), WorkspaceError> {
+        let thread = self.thread_id();
+        match self.view.repo.start_over(&thread).await? {
+            Some(head) => {
+                self.view.turn_index = head.turn_index;
+                self.document_mode = Some(head.document_mode);
+                self.artifacts.clear();
+                Ok(())
+            }
+            None => Err(WorkspaceError::UnknownThread(thread.to_string())),
+        }
+    }
+
     /// The agent turn the change belongs to (its revision and steps are filed under it); for
     /// an agent's call, once [confirmed](Self::confirm).
     pub fn turn_index(&self) -> i64 {

@@ -66,6 +66,7 @@ pub use preferences::{
 pub use service::Workspaces;
 pub use suggestions::{
     Accepted, DocumentMode, Focus, ListedSuggestion, Selection, SuggestionDraft, SuggestionStatus,
+    Written,
 };
 pub use threads::{
     DEFAULT_THREAD_TITLE, MAX_THREAD_TITLE_CHARS, ServerChoice, ThreadChange, check_server_names,

@@ -53,7 +53,7 @@ pub trait Exec {
         None
     }
     /// Takes the lock alone now, when it is still to be taken (what the server does before a
-    /// document tool asks the document mode, or a chart stores its turn); its turn counter.
+    /// chart stores its turn); its turn counter.
     async fn lock_alone(&mut self) -> Result<Option<i64>> {
         Ok(None)
     }
@@ -125,8 +125,10 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
             exec.rows(sql::ARTIFACT_ON_THREAD, &[thread(call), P::Int(id)])
                 .await?;
         }
+        // The document tools write on the guess that the thread is in direct mode (it is,
+        // here), so their first statement carries the lock, as the server's do.
         Op::AppendToDocument => {
-            let turn = lock_alone(exec, call).await?;
+            let turn = lock(exec, call).await?;
             let text = format!(
                 "\n- Note {} from client 0: keep the budget in view.",
                 call.seq
@@ -141,7 +143,7 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
             log_panel(exec, call, turn, "document", false, delta).await?;
         }
         Op::UpdateDocument => {
-            let turn = lock_alone(exec, call).await?;
+            let turn = lock(exec, call).await?;
             exec.rows(pick(exec, sql::DOCUMENT_BEFORE), &[thread(call)])
                 .await?;
             let content = format!(

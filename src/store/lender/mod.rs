@@ -370,6 +370,11 @@ impl Lent {
         result
     }
 
+    /// The pool the connection was lent from (its time-outs bound waits on it).
+    pub fn pool(&self) -> &PgPool {
+        &self.lender.pool
+    }
+
     /// Makes the transaction's writes durable and gives the connection back.
     pub async fn commit(self) -> Result<(), sqlx::Error> {
         self.end("COMMIT").await

@@ -37,7 +37,42 @@ pub enum SuggestionDraft<'a> {
     },
 }
 
+/// What a document tool did: wrote the document, or stored a suggestion instead.
+#[derive(Debug)]
+pub enum Written<T> {
+    /// `direct` mode: the write's own outcome.
+    Direct(T),
+    /// `suggest` mode: the suggestion stored.
+    Suggested(Suggestion),
+}
+
 impl Edit {
+    /// Runs `direct` (the document tool's write) in `direct` mode; in `suggest` mode stores
+    /// `draft` as a suggestion instead.
+    ///
+    /// While the thread's lock is still to be taken (an agent's call on PostgreSQL), the write
+    /// goes first, on the guess that the mode is `direct` (the default, and most threads'): its
+    /// first statement takes the lock and reads the mode in the same round trip, one fewer than
+    /// asking first. In `suggest` mode, which the lock's answer tells, everything the write did
+    /// is undone (one round trip) and the suggestion stored, exactly as if the mode had been
+    /// asked first; the write's own outcome, success or failure, is dropped.
+    pub async fn write_or_suggest<T>(
+        &mut self,
+        draft: SuggestionDraft<'_>,
+        direct: impl AsyncFnOnce(&mut Edit) -> Result<T, WorkspaceError>,
+    ) -> Result<Written<T>, WorkspaceError> {
+        if self.is_unconfirmed() {
+            let written = direct(self).await;
+            if self.document_mode().await? == DocumentMode::Direct {
+                return written.map(Written::Direct);
+            }
+            self.start_over().await?;
+        } else if self.document_mode().await? == DocumentMode::Direct {
+            return direct(self).await.map(Written::Direct);
+        }
+        self.suggest(draft).await.map(Written::Suggested)
+    }
+
     /// The thread's document mode.
     pub async fn document_mode(&mut self) -> Result<DocumentMode, WorkspaceError> {
         self.confirm().await?;

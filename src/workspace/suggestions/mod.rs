@@ -16,7 +16,7 @@ mod focus;
 mod selection;
 mod wire;
 
-pub use agent::SuggestionDraft;
+pub use agent::{SuggestionDraft, Written};
 pub use apply::{applied_body, suggestion_diff};
 pub use decide::{Accepted, ListedSuggestion};
 pub use focus::{Focus, Span, byte_at, mapped_offset};

@@ -13,6 +13,8 @@ use haico::store::{
 use serde_json::{Value, json};
 use sqlx::Row;
 
+use haico::workspace::{DocumentMode, SuggestionStatus, ThreadChange, Workspaces};
+
 use crate::common::{Engine, Harness, TestDb};
 
 /// The round trips one call of `tool` makes, after one call of the same to warm up.
@@ -65,18 +67,19 @@ async fn per_tool_class_on_postgres() {
             json!({"objective": "A calm week by the sea"}),
             2,
         ),
-        // The document tools ask the thread's document mode before they write, so their lock
-        // goes alone.
+        // The document tools write on the guess that the thread is in direct mode, which the
+        // lock's answer confirms in the same trip (`Edit::write_or_suggest`).
+        // `update_document` reads the body it replaces first.
         (
             "update_document",
             json!({"title": "Trip", "content": "# Trip\n\nBy train."}),
-            4,
+            3,
         ),
         // Writes recorded as operations.
         (
             "append_to_document",
             json!({"text": "\n- Keep the budget in view."}),
-            3,
+            2,
         ),
         (
             "add_todos",
@@ -122,6 +125,70 @@ async fn per_tool_class_on_postgres() {
         names.iter().zip(&expected).collect::<Vec<_>>(),
         "round trips per call (tool, count)"
     );
+    h.cleanup().await;
+}
+
+/// A document tool writes before the lock has said the thread's mode; in suggest mode it
+/// starts over (one round trip: `ROLLBACK; BEGIN` and the lock) and stores a suggestion, and
+/// the document is exactly as it was: nothing of the guessed write stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_document_tool_in_suggest_mode_starts_over() {
+    if !crate::common::needs::postgres() {
+        return;
+    }
+    let h = Harness::new(Engine::Postgres).await;
+    h.ok(
+        "update_document",
+        with_reason(json!({"content": "# Trip\n\nBy train."})),
+    )
+    .await;
+    let before = h.workspace().await.document.expect("a document");
+    let workspaces = Workspaces::standalone(h.db().clone());
+    workspaces
+        .change_thread(
+            &h.thread,
+            ThreadChange {
+                document_mode: Some(DocumentMode::Suggest),
+                ..ThreadChange::default()
+            },
+        )
+        .await
+        .unwrap();
+
+    let Database::Postgres { lender, .. } = h.db() else {
+        unreachable!("a PostgreSQL harness");
+    };
+    let append = |text: &str| with_reason(json!({ "text": text }));
+    // The first prepares what the connection does not hold yet; the second is counted: the
+    // guessed append with the lock, the start over, the suggestion's two reads (the document,
+    // the open suggestions) and its insert, then the change log and `COMMIT`. One more than
+    // asking the mode first would take, in the mode that is not the default.
+    for (text, trips) in [("\n- And back by bus.", None), ("\n- Or by boat.", Some(6))] {
+        let before = lender.round_trips();
+        let call = h.call("append_to_document", append(text)).await;
+        let counted = lender.round_trips() - before;
+        assert!(
+            call.summary
+                .as_deref()
+                .is_some_and(|s| s.starts_with("suggested #")),
+            "{call:?}"
+        );
+        if let Some(trips) = trips {
+            assert_eq!(counted, trips);
+        }
+    }
+    let after = h.workspace().await.document.expect("a document");
+    assert_eq!(
+        (after.content, after.version),
+        (before.content, before.version)
+    );
+    let mut view = workspaces.view(&h.thread).await.unwrap();
+    let open = view
+        .suggestions(Some(SuggestionStatus::Open))
+        .await
+        .unwrap();
+    view.close().await;
+    assert_eq!(open.len(), 2);
     h.cleanup().await;
 }
 

@@ -102,8 +102,8 @@ pub(super) async fn lock(exec: &mut impl Exec, call: &Call) -> Result<i64> {
     Ok(rows.first().map_or(0, |row| row[0]))
 }
 
-/// The thread's lock taken before anything else, as the server's document tools and charts
-/// take it (they need the lock's answer first); otherwise as [`lock`].
+/// The thread's lock taken before anything else, as the server's charts take it (they file
+/// the artifact under the turn the lock reads); otherwise as [`lock`].
 pub(super) async fn lock_alone(exec: &mut impl Exec, call: &Call) -> Result<i64> {
     if let Some(turn) = exec.lock_alone().await? {
         return Ok(turn);
