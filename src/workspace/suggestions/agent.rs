@@ -42,8 +42,9 @@ pub enum SuggestionDraft<'a> {
 pub enum Written<T> {
     /// `direct` mode: the write's own outcome.
     Direct(T),
-    /// `suggest` mode: the suggestion stored.
-    Suggested(Suggestion),
+    /// `suggest` mode: the suggestion stored (boxed: a suggestion row is large, and most
+    /// writes are direct).
+    Suggested(Box<Suggestion>),
 }
 
 impl Edit {
@@ -70,7 +71,9 @@ impl Edit {
         } else if self.document_mode().await? == DocumentMode::Direct {
             return direct(self).await.map(Written::Direct);
         }
-        self.suggest(draft).await.map(Written::Suggested)
+        self.suggest(draft)
+            .await
+            .map(|suggestion| Written::Suggested(Box::new(suggestion)))
     }
 
     /// The thread's document mode.

@@ -541,3 +541,49 @@ async fn begin_with_then_rides_once_and_recovers() {
     single.close().await;
     test_db.cleanup().await;
 }
+
+/// An agent write whose first statement has a parameter no literal can carry (a NUL, which
+/// the tools refuse before they write; the store must still not send it inline) takes the
+/// lock alone, then binds the statement as every other: PostgreSQL refuses the NUL as it always
+/// has, and the thread's row is known from the lock. On a missing thread the first statement
+/// fails whatever it is, and the head says there is no thread.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_first_statement_that_cannot_ride_takes_the_lock_alone() {
+    if !crate::common::needs::postgres() {
+        return;
+    }
+    let h = Harness::new(Engine::Postgres).await;
+    let Database::Postgres { lender, .. } = h.db() else {
+        unreachable!("a PostgreSQL harness");
+    };
+    let mut repo = h.db().begin_agent_write(&h.thread).await.unwrap();
+    let before = lender.round_trips();
+    let refused = repo.objectives().set_objective(&h.thread, "a\0b").await;
+    assert!(refused.is_err(), "PostgreSQL text cannot hold a NUL");
+    assert_eq!(
+        lender.round_trips() - before,
+        2,
+        "the lock alone, then the statement"
+    );
+    let head = repo
+        .thread_head()
+        .await
+        .unwrap()
+        .expect("the thread exists");
+    assert_eq!(head.document_mode, "direct");
+    repo.rollback().await.unwrap();
+
+    let ghost = haico::ThreadId::parse("ghost").unwrap();
+    let mut repo = h.db().begin_agent_write(&ghost).await.unwrap();
+    let before = lender.round_trips();
+    let missing = repo.objectives().set_objective(&ghost, "Haunt").await;
+    assert!(missing.is_err());
+    assert_eq!(
+        lender.round_trips() - before,
+        1,
+        "the lock and the statement together"
+    );
+    assert!(repo.thread_head().await.unwrap().is_none());
+    repo.rollback().await.unwrap();
+    h.cleanup().await;
+}
