@@ -17,11 +17,17 @@ use haico::workspace::{DocumentMode, SuggestionStatus, ThreadChange, Workspaces}
 
 use crate::common::{Engine, Harness, TestDb};
 
-/// The round trips one call of `tool` makes, after one call of the same to warm up.
-async fn round_trips(h: &Harness, tool: &str, args: &Value) -> u64 {
+/// The lender of a PostgreSQL harness, which counts the round trips.
+fn lender_of(h: &Harness) -> &Lender {
     let Database::Postgres { lender, .. } = h.db() else {
         panic!("round trips are counted on PostgreSQL only");
     };
+    lender
+}
+
+/// The round trips one call of `tool` makes, after one call of the same to warm up.
+async fn round_trips(h: &Harness, tool: &str, args: &Value) -> u64 {
+    let lender = lender_of(h);
     let warm_up = h.call(tool, args.clone()).await;
     assert!(warm_up.success, "{tool}({args}) failed: {warm_up:?}");
     let before = lender.round_trips();
@@ -155,9 +161,7 @@ async fn a_document_tool_in_suggest_mode_starts_over() {
         .await
         .unwrap();
 
-    let Database::Postgres { lender, .. } = h.db() else {
-        unreachable!("a PostgreSQL harness");
-    };
+    let lender = lender_of(&h);
     let append = |text: &str| with_reason(json!({ "text": text }));
     // The first prepares what the connection does not hold yet; the second is counted: the
     // guessed append with the lock, the start over, the suggestion's two reads (the document,
@@ -553,9 +557,7 @@ async fn a_first_statement_that_cannot_ride_takes_the_lock_alone() {
         return;
     }
     let h = Harness::new(Engine::Postgres).await;
-    let Database::Postgres { lender, .. } = h.db() else {
-        unreachable!("a PostgreSQL harness");
-    };
+    let lender = lender_of(&h);
     let mut repo = h.db().begin_agent_write(&h.thread).await.unwrap();
     let before = lender.round_trips();
     let refused = repo.objectives().set_objective(&h.thread, "a\0b").await;
