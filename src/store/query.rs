@@ -381,7 +381,7 @@ impl Transaction {
         sql: &str,
         params: &[Value<'_>],
     ) -> Result<Vec<T>, DriverError> {
-        if self.is_pending()
+        if self.thread_head_pending()
             && let Some((rows, _)) = Box::pin(self.ride(sql, params)).await?
         {
             return Ok(rows
@@ -414,7 +414,7 @@ impl Transaction {
         sql: &str,
         params: &[Value<'_>],
     ) -> Result<Option<T>, DriverError> {
-        if self.is_pending()
+        if self.thread_head_pending()
             && let Some((rows, _)) = Box::pin(self.ride(sql, params)).await?
         {
             return Ok(rows.first().map(T::from_postgres).transpose()?);
@@ -454,7 +454,7 @@ impl Transaction {
         sql: &str,
         params: &[Value<'_>],
     ) -> Result<u64, DriverError> {
-        if self.is_pending()
+        if self.thread_head_pending()
             && let Some((_, affected)) = Box::pin(self.ride(sql, params)).await?
         {
             return Ok(affected);
@@ -472,13 +472,6 @@ impl Transaction {
 }
 
 impl Transaction {
-    /// Whether this is an agent write whose thread's lock is still to be taken: the next
-    /// statement [rides](Self::ride) (boxed where it is awaited, so that the futures of every
-    /// other statement stay as small as they were).
-    fn is_pending(&self) -> bool {
-        matches!(self.head, Head::Pending { .. })
-    }
-
     /// For an agent write whose thread's lock is still to be taken: sends this first
     /// statement with `BEGIN` and the lock, in one round trip
     /// ([`Lent::begin_with_then`](super::lender::Lent::begin_with_then)), and answers its rows
@@ -491,7 +484,7 @@ impl Transaction {
         sql: &str,
         params: &[Value<'_>],
     ) -> Result<Option<(Vec<PgRow>, u64)>, DriverError> {
-        if !self.is_pending() {
+        if !self.thread_head_pending() {
             return Ok(None);
         }
         let Head::Pending { thread, pool } = std::mem::replace(&mut self.head, Head::Untracked)

@@ -142,7 +142,9 @@ impl Transaction {
         Ok(head)
     }
 
-    /// Whether an agent write's lock is still to be taken, by its next statement.
+    /// Whether an agent write's lock is still to be taken, by its next statement (which then
+    /// rides, boxed where it is awaited so that every other statement's future stays as small
+    /// as it was).
     pub fn thread_head_pending(&self) -> bool {
         matches!(self.head, Head::Pending { .. })
     }

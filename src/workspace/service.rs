@@ -125,8 +125,9 @@ impl Workspaces {
     pub async fn edit_for_call(&self, thread: &ThreadId) -> Result<Edit, WorkspaceError> {
         let repo = self.db.begin_agent_write(thread).await?;
         let mut edit = Edit::unconfirmed(repo, thread, self.bus.clone());
-        if self.db.backend() == crate::store::Backend::Sqlite {
-            // Read at once: a missing thread ends the call here, as on `edit`'s path.
+        if !edit.is_unconfirmed() {
+            // Read already (SQLite reads the thread as it begins): a missing thread ends the
+            // call here, as on `edit`'s path.
             if let Err(err) = edit.confirm().await {
                 edit.discard().await;
                 return Err(err);
