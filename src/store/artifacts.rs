@@ -36,31 +36,36 @@ repository!(
 );
 
 impl ArtifactsRepo<'_> {
-    /// Stores an artifact and returns its id.
+    /// Stores an artifact of `turn_index`, or, given `None`, of the thread's current turn,
+    /// read in the same statement (so an agent's write on PostgreSQL can send it with the
+    /// thread's lock, in one round trip). Returns its id and turn; `None` when the thread does
+    /// not exist.
     pub async fn add_artifact(
         &mut self,
         thread_id: &ThreadId,
         artifact_type: &str,
         title: Option<&str>,
         payload: &Value,
-        turn_index: i64,
-    ) -> Result<i64, StoreError> {
+        turn_index: Option<i64>,
+    ) -> Result<Option<(i64, i64)>, StoreError> {
         let at = now();
         let payload = serde_json::to_string(payload)?;
-        let (id,): (i64,) = self
-            .fetch_one(
+        let stored: Option<(i64, i64)> = self
+            .fetch_optional(
                 "INSERT INTO artifacts (thread_id, artifact_type, title, payload, turn_index, created_at) \
-                 VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+                 SELECT $1, $2, $3, $4, COALESCE($5, t.turn_index), $6 FROM threads t WHERE t.id = $1 \
+                 RETURNING id, turn_index",
                 &params![thread_id, artifact_type, title, &payload, turn_index, at],
             )
             .await
             .context("storing an artifact")?;
-        self.mark(Panel::Artifacts);
-        self.journal_mut().artifacts.push(id);
-        Ok(id)
+        if let Some((id, _)) = stored {
+            self.mark(Panel::Artifacts);
+            self.journal_mut().artifacts.push(id);
+        }
+        Ok(stored)
     }
 
-    /// The thread's artifacts, newest first, optionally of one type, at most `limit`.
     pub async fn list_artifacts(
         &mut self,
         thread_id: &ThreadId,

@@ -1,8 +1,8 @@
 //! What a committed change leaves besides its panels' own rows: its revision (numbered from the
 //! thread's counter) with its first panel record, its events (numbered from the same counter
-//! row), and the thread's activity time, all written in **one round trip** — one statement
-//! with data-modifying CTEs on PostgreSQL; on SQLite five statements run inline on the writer
-//! (`writer.rs`), which costs no trip at all.
+//! row), the thread's activity time and the revision tag of the artifacts it stored, all written
+//! in **one round trip** — one statement with data-modifying CTEs on PostgreSQL; on SQLite up to
+//! six statements run inline on the writer (`writer.rs`), which costs no trip at all.
 //!
 //! Every change on the write path pays this once, so it is where round trips count.
 //!
@@ -29,6 +29,8 @@ pub struct ChangeLog<'a> {
     pub events: &'a [NewEvent],
     /// Whether to mark the thread as active now (thread lists sort by it).
     pub touch: bool,
+    /// The artifacts the change stored, to be tagged with its revision.
+    pub artifacts: &'a [i64],
 }
 
 /// What [`Transaction::log_change`] wrote.
@@ -46,8 +48,9 @@ pub struct LoggedChange {
 /// `$1` thread, `$2` revision time, `$3`–`$12` the revision's columns, `$13` the first panel,
 /// `$14` whether its record is a whole state, `$15` its data, `$16` its size, `$17` how many
 /// events, `$18` whether there is a revision, `$19` whether to touch the thread, `$20` the
-/// events as a JSON array, `$21` the events' (and the touch's) time.
-const SQLITE: [&str; 5] = [
+/// events as a JSON array, `$21` the events' (and the touch's) time, `$22` the artifacts to tag
+/// with the revision, as a JSON array (`NULL` for none).
+const SQLITE: [&str; 6] = [
     "INSERT INTO event_seqs (thread_id, last_seq, last_rev) \
      VALUES ($1, $17, CASE WHEN $18 THEN 1 ELSE 0 END) \
      ON CONFLICT (thread_id) DO UPDATE SET last_seq = event_seqs.last_seq + $17, \
@@ -73,6 +76,8 @@ const SQLITE: [&str; 5] = [
        json_extract(j.value, '$.data'), $21 \
      FROM event_seqs s, json_each($20) AS j WHERE s.thread_id = $1",
     "UPDATE threads SET updated_at = $21 WHERE id = $1 AND $19",
+    "UPDATE artifacts SET rev = (SELECT last_rev FROM event_seqs WHERE thread_id = $1) \
+     WHERE thread_id = $1 AND $18 AND id IN (SELECT value FROM json_each($22))",
 ];
 
 /// See [`SQLITE`] for the parameters.
@@ -104,7 +109,11 @@ const POSTGRES: &str = "\
       INSERT INTO events (thread_id, seq, event, data, created_at) \
       SELECT $1, s.last_seq - $17 + x.ord, x.item->>'event', x.item->>'data', $21 \
       FROM s, jsonb_array_elements($20::jsonb) WITH ORDINALITY AS x(item, ord)), \
-    t AS (UPDATE threads SET updated_at = $21 WHERE id = $1 AND $19) \
+    t AS (UPDATE threads SET updated_at = $21 WHERE id = $1 AND $19), \
+    a AS ( \
+      UPDATE artifacts SET rev = r.rev FROM r \
+      WHERE artifacts.thread_id = $1 \
+        AND artifacts.id IN (SELECT CAST(x AS int8) FROM jsonb_array_elements_text($22::jsonb) AS x)) \
     SELECT s.last_seq AS a, s.last_rev AS b, p.chain_len AS c, p.chain_bytes AS d, \
       p.base_bytes AS e FROM s LEFT JOIN p ON TRUE";
 
@@ -115,14 +124,14 @@ const POSTGRES: &str = "\
 pub(super) const LOG_CHANGE: Named = Named {
     name: "haico_log_change",
     params: "(text, timestamptz, text, text, int8, int8, text, text, text, text, int8, int8, \
-             text, bool, text, int8, int8, bool, bool, text, timestamptz)",
+             text, bool, text, int8, int8, bool, bool, text, timestamptz, text)",
     definition: POSTGRES,
 };
 
 /// A [`ChangeLog`]'s statement parameters (see [`SQLITE`]), with what is needed to read the
 /// answer.
 struct Prepared<'a> {
-    params: [Value<'a>; 21],
+    params: [Value<'a>; 22],
     count: i64,
 }
 
@@ -130,6 +139,7 @@ struct Prepared<'a> {
 struct Texts {
     batch: String,
     panels: Option<String>,
+    artifacts: Option<String>,
 }
 
 impl<'a> ChangeLog<'a> {
@@ -139,6 +149,9 @@ impl<'a> ChangeLog<'a> {
             panels: self
                 .revision
                 .map(|(r, _, _)| serde_json::to_string(&r.panels))
+                .transpose()?,
+            artifacts: (!self.artifacts.is_empty())
+                .then(|| serde_json::to_string(self.artifacts))
                 .transpose()?,
         })
     }
@@ -178,6 +191,7 @@ impl<'a> ChangeLog<'a> {
                 self.touch,
                 texts.batch.as_str(),
                 at,
+                texts.artifacts.as_deref(),
             ],
             count,
         }
@@ -280,9 +294,9 @@ impl HistoryRepo<'_> {
         let Prepared { params, count } = log.prepare(thread_id, &texts, now());
         let (last_seq, last_rev, chain) = match self.backend() {
             Backend::Sqlite => {
-                // On SQLite's writer these run inline, so five statements cost no more hops
+                // On SQLite's writer these run inline, so six statements cost no more hops
                 // than one.
-                let [counter, revision_row, record, events, touch] = SQLITE;
+                let [counter, revision_row, record, events, touch, stamp] = SQLITE;
                 let (last_seq, last_rev): (i64, i64) = self
                     .fetch_optional(counter, &params)
                     .await
@@ -301,6 +315,11 @@ impl HistoryRepo<'_> {
                 self.execute(touch, &params)
                     .await
                     .context("logging a change")?;
+                if texts.artifacts.is_some() {
+                    self.execute(stamp, &params)
+                        .await
+                        .context("tagging artifacts with their revision")?;
+                }
                 let chain = chain.map(|(len, bytes, base)| Chain { len, bytes, base });
                 (last_seq, last_rev, chain)
             }
@@ -341,6 +360,7 @@ mod tests {
             revision: None,
             events: &events,
             touch: true,
+            artifacts: &[3, 5],
         };
         let texts = log.texts().unwrap();
         let prepared = log.prepare(&thread, &texts, now());

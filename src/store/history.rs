@@ -319,24 +319,6 @@ impl HistoryRepo<'_> {
         Ok(written > 0)
     }
 
-    /// Tags artifacts stored in this transaction with the revision that made them.
-    pub async fn stamp_artifacts(
-        &mut self,
-        thread_id: &ThreadId,
-        ids: &[i64],
-        rev: i64,
-    ) -> Result<(), StoreError> {
-        for id in ids {
-            self.execute(
-                "UPDATE artifacts SET rev = $3 WHERE thread_id = $1 AND id = $2",
-                &params![thread_id, *id, rev],
-            )
-            .await
-            .context("tagging an artifact with its revision")?;
-        }
-        Ok(())
-    }
-
     /// What a panel's state at `rev` is made from: its last whole state at or before `rev`
     /// (if any) and every record after it up to `rev`, oldest first.
     pub async fn panel_records(

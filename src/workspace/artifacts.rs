@@ -238,9 +238,15 @@ impl Edit {
         artifact: NewArtifact,
     ) -> Result<StoredArtifact, WorkspaceError> {
         let thread = self.thread_id();
-        self.confirm().await?;
-        let turn_index = self.turn_index();
-        let id = self
+        // An agent's call on PostgreSQL has not read the thread's row yet: the insert takes the
+        // turn from it and goes with the lock, one round trip fewer (PERFORMANCE §28).
+        let known_turn = if self.is_unconfirmed() {
+            None
+        } else {
+            self.confirm().await?;
+            Some(self.turn_index())
+        };
+        let (id, turn_index) = self
             .repo()
             .artifacts()
             .add_artifact(
@@ -248,9 +254,11 @@ impl Edit {
                 &artifact.artifact_type,
                 artifact.title.as_deref(),
                 &artifact.payload,
-                turn_index,
+                known_turn,
             )
-            .await?;
+            .await?
+            .ok_or_else(|| WorkspaceError::UnknownThread(thread.to_string()))?;
+        self.confirm().await?;
         let stored = StoredArtifact {
             artifact_id: id,
             artifact_type: artifact.artifact_type,

@@ -363,6 +363,9 @@ impl Edit {
             // Thread lists sort by the agent's last work; a person's edit does not take the
             // thread row, so it never waits behind an agent call.
             touch: !changed.is_empty() && self.source == Source::Agent,
+            artifacts: record
+                .as_ref()
+                .map_or(&[][..], super::history::PendingRevision::artifacts),
         };
         // Most changes write nothing after their log: on PostgreSQL the log and the commit
         // then go in one round trip (where the store can; it says `None` otherwise).

@@ -75,11 +75,17 @@ impl PendingRevision {
     }
 
     /// Whether [`finish`](Self::finish) has nothing to write but, maybe, a whole state for the
-    /// first panel: one panel changed and no artifact stored, as in most changes. Such a change
-    /// can be logged and committed in one round trip, and that whole state, when its chain
-    /// turns out long, written after the commit ([`compact`](Self::compact)).
+    /// first panel: at most one panel changed, as in most changes (a chart changes none; its
+    /// artifact is tagged by the change log itself). Such a change can be logged and committed
+    /// in one round trip, and that whole state, when its chain turns out long, written after
+    /// the commit ([`compact`](Self::compact)).
     pub(crate) fn only_first(&self) -> bool {
-        self.writes.len() <= 1 && self.artifacts.is_empty()
+        self.writes.len() <= 1
+    }
+
+    /// The artifacts the change stored, which its log tags with the revision.
+    pub(crate) fn artifacts(&self) -> &[i64] {
+        &self.artifacts
     }
 
     /// After a change was committed with only its first panel's record (see
@@ -111,7 +117,7 @@ impl PendingRevision {
 
     /// Writes the rest, once the revision `rev` is stored with the first panel's record
     /// (whose chain stands at `first_chain`): the other panels' records (rare: most changes
-    /// touch one panel), a whole state where a chain has grown long, and the artifacts' stamp.
+    /// touch one panel) and a whole state where a chain has grown long.
     pub(crate) async fn finish(
         &self,
         repo: &mut Transaction,
@@ -141,11 +147,6 @@ impl PendingRevision {
                     .record_panel_state(thread, panel, rev, &state)
                     .await?;
             }
-        }
-        if !self.artifacts.is_empty() {
-            repo.history()
-                .stamp_artifacts(thread, &self.artifacts, rev)
-                .await?;
         }
         Ok(())
     }

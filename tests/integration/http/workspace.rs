@@ -665,7 +665,7 @@ backend_tests! {
         let payload = json!({"note": "bulk"});
         let mut repo = tdb.db.begin_write().await.unwrap();
         for i in 0..55 {
-            repo.artifacts().add_artifact(&tid("arts"), "note", Some(&format!("note {i}")), &payload, 0).await.unwrap();
+            repo.artifacts().add_artifact(&tid("arts"), "note", Some(&format!("note {i}")), &payload, Some(0)).await.unwrap().expect("the thread exists");
         }
         repo.commit().await.unwrap();
         let page = server.get(base).await.expect(200);
@@ -731,8 +731,8 @@ backend_tests! {
 
         // Not a chart, another thread's chart, unknown ids and threads: JSON 404s.
         let mut repo = tdb.db.begin_write().await.unwrap();
-        let note = repo.artifacts().add_artifact(&tid("svg"), "note", Some("n"), &json!({"text": "hi"}), 0).await.unwrap();
-        let broken = repo.artifacts().add_artifact(&tid("svg"), "bar_chart", Some("b"), &json!({"nope": true}), 0).await.unwrap();
+        let (note, _) = repo.artifacts().add_artifact(&tid("svg"), "note", Some("n"), &json!({"text": "hi"}), Some(0)).await.unwrap().expect("the thread exists");
+        let (broken, _) = repo.artifacts().add_artifact(&tid("svg"), "bar_chart", Some("b"), &json!({"nope": true}), Some(0)).await.unwrap().expect("the thread exists");
         repo.commit().await.unwrap();
         let foreign = simple_chart(&server, "other", "bar", "Theirs").await;
         let text = server.get(&format!("/api/threads/svg/artifacts/{note}/chart.svg")).await.error(404);

@@ -53,10 +53,11 @@ async fn bulk(h: &Harness, n: usize) {
                 "bar_chart",
                 Some(&format!("Bulk {i}")),
                 &json!({}),
-                0,
+                Some(0),
             )
             .await
-            .unwrap();
+            .unwrap()
+            .expect("the thread exists");
     }
     repo.commit().await.unwrap();
 }

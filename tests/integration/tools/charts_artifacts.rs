@@ -303,9 +303,10 @@ backend_tests! {
         // Push the thread past 100 artifacts; any larger limit is taken as 100.
         let mut repo = h.db().begin_write().await.unwrap();
         for i in 0..90 {
-            repo.artifacts().add_artifact(&h.thread, "line_chart", Some(&format!("Bulk {i}")), &json!({}), 0)
+            repo.artifacts().add_artifact(&h.thread, "line_chart", Some(&format!("Bulk {i}")), &json!({}), Some(0))
                 .await
-                .unwrap();
+                .unwrap()
+                .expect("the thread exists");
         }
         repo.commit().await.unwrap();
         for limit in [json!(100), json!(101), json!(1_000), json!(i64::MAX)] {
