@@ -325,6 +325,70 @@ impl PlanRepo<'_> {
         Ok(inserted)
     }
 
+    /// Appends `steps` at the end of the plan and returns the plan's length before them, with
+    /// the new steps and their ids. On PostgreSQL the length, the last key and the insert are
+    /// one statement, so an agent's call sends it with the thread's lock: one round trip where
+    /// reading the end and inserting were two. When the keys at the end have no room left, it
+    /// inserts nothing and falls back to [`insert_steps`](Self::insert_steps), which renumbers.
+    pub async fn append_steps(
+        &mut self,
+        thread_id: &ThreadId,
+        steps: &[NewPlanStep],
+    ) -> Result<(i64, Vec<PlanStep>), StoreError> {
+        let count = i64::try_from(steps.len()).unwrap_or(i64::MAX);
+        if let (Backend::Postgres, Some(last_with_room)) =
+            (self.backend(), keys::last_key_with_room(count))
+            && !steps.is_empty()
+        {
+            let batch = serde_json::to_string(steps)?;
+            let rows: Vec<AppendedRow> = self
+                .fetch_all(
+                    "WITH tail AS ( \
+                       SELECT COUNT(*) AS len, COALESCE(MAX(sort_key), 0) AS last \
+                       FROM todos WHERE thread_id = $1), \
+                     added AS ( \
+                       INSERT INTO todos (thread_id, sort_key, text, depth, done, created_at, \
+                         updated_at) \
+                       SELECT $1, tail.last + $2 * s.ord, s.step->>'text', \
+                         (s.step->>'depth')::bigint, FALSE, $3, $3 \
+                       FROM tail, jsonb_array_elements($4::jsonb) WITH ORDINALITY AS s(step, ord) \
+                       WHERE tail.last <= $5 \
+                       RETURNING sort_key, id, text, depth, done) \
+                     SELECT tail.len, added.* FROM tail LEFT JOIN added ON TRUE",
+                    &params![
+                        thread_id,
+                        keys::KEY_GAP,
+                        now(),
+                        batch.as_str(),
+                        last_with_room
+                    ],
+                )
+                .await
+                .context("appending steps")?;
+            let len = rows.first().map_or(0, |row| row.len);
+            let mut added: Vec<(i64, PlanStep)> =
+                rows.into_iter().filter_map(|row| row.step).collect();
+            if !added.is_empty() {
+                self.mark(Panel::Plan);
+                // The order RETURNING lists rows in is not promised; their keys are.
+                added.sort_by_key(|(key, _)| *key);
+                let inserted: Vec<PlanStep> = added.into_iter().map(|(_, step)| step).collect();
+                self.journal_mut().plan.push(ListOp::Insert {
+                    at: usize::try_from(len).unwrap_or(0),
+                    items: inserted.clone(),
+                });
+                return Ok((len, inserted));
+            }
+        }
+        let tail = self.plan_tail(thread_id).await?;
+        let at = InsertAt {
+            index: tail.len,
+            before: None,
+            after: KeyBefore::Read(tail.last.map(|(key, _)| key)),
+        };
+        Ok((tail.len, self.insert_steps(thread_id, at, steps).await?))
+    }
+
     /// The first key and the stride of `count` new steps going in at `at`: spread over the
     /// gap there, or, when it is used up, the room a renumber leaves.
     async fn keys_for(
@@ -440,6 +504,30 @@ pub(super) fn decode_steps(json: &str) -> Result<Vec<PlanStep>, StoreError> {
         })
         .collect())
 }
+
+/// A row of [`PlanRepo::append_steps`]: the plan's length before, and a new step with its
+/// key (none when nothing was inserted).
+struct AppendedRow {
+    len: i64,
+    step: Option<(i64, PlanStep)>,
+}
+
+row_shape!(AppendedRow {
+    len: i64,
+    sort_key: Option<i64>,
+    id: Option<i64>,
+    text: Option<String>,
+    depth: Option<i64>,
+    done: Option<bool>,
+} => AppendedRow {
+    len,
+    step: match (sort_key, id, text, depth, done) {
+        (Some(key), Some(id), Some(text), Some(depth), Some(done)) => {
+            Some((key, PlanStep { id, text, depth, done }))
+        }
+        _ => None,
+    },
+});
 
 /// A step with its key, as an insert returns it.
 struct KeyedStep {

@@ -157,6 +157,17 @@ fn batch_in_order<T: Clone>(indices: &[i64], changed: StepsChanged<T>) -> StepBa
     }
 }
 
+/// Refuses an outline that would go deeper than [`MAX_DEPTH`] once offset by `base`.
+fn check_depth(steps: &[crate::store::NewPlanStep], base: i64) -> Result<(), WorkspaceError> {
+    let deepest = steps.iter().map(|s| s.depth).max().unwrap_or(0) + base;
+    if deepest > MAX_DEPTH {
+        return Err(too_deep(format_args!(
+            "the outline would reach depth {deepest}"
+        )));
+    }
+    Ok(())
+}
+
 impl Edit {
     /// Adds a whole outline: at the end of the plan, or nested under the step at the 1-based
     /// `parent_index` (after its last sub-step, every depth offset by the parent's depth + 1).
@@ -169,62 +180,46 @@ impl Edit {
         let mut steps = checked_outline(steps)?;
         self.lock().await?;
         let thread = self.thread_id();
-        // At the end (the usual case), the length and the last key come in one statement.
-        let tail = self.repo().plan().plan_tail(&thread).await?;
-        let len = count(tail.len);
-        let (at, base, place) = match parent_index {
-            None => (
-                InsertAt {
-                    index: as_i64(len),
-                    before: None,
-                    after: KeyBefore::Read(tail.last.map(|(key, _)| key)),
-                },
-                0,
-                OutlinePlace::End,
-            ),
-            Some(index) => {
-                let parent = match position_of(index, len) {
-                    Some(position) => {
-                        self.repo()
-                            .plan()
-                            .step_at(&thread, as_i64(position))
-                            .await?
-                    }
-                    None => None,
-                };
-                let Some(parent) = parent else {
-                    return Err(WorkspaceError::invalid(format!(
-                        "`parent_index` {index} does not name a step (the plan has {}); nothing \
-                         was added",
-                        plural(len, "step")
-                    )));
-                };
-                let subtree = self
-                    .repo()
-                    .plan()
-                    .subtree(&thread, parent.key, parent.depth)
-                    .await?;
-                let size = self.repo().plan().count_in(&thread, subtree).await?;
-                (
-                    InsertAt {
-                        index: index - 1 + size,
-                        before: subtree.end,
-                        after: KeyBefore::Unread,
-                    },
-                    parent.depth + 1,
-                    OutlinePlace::Under {
-                        index,
-                        text: parent.text,
-                    },
-                )
-            }
+        let Some(index) = parent_index else {
+            // At the end (the usual case): reading the end and inserting are one statement.
+            check_depth(&steps, 0)?;
+            let (len, added) = self.repo().plan().append_steps(&thread, &steps).await?;
+            return Ok(OutlineAdded {
+                added: added.len(),
+                total: count(len) + added.len(),
+                place: OutlinePlace::End,
+            });
         };
-        let deepest = steps.iter().map(|s| s.depth).max().unwrap_or(0) + base;
-        if deepest > MAX_DEPTH {
-            return Err(too_deep(format_args!(
-                "the outline would reach depth {deepest}"
+        let len = count(self.repo().plan().plan_len(&thread).await?);
+        let parent = match position_of(index, len) {
+            Some(position) => {
+                self.repo()
+                    .plan()
+                    .step_at(&thread, as_i64(position))
+                    .await?
+            }
+            None => None,
+        };
+        let Some(parent) = parent else {
+            return Err(WorkspaceError::invalid(format!(
+                "`parent_index` {index} does not name a step (the plan has {}); nothing was \
+                 added",
+                plural(len, "step")
             )));
-        }
+        };
+        let subtree = self
+            .repo()
+            .plan()
+            .subtree(&thread, parent.key, parent.depth)
+            .await?;
+        let size = self.repo().plan().count_in(&thread, subtree).await?;
+        let at = InsertAt {
+            index: index - 1 + size,
+            before: subtree.end,
+            after: KeyBefore::Unread,
+        };
+        let base = parent.depth + 1;
+        check_depth(&steps, base)?;
         for step in &mut steps {
             step.depth += base;
         }
@@ -232,7 +227,10 @@ impl Edit {
         Ok(OutlineAdded {
             added: steps.len(),
             total: len + steps.len(),
-            place,
+            place: OutlinePlace::Under {
+                index,
+                text: parent.text,
+            },
         })
     }
 

@@ -45,6 +45,15 @@ pub(super) fn room(previous: Option<i64>, before: Option<i64>, count: i64) -> Op
     }
 }
 
+/// The largest last key after which `count` steps can be appended one gap apart (what
+/// [`room`] accepts at the end), or `None` when no plan has room for that many.
+pub(super) fn last_key_with_room(count: i64) -> Option<i64> {
+    KEY_GAP
+        .checked_mul(count)
+        .and_then(|span| MAX_KEY.checked_sub(span))
+        .filter(|last| *last >= 0)
+}
+
 /// The first key and the stride of new steps going in at 0-based index `at` after a renumber
 /// that left room for them there: the keys the renumber skipped.
 pub(super) fn after_renumber(at: i64) -> (i64, i64) {

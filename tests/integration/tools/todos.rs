@@ -4,6 +4,7 @@
 use crate::common;
 
 use common::Harness;
+use haico::store::Database;
 use serde_json::{Value, json};
 
 /// `fields` plus the `action_and_reasoning` every call must carry.
@@ -543,6 +544,39 @@ backend_tests! {
         assert_eq!(lines.len(), 81);
         assert_eq!(lines[79], "  80. [ ] c79");
         assert_eq!(lines[80], "81. [x] B");
+        assert_eq!(replayed(&h).await, plan(&h).await);
+        h.cleanup().await;
+    }
+
+    async fn appending_when_the_last_key_is_at_its_ceiling_renumbers(engine) {
+        let h = Harness::new(engine).await;
+        seed_flat(&h, &["A", "B"]).await;
+        // Push B's key to where no gap fits after it (keys stay below i64::MAX / 4): the
+        // one-statement append inserts nothing, and the add renumbers the plan instead.
+        let sql = format!(
+            "UPDATE todos SET sort_key = {} WHERE thread_id = '{}' AND text = 'B'",
+            i64::MAX / 4 - 1,
+            h.thread.as_str()
+        );
+        match h.db() {
+            Database::Sqlite { writer, .. } => {
+                let held = writer.begin().await.unwrap();
+                held.inline().unwrap().execute(&sql, []).unwrap();
+                held.commit().await.unwrap();
+            }
+            Database::Postgres { pool, .. } => {
+                sqlx::query(&sql).execute(pool).await.unwrap();
+            }
+        }
+        let s = h.ok("add_todos", args(json!({"steps": steps(&[("C", 0), ("C1", 1)])}))).await;
+        assert_eq!(s, "added 2 steps at the end of the plan (the plan now has 4 steps)");
+        let want = expect(&[("A", 0, false), ("B", 0, false), ("C", 0, false), ("C1", 1, false)]);
+        assert_eq!(plan(&h).await, want);
+        assert_eq!(replayed(&h).await, want);
+        assert_eq!(positions(&h).await, (0..4).collect::<Vec<i64>>());
+        // And the next append finds room again.
+        h.ok("add_todos", args(json!({"steps": steps(&[("D", 0)])}))).await;
+        assert_eq!(list(&h).await.lines().last(), Some("5. [ ] D"));
         assert_eq!(replayed(&h).await, plan(&h).await);
         h.cleanup().await;
     }
