@@ -334,22 +334,6 @@ impl Exec for Tx<'_> {
         }
     }
 
-    async fn lock_alone(&mut self) -> Result<Option<i64>> {
-        let Tx::PostgresRiding(conn, ride) = self else {
-            return Ok(None);
-        };
-        if !ride.pending {
-            return Ok(ride.turn);
-        }
-        let mut sql = prepare_named(&ride.prepared);
-        sql.push_str(&format!("BEGIN; EXECUTE {LOCK_NAME}('{}')", ride.thread));
-        let row = conn.fetch_optional(sql.as_str()).await?;
-        ride.prepared.named = true;
-        ride.pending = false;
-        ride.turn = row.map(|row| row.try_get::<i64, _>(0)).transpose()?;
-        Ok(ride.turn)
-    }
-
     async fn log_and_commit(&mut self, params: &[P]) -> Result<Option<Vec<[i64; 2]>>> {
         let Tx::PostgresRiding(conn, ride) = self else {
             return Ok(None);

@@ -152,6 +152,7 @@ fn futures_lite_block_on<T>(future: impl std::future::Future<Output = T>) -> T {
 struct LoadThread {
     id: String,
     preferences: AtomicI64,
+    todos: AtomicI64,
     artifact: AtomicI64,
 }
 
@@ -262,6 +263,7 @@ async fn run(args: &Args, scratch: &Scratch) -> Result<serde_json::Value> {
             .map(|i| LoadThread {
                 id: format!("load-{i:02}"),
                 preferences: AtomicI64::new(0),
+                todos: AtomicI64::new(0),
                 artifact: AtomicI64::new(0),
             })
             .collect(),
@@ -305,6 +307,7 @@ async fn run(args: &Args, scratch: &Scratch) -> Result<serde_json::Value> {
                     seq: seq * 1000 + client as u64,
                     rng: rng.fork(),
                     preferences: thread.preferences.load(Ordering::Relaxed),
+                    todos: thread.todos.load(Ordering::Relaxed),
                     artifact: (artifact > 0).then(|| rng.i64(1..=artifact)),
                     turn: None,
                 };
@@ -363,6 +366,9 @@ fn remember(thread: &LoadThread, learned: Learned) {
     if let Some(held) = learned.preferences {
         thread.preferences.store(held, Ordering::Relaxed);
     }
+    if let Some(held) = learned.todos {
+        thread.todos.store(held, Ordering::Relaxed);
+    }
     if let Some(id) = learned.artifact {
         thread.artifact.fetch_max(id, Ordering::Relaxed);
     }
@@ -409,6 +415,7 @@ async fn seed(target: &Target, threads: &[LoadThread]) -> Result<()> {
                 seq: i as u64,
                 rng: rng.fork(),
                 preferences: thread.preferences.load(Ordering::Relaxed),
+                todos: thread.todos.load(Ordering::Relaxed),
                 artifact: None,
                 turn: None,
             };

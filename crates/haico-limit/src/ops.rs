@@ -15,7 +15,7 @@ use crate::sql;
 
 mod shared;
 
-use shared::{lock, lock_alone, log_change, log_panel, plan_len, plan_tail, positions, thread};
+use shared::{lock, log_change, log_panel, plan_len, plan_tail, positions, thread};
 
 /// A statement parameter, typed as the server binds it (PostgreSQL wants typed nulls).
 #[derive(Debug, Clone)]
@@ -52,11 +52,6 @@ pub trait Exec {
     fn ridden_turn(&self) -> Option<i64> {
         None
     }
-    /// Takes the lock alone now, when it is still to be taken (what the server does before a
-    /// chart stores its turn); its turn counter.
-    async fn lock_alone(&mut self) -> Result<Option<i64>> {
-        Ok(None)
-    }
 }
 
 fn pick<'a>(exec: &impl Exec, pair: (&'a str, &'a str)) -> &'a str {
@@ -71,6 +66,9 @@ pub struct Call {
     pub rng: fastrand::Rng,
     /// Preferences the thread holds (approximately; tracked by the caller).
     pub preferences: i64,
+    /// Steps the thread's plan holds (approximately; tracked by the caller, as `haico-load`'s
+    /// generator tracks them to choose between adding and removing).
+    pub todos: i64,
     /// The thread's artifact ids seen so far (for `get_artifact`).
     pub artifact: Option<i64>,
     /// The turn counter, when the driver read it (and took the thread) with its `BEGIN`.
@@ -81,6 +79,7 @@ pub struct Call {
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Learned {
     pub preferences: Option<i64>,
+    pub todos: Option<i64>,
     pub artifact: Option<i64>,
 }
 
@@ -179,13 +178,32 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
         }
         Op::AddTodos | Op::RemoveTodos => {
             let turn = lock(exec, call).await?;
-            // Adding reads the length with the last key, as the server's `add_todos` does.
-            let (len, last_key) = if call.op == Op::AddTodos {
-                plan_tail(exec, call).await?
-            } else {
+            // As `haico-load`'s generator: past the cap an add becomes a removal, and an add
+            // nests under the first step now and then.
+            let remove = call.op == Op::RemoveTodos || call.todos > MAX_TODOS;
+            let nested = !remove && call.todos >= 6 && call.rng.u8(..4) == 0;
+            if !remove && !nested && exec.postgres() {
+                // At the end, the server reads the plan's end and inserts in one statement.
+                let steps = appended_steps(call);
+                let len = exec
+                    .rows(
+                        sql::APPEND_STEPS,
+                        &[thread(call), now(), P::Text(steps.to_string())],
+                    )
+                    .await?
+                    .first()
+                    .map_or(0, |row| row[0]);
+                let ops = serde_json::json!([{ "insert": len, "steps": steps }]).to_string();
+                log_panel(exec, call, turn, "plan", false, ops).await?;
+                learned.todos = Some(len + 3);
+                return Ok(learned);
+            }
+            // Otherwise the length, with the last key when adding at the end (SQLite).
+            let (len, last_key) = if nested || remove {
                 (plan_len(exec, call).await?, None)
+            } else {
+                plan_tail(exec, call).await?
             };
-            let remove = call.op == Op::RemoveTodos || len > MAX_TODOS;
             if remove {
                 let n = if len > MAX_TODOS { 6 } else { 1 };
                 let mut targets = positions(&mut call.rng, len, n);
@@ -221,8 +239,8 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
                 }
                 let ops = serde_json::json!([{ "remove": ranges }]).to_string();
                 log_panel(exec, call, turn, "plan", false, ops).await?;
+                learned.todos = Some((len - ranges.len() as i64).max(0));
             } else {
-                let nested = len >= 3 && call.rng.u8(..4) == 0;
                 let (at, before, steps) = if nested {
                     // Under a parent: after its last sub-step, before the next step that is
                     // not deeper.
@@ -249,12 +267,7 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
                     ]);
                     (end, key, steps)
                 } else {
-                    let steps = serde_json::json!([
-                        { "text": format!("Book item {}", call.seq), "depth": 0 },
-                        { "text": "Compare prices", "depth": 1 },
-                        { "text": "Confirm by mail", "depth": 1 },
-                    ]);
-                    (i64::MAX, 0, steps)
+                    (i64::MAX, 0, appended_steps(call))
                 };
                 let count = steps.as_array().map_or(0, Vec::len) as i64;
                 let previous = if at == i64::MAX {
@@ -284,6 +297,7 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
                 .await?;
                 let ops = serde_json::json!([{ "insert": len, "steps": steps }]).to_string();
                 log_panel(exec, call, turn, "plan", false, ops).await?;
+                learned.todos = Some(len + count);
             }
         }
         Op::ToggleTodos | Op::UpdateTodos => {
@@ -379,7 +393,9 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
             log_panel(exec, call, turn, "preferences", false, ops).await?;
         }
         Op::ChartGenerator => {
-            let turn = lock_alone(exec, call).await?;
+            // The insert takes the turn from the thread's row, so it rides with the lock.
+            let riding = exec.riding();
+            let turn = lock(exec, call).await?;
             let payload = serde_json::json!({
                 "chart_type": "bar",
                 "title": format!("Costs {}", call.seq),
@@ -397,7 +413,7 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
                         P::Text("bar_chart".into()),
                         P::Text(format!("Costs {}", call.seq)),
                         P::Text(payload.clone()),
-                        P::Int(turn),
+                        if riding { P::NullInt } else { P::Int(turn) },
                         now(),
                     ],
                 )
@@ -409,16 +425,20 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
                 { "event": "workspace", "data": r#"{"panels":["artifacts"],"source":"agent"}"# },
             ])
             .to_string();
-            let rev = log_change(exec, call, turn, "artifacts", None, events, 2).await?;
-            exec.rows(
-                sql::STAMP_ARTIFACT,
-                &[thread(call), P::Int(id), P::Int(rev)],
-            )
-            .await?;
+            log_change(exec, call, turn, "artifacts", None, (events, 2), Some(id)).await?;
             learned.artifact = Some(id);
         }
     }
     Ok(learned)
+}
+
+/// The outline an add at the end of the plan sends.
+fn appended_steps(call: &Call) -> serde_json::Value {
+    serde_json::json!([
+        { "text": format!("Book item {}", call.seq), "depth": 0 },
+        { "text": "Compare prices", "depth": 1 },
+        { "text": "Confirm by mail", "depth": 1 },
+    ])
 }
 
 /// Creates the thread row, as `POST /api/threads` does.

@@ -23,7 +23,7 @@ pub const PLAN_TAIL: &str = "SELECT COUNT(*), MAX(sort_key), (SELECT depth FROM 
 /// [`LOG_CHANGE_POSTGRES`]'s parameter types, as the server's `PREPARE haico_log_change(…)`
 /// declares them.
 pub const LOG_CHANGE_TYPES: &str = "(text, timestamptz, text, text, int8, int8, text, text, \
-    text, text, int8, int8, text, bool, text, int8, int8, bool, bool, text, timestamptz)";
+    text, text, int8, int8, text, bool, text, int8, int8, bool, bool, text, timestamptz, text)";
 
 /// A read opens the thread (does it exist, who owns it).
 pub const READ_THREAD: &str = "SELECT id, title, turn_index, created_at, updated_at, \
@@ -78,6 +78,17 @@ pub const INSERT_STEPS: (&str, &str) = (
      jsonb_array_elements($5::jsonb) WITH ORDINALITY AS s(step, ord) RETURNING sort_key, id, \
      text, depth, done",
 );
+
+/// Steps appended at the end on PostgreSQL: the plan's length, its last key and the insert in
+/// one statement (`$2` now, `$3` the steps as JSON); the server's gap between appended keys
+/// and its ceiling for the last key (`KEY_GAP`, `i64::MAX / 4` less three gaps) are inlined.
+pub const APPEND_STEPS: &str = "WITH tail AS ( SELECT COUNT(*) AS len, COALESCE(MAX(sort_key), \
+    0) AS last FROM todos WHERE thread_id = $1), added AS ( INSERT INTO todos (thread_id, \
+    sort_key, text, depth, done, created_at, updated_at) SELECT $1, tail.last + 4294967296 * \
+    s.ord, s.step->>'text', (s.step->>'depth')::bigint, FALSE, $2, $2 FROM tail, \
+    jsonb_array_elements($3::jsonb) WITH ORDINALITY AS s(step, ord) WHERE tail.last <= \
+    2305842996328792063 RETURNING sort_key, id, text, depth, done) SELECT tail.len, added.* FROM \
+    tail LEFT JOIN added ON TRUE";
 
 /// Ticks every target in one statement that also counts the plan (`$2` the 0-based
 /// positions as JSON, `$3` how far to rank, `$4` now).
@@ -138,10 +149,11 @@ pub const UPDATE_PREFERENCE: &str = "UPDATE preferences SET title = COALESCE($3,
 pub const DELETE_PREFERENCE: &str =
     "DELETE FROM preferences WHERE thread_id = $1 AND id = $2 AND locked = FALSE";
 
+/// The artifact's turn is the thread's, read in the same statement (`$5` is `NULL`) when the
+/// insert rides with the thread's lock.
 pub const INSERT_ARTIFACT: &str = "INSERT INTO artifacts (thread_id, artifact_type, title, \
-    payload, turn_index, created_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id";
-
-pub const STAMP_ARTIFACT: &str = "UPDATE artifacts SET rev = $3 WHERE thread_id = $1 AND id = $2";
+    payload, turn_index, created_at) SELECT $1, $2, $3, $4, COALESCE($5, t.turn_index), $6 FROM \
+    threads t WHERE t.id = $1 RETURNING id, turn_index";
 
 /// The read-only tools check the thread in their panel's statement (`threads LEFT JOIN` the
 /// panel), one round trip where [`READ_THREAD`] and the panel's read were two. The plan's
@@ -164,11 +176,12 @@ pub const ARTIFACT_ON_THREAD: &str = "SELECT t.turn_index AS thread_turn, a.id I
     created_at, payload FROM artifacts WHERE thread_id = $1 AND id = $2) a ON TRUE WHERE t.id = \
     $1";
 
-/// The change's log (counter, revision, first panel record, events, thread touch), as five
-/// statements sent in one batch on SQLite. `$1` thread, `$2` revision time, `$3`–`$12` the
-/// revision's columns, `$13`–`$16` the panel record, `$17` event count, `$18` has a revision,
-/// `$19` touch, `$20` events (JSON), `$21` now.
-pub const LOG_CHANGE_SQLITE: [&str; 5] = [
+/// The change's log (counter, revision, first panel record, events, thread touch, the stored
+/// artifacts' revision tag), as up to six statements sent in one batch on SQLite. `$1` thread,
+/// `$2` revision time, `$3`–`$12` the revision's columns, `$13`–`$16` the panel record, `$17`
+/// event count, `$18` has a revision, `$19` touch, `$20` events (JSON), `$21` now, `$22` the
+/// artifacts (JSON array, or `NULL`).
+pub const LOG_CHANGE_SQLITE: [&str; 6] = [
     "INSERT INTO event_seqs (thread_id, last_seq, last_rev) VALUES ($1, $17, CASE WHEN $18 THEN \
      1 ELSE 0 END) ON CONFLICT (thread_id) DO UPDATE SET last_seq = event_seqs.last_seq + $17, \
      last_rev = event_seqs.last_rev + CASE WHEN $18 THEN 1 ELSE 0 END RETURNING last_seq AS a, \
@@ -187,6 +200,8 @@ pub const LOG_CHANGE_SQLITE: [&str; 5] = [
      1 + CAST(j.key AS INTEGER), json_extract(j.value, '$.event'), json_extract(j.value, \
      '$.data'), $21 FROM event_seqs s, json_each($20) AS j WHERE s.thread_id = $1",
     "UPDATE threads SET updated_at = $21 WHERE id = $1 AND $19",
+    "UPDATE artifacts SET rev = (SELECT last_rev FROM event_seqs WHERE thread_id = $1) WHERE \
+     thread_id = $1 AND $18 AND id IN (SELECT value FROM json_each($22))",
 ];
 
 /// See [`LOG_CHANGE_SQLITE`]: the same work as one statement of data-modifying CTEs.
@@ -206,10 +221,14 @@ pub const LOG_CHANGE_POSTGRES: &str = "WITH s AS ( INSERT INTO event_seqs (threa
     base_bytes), e AS ( INSERT INTO events (thread_id, seq, event, data, created_at) SELECT $1, \
     s.last_seq - $17 + x.ord, x.item->>'event', x.item->>'data', $21 FROM s, \
     jsonb_array_elements($20::jsonb) WITH ORDINALITY AS x(item, ord)), t AS (UPDATE threads SET \
-    updated_at = $21 WHERE id = $1 AND $19) SELECT s.last_seq AS a, s.last_rev AS b, \
+    updated_at = $21 WHERE id = $1 AND $19), a AS ( UPDATE artifacts SET rev = r.rev FROM r \
+    WHERE artifacts.thread_id = $1 AND artifacts.id IN (SELECT CAST(x AS int8) FROM \
+    jsonb_array_elements_text($22::jsonb) AS x)) SELECT s.last_seq AS a, s.last_rev AS b, \
     p.chain_len AS c, p.chain_bytes AS d, p.base_bytes AS e FROM s LEFT JOIN p ON TRUE";
 
-/// The product sends the SQLite log as one batch: the same five statements, joined.
-pub fn log_change_sqlite_batch() -> String {
-    LOG_CHANGE_SQLITE.join("; ")
+/// The product sends the SQLite log as one batch: the same statements, joined; the artifacts'
+/// tag only when the change stored one.
+pub fn log_change_sqlite_batch(artifacts: bool) -> String {
+    let count = if artifacts { 6 } else { 5 };
+    LOG_CHANGE_SQLITE[..count].join("; ")
 }

@@ -90,7 +90,8 @@ async fn per_tool_class_on_postgres() {
         (
             "add_todos",
             json!({"steps": [{"text": "Book the train", "depth": 0}]}),
-            3,
+            // Reading the plan's end and inserting are one statement (was 3).
+            2,
         ),
         ("toggle_todos", json!({"indices": [1]}), 2),
         (
@@ -108,8 +109,8 @@ async fn per_tool_class_on_postgres() {
             json!({"updates": [{"index": 1, "subtitle": "said twice"}]}),
             3,
         ),
-        // A write that also stores an artifact: the artifact's row needs the turn index, so
-        // the lock goes alone, and its stamp follows the log, so `COMMIT` goes alone too.
+        // A write that stores an artifact: its row takes the turn from the locked thread row,
+        // so it rides with the lock, and the log tags it with the revision (was 5).
         (
             "chart_generator",
             json!({
@@ -117,7 +118,7 @@ async fn per_tool_class_on_postgres() {
                 "title": "Costs",
                 "data": {"labels": ["Train"], "series": [{"name": "EUR", "values": [120]}]},
             }),
-            5,
+            2,
         ),
     ];
     let mut measured = Vec::new();

@@ -22,8 +22,8 @@ pub(super) async fn log_change(
     turn: i64,
     panel: &str,
     record: Option<(bool, String)>,
-    events: String,
-    event_count: i64,
+    (events, event_count): (String, i64),
+    artifact: Option<i64>,
 ) -> Result<i64> {
     let now = Utc::now();
     let turn = exec.ridden_turn().unwrap_or(turn);
@@ -59,13 +59,15 @@ pub(super) async fn log_change(
         P::Bool(true),
         P::Text(events),
         P::Time(now),
+        artifact.map_or(P::NullText, |id| P::Text(format!("[{id}]"))),
     ];
     let rows = if let Some(rows) = exec.log_and_commit(&params).await? {
         rows
     } else if exec.postgres() {
         exec.rows(sql::LOG_CHANGE_POSTGRES, &params).await?
     } else {
-        exec.rows(&sql::log_change_sqlite_batch(), &params).await?
+        exec.rows(&sql::log_change_sqlite_batch(artifact.is_some()), &params)
+            .await?
     };
     Ok(rows.first().map_or(0, |row| row[1]))
 }
@@ -85,7 +87,16 @@ pub(super) async fn log_panel(
     record: String,
 ) -> Result<i64> {
     let event = workspace_event(panel);
-    log_change(exec, call, turn, panel, Some((whole, record)), event, 1).await
+    log_change(
+        exec,
+        call,
+        turn,
+        panel,
+        Some((whole, record)),
+        (event, 1),
+        None,
+    )
+    .await
 }
 
 /// Takes the thread (and reads its turn counter), as every agent write does first.
@@ -100,15 +111,6 @@ pub(super) async fn lock(exec: &mut impl Exec, call: &Call) -> Result<i64> {
     let sql = pick(exec, sql::LOCK_THREAD);
     let rows = exec.rows(sql, &[thread(call)]).await?;
     Ok(rows.first().map_or(0, |row| row[0]))
-}
-
-/// The thread's lock taken before anything else, as the server's charts take it (they file
-/// the artifact under the turn the lock reads); otherwise as [`lock`].
-pub(super) async fn lock_alone(exec: &mut impl Exec, call: &Call) -> Result<i64> {
-    if let Some(turn) = exec.lock_alone().await? {
-        return Ok(turn);
-    }
-    lock(exec, call).await
 }
 
 /// The plan's length and its last key, in one statement, as the server reads them to add at
