@@ -121,10 +121,19 @@ impl DocumentsRepo<'_> {
         title: Option<&str>,
         expected_version: Option<i64>,
     ) -> Result<Option<Document>, StoreError> {
-        // The body as it is, held until the transaction ends, so the change recorded for the
-        // history is taken against exactly what this write replaces.
-        let old = self.document_for_update(thread_id).await?;
         let at = now();
+        let old = if expected_version.is_none() && self.backend() == Backend::Postgres {
+            match self.replace_existing(thread_id, content, title, at).await? {
+                Some(document) => return Ok(Some(document)),
+                // No document when the row was looked for: the upsert creates it, recorded as
+                // a whole state, which is right whatever a person's edit did in between.
+                None => None,
+            }
+        } else {
+            // The body as it is, held until the transaction ends, so the change recorded for
+            // the history is taken against exactly what this write replaces.
+            self.document_for_update(thread_id).await?
+        };
         let row: Option<(String, i64)> = match expected_version {
             // Unconditional: the same upsert as the tools.
             None => {
@@ -185,6 +194,48 @@ impl DocumentsRepo<'_> {
             ),
             None => self.journal_mut().document_set(Some(document.clone())),
         }
+        Ok(Some(document))
+    }
+
+    /// On PostgreSQL, replaces an existing document's body in one statement that also answers
+    /// the body it replaced: the subquery locks the row first, so what it reads is exactly what
+    /// the update overwrites, even when a person's edit commits in between (the update then
+    /// waits, and both see that edit). An agent's call sends it with the thread's lock: one
+    /// round trip where reading and writing were two. `None`, having written nothing, when
+    /// there is no document yet (the caller's upsert creates it). SQLite reads, then writes:
+    /// its statements run inline at no cost.
+    async fn replace_existing(
+        &mut self,
+        thread_id: &ThreadId,
+        content: &str,
+        title: Option<&str>,
+        at: chrono::DateTime<chrono::Utc>,
+    ) -> Result<Option<Document>, StoreError> {
+        let row: Option<(String, String, i64)> = self
+            .fetch_optional(
+                "UPDATE documents d SET content = $3, chars = $5, title = COALESCE($2, d.title), \
+                 version = d.version + 1, updated_at = $4 \
+                 FROM (SELECT content FROM documents WHERE thread_id = $1 FOR UPDATE) AS old \
+                 WHERE d.thread_id = $1 \
+                 RETURNING old.content, d.title, d.version",
+                &params![thread_id, title, content, at, char_len(content)],
+            )
+            .await
+            .context("writing the document")?;
+        let Some((before, title, version)) = row else {
+            return Ok(None);
+        };
+        self.mark(Panel::Document);
+        let document = Document {
+            title,
+            content: content.to_string(),
+            version,
+        };
+        self.journal_mut().document_ops(
+            vec![splice(&before, content)],
+            document.title.clone(),
+            version,
+        );
         Ok(Some(document))
     }
 

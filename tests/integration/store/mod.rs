@@ -2,6 +2,7 @@
 
 mod connections;
 mod db_outage;
+mod document_race;
 mod kill9;
 mod lock_race;
 mod migrations;

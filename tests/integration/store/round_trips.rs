@@ -75,11 +75,11 @@ async fn per_tool_class_on_postgres() {
         ),
         // The document tools write on the guess that the thread is in direct mode, which the
         // lock's answer confirms in the same trip (`Edit::write_or_suggest`).
-        // `update_document` reads the body it replaces first.
+        // `update_document` reads the body it replaces in the statement that replaces it.
         (
             "update_document",
             json!({"title": "Trip", "content": "# Trip\n\nBy train."}),
-            3,
+            2,
         ),
         // Writes recorded as operations.
         (
