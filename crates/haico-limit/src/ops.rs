@@ -143,25 +143,29 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
         }
         Op::UpdateDocument => {
             let turn = lock(exec, call).await?;
-            exec.rows(pick(exec, sql::DOCUMENT_BEFORE), &[thread(call)])
-                .await?;
             let content = format!(
                 "# Trip plan (rewrite {} by client 0)\n\n## Goals\n\nA calm week by the sea, \
                  trains only, under the budget.\n\n## Days\n\n1. Arrive and settle.\n2. Coast \
                  walk.\n3. Museum and old town.\n4. Boat trip if the weather holds.\n5. Rest.\n",
                 call.seq
             );
-            exec.rows(
-                sql::SET_DOCUMENT,
-                &[
-                    thread(call),
-                    P::Text("Trip plan".into()),
-                    P::Text(content.clone()),
-                    now(),
-                    P::Int(content.chars().count() as i64),
-                ],
-            )
-            .await?;
+            let params = [
+                thread(call),
+                P::Text("Trip plan".into()),
+                P::Text(content.clone()),
+                now(),
+                P::Int(content.chars().count() as i64),
+            ];
+            // On PostgreSQL the server replaces an existing body in the statement that reads
+            // it; with no document yet it upserts. SQLite reads the body, then upserts.
+            let replaced =
+                exec.postgres() && !exec.rows(sql::REPLACE_DOCUMENT, &params).await?.is_empty();
+            if !replaced {
+                if !exec.postgres() {
+                    exec.rows(sql::DOCUMENT_BEFORE, &[thread(call)]).await?;
+                }
+                exec.rows(sql::SET_DOCUMENT, &params).await?;
+            }
             let state = serde_json::json!({ "title": "Trip plan", "content": content }).to_string();
             log_panel(exec, call, turn, "document", true, state).await?;
         }

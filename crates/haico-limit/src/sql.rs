@@ -39,10 +39,15 @@ pub const APPEND_DOCUMENT: &str = "INSERT INTO documents (thread_id, title, cont
     version = documents.version + 1, updated_at = excluded.updated_at RETURNING chars, version, \
     title";
 
-pub const DOCUMENT_BEFORE: (&str, &str) = (
-    "SELECT content FROM documents WHERE thread_id = $1",
-    "SELECT content FROM documents WHERE thread_id = $1 FOR UPDATE",
-);
+/// `update_document` on SQLite reads the body it replaces first.
+pub const DOCUMENT_BEFORE: &str = "SELECT content FROM documents WHERE thread_id = $1";
+
+/// `update_document` on PostgreSQL: an existing body replaced in the statement that reads it
+/// (the subquery locks the row first).
+pub const REPLACE_DOCUMENT: &str = "UPDATE documents d SET content = $3, chars = $5, title = \
+    COALESCE($2, d.title), version = d.version + 1, updated_at = $4 FROM (SELECT content FROM \
+    documents WHERE thread_id = $1 FOR UPDATE) AS old WHERE d.thread_id = $1 RETURNING \
+    old.content, d.title, d.version";
 
 pub const SET_DOCUMENT: &str = "INSERT INTO documents (thread_id, title, content, version, \
     updated_at, chars) VALUES ($1, COALESCE($2, ''), $3, 1, $4, $5) ON CONFLICT (thread_id) DO \
