@@ -287,7 +287,10 @@ impl Database {
 
     /// A database over an open PostgreSQL pool (migrations already run).
     pub fn postgres(pool: PgPool) -> Self {
-        let lender = lender::Lender::also_preparing(pool.clone(), &[&change_log::LOG_CHANGE]);
+        let lender = lender::Lender::also_preparing(
+            pool.clone(),
+            &[&change_log::LOG_CHANGE, &change_log::LOG_CHANGE_STAMPING],
+        );
         Self::Postgres { pool, lender }
     }
 

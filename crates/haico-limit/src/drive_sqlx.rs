@@ -84,6 +84,12 @@ const LOCK_NAME: &str = "haico_lock_thread";
 /// and `COMMIT` go in one simple query, the parameters written as literals ([`literal`]).
 const LOG_NAME: &str = "haico_log_change";
 
+/// The server's `LOG_CHANGE_STAMPING`: the change log of a change that stored artifacts.
+const LOG_STAMPING_NAME: &str = "haico_log_change_stamping";
+
+/// How many parameters the stamping log takes (the plain one takes one fewer).
+const LOG_STAMPING_PARAMS: usize = 22;
+
 impl Kept {
     async fn lend(
         &self,
@@ -342,7 +348,12 @@ impl Exec for Tx<'_> {
             return Ok(None);
         }
         let committed = &mut ride.committed;
-        let mut sql = format!("EXECUTE {LOG_NAME}(");
+        let name = if params.len() == LOG_STAMPING_PARAMS {
+            LOG_STAMPING_NAME
+        } else {
+            LOG_NAME
+        };
+        let mut sql = format!("EXECUTE {name}(");
         for (i, param) in params.iter().enumerate() {
             if i > 0 {
                 sql.push_str(", ");
@@ -405,15 +416,21 @@ fn server_pool_size() -> u32 {
         .clamp(8, 32)
 }
 
-/// `PREPARE` of the lock and the change log, when the connection does not hold them yet.
+/// How many statements [`prepare_named`] prepares: the two change logs and the lock.
+const NAMED_PREPARES: usize = 3;
+
+/// `PREPARE` of the lock and the change logs, when the connection does not hold them yet.
 fn prepare_named(prepared: &Prepared) -> String {
     if prepared.named {
         return String::new();
     }
     format!(
-        "PREPARE {LOG_NAME}{} AS {}; PREPARE {LOCK_NAME} AS {}; ",
+        "PREPARE {LOG_NAME}{} AS {}; PREPARE {LOG_STAMPING_NAME}{} AS {}; \
+         PREPARE {LOCK_NAME} AS {}; ",
         sql::LOG_CHANGE_TYPES,
         sql::LOG_CHANGE_POSTGRES,
+        sql::LOG_CHANGE_STAMPING_TYPES,
+        sql::LOG_CHANGE_POSTGRES_STAMPING,
         sql::LOCK_THREAD.1
     )
 }
@@ -438,7 +455,11 @@ async fn ride_first(
         *riders.entry(format!("{types}{sql}")).or_insert(next)
     };
     let mut text = prepare_named(&ride.prepared);
-    let prepares = if ride.prepared.named { 0 } else { 2 };
+    let prepares = if ride.prepared.named {
+        0
+    } else {
+        NAMED_PREPARES
+    };
     let fresh = !ride.prepared.riders.contains(sql);
     if fresh {
         text.push_str(&format!("PREPARE haico_r{id}{types} AS {sql}; "));

@@ -23,7 +23,12 @@ pub const PLAN_TAIL: &str = "SELECT COUNT(*), MAX(sort_key), (SELECT depth FROM 
 /// [`LOG_CHANGE_POSTGRES`]'s parameter types, as the server's `PREPARE haico_log_change(…)`
 /// declares them.
 pub const LOG_CHANGE_TYPES: &str = "(text, timestamptz, text, text, int8, int8, text, text, \
-    text, text, int8, int8, text, bool, text, int8, int8, bool, bool, text, timestamptz, text)";
+    text, text, int8, int8, text, bool, text, int8, int8, bool, bool, text, timestamptz)";
+
+/// [`LOG_CHANGE_POSTGRES_STAMPING`]'s: the same and the artifacts.
+pub const LOG_CHANGE_STAMPING_TYPES: &str = "(text, timestamptz, text, text, int8, int8, text, \
+    text, text, text, int8, int8, text, bool, text, int8, int8, bool, bool, text, timestamptz, \
+    text)";
 
 /// A read opens the thread (does it exist, who owns it).
 pub const READ_THREAD: &str = "SELECT id, title, turn_index, created_at, updated_at, \
@@ -210,7 +215,11 @@ pub const LOG_CHANGE_SQLITE: [&str; 6] = [
 ];
 
 /// See [`LOG_CHANGE_SQLITE`]: the same work as one statement of data-modifying CTEs.
-pub const LOG_CHANGE_POSTGRES: &str = "WITH s AS ( INSERT INTO event_seqs (thread_id, last_seq, \
+/// The change log's CTEs, shared by [`LOG_CHANGE_POSTGRES`] and
+/// [`LOG_CHANGE_POSTGRES_STAMPING`].
+macro_rules! log_change_ctes {
+    () => {
+        "WITH s AS ( INSERT INTO event_seqs (thread_id, last_seq, \
     last_rev) VALUES ($1, $17, CASE WHEN $18 THEN 1 ELSE 0 END) ON CONFLICT (thread_id) DO \
     UPDATE SET last_seq = event_seqs.last_seq + $17, last_rev = event_seqs.last_rev + CASE WHEN \
     $18 THEN 1 ELSE 0 END RETURNING last_seq, last_rev), r AS ( INSERT INTO revisions \
@@ -226,10 +235,28 @@ pub const LOG_CHANGE_POSTGRES: &str = "WITH s AS ( INSERT INTO event_seqs (threa
     base_bytes), e AS ( INSERT INTO events (thread_id, seq, event, data, created_at) SELECT $1, \
     s.last_seq - $17 + x.ord, x.item->>'event', x.item->>'data', $21 FROM s, \
     jsonb_array_elements($20::jsonb) WITH ORDINALITY AS x(item, ord)), t AS (UPDATE threads SET \
-    updated_at = $21 WHERE id = $1 AND $19), a AS ( UPDATE artifacts SET rev = r.rev FROM r \
-    WHERE artifacts.thread_id = $1 AND artifacts.id IN (SELECT CAST(x AS int8) FROM \
-    jsonb_array_elements_text($22::jsonb) AS x)) SELECT s.last_seq AS a, s.last_rev AS b, \
-    p.chain_len AS c, p.chain_bytes AS d, p.base_bytes AS e FROM s LEFT JOIN p ON TRUE";
+    updated_at = $21 WHERE id = $1 AND $19)"
+    };
+}
+
+/// The change log's answer: the counters, and the first record's chain.
+macro_rules! log_change_answer {
+    () => {
+        " SELECT s.last_seq AS a, s.last_rev AS b, p.chain_len AS c, p.chain_bytes AS d, \
+         p.base_bytes AS e FROM s LEFT JOIN p ON TRUE"
+    };
+}
+
+pub const LOG_CHANGE_POSTGRES: &str = concat!(log_change_ctes!(), log_change_answer!());
+
+/// [`LOG_CHANGE_POSTGRES`] for a change that stored artifacts: they are tagged with the
+/// revision (`$22`, a JSON array), as the server's `haico_log_change_stamping` does.
+pub const LOG_CHANGE_POSTGRES_STAMPING: &str = concat!(
+    log_change_ctes!(),
+    ", a AS ( UPDATE artifacts SET rev = r.rev FROM r WHERE artifacts.thread_id = $1 AND \
+     artifacts.id IN (SELECT CAST(x AS int8) FROM jsonb_array_elements_text($22::jsonb) AS x))",
+    log_change_answer!(),
+);
 
 /// The product sends the SQLite log as one batch: the same statements, joined; the artifacts'
 /// tag only when the change stored one.

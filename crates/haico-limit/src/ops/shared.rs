@@ -34,7 +34,7 @@ pub(super) async fn log_change(
         Some((whole, data)) => (P::Text(panel.to_string()), P::Bool(whole), P::Text(data)),
         None => (P::NullText, P::Bool(false), P::NullText),
     };
-    let params = [
+    let mut params = vec![
         P::Text(call.thread.clone()),
         P::Time(now),
         P::Text("agent".into()),
@@ -59,12 +59,20 @@ pub(super) async fn log_change(
         P::Bool(true),
         P::Text(events),
         P::Time(now),
-        artifact.map_or(P::NullText, |id| P::Text(format!("[{id}]"))),
     ];
+    // The artifacts' tag is a statement of its own on PostgreSQL, as on the server.
+    if let Some(id) = artifact {
+        params.push(P::Text(format!("[{id}]")));
+    }
     let rows = if let Some(rows) = exec.log_and_commit(&params).await? {
         rows
     } else if exec.postgres() {
-        exec.rows(sql::LOG_CHANGE_POSTGRES, &params).await?
+        let statement = if artifact.is_some() {
+            sql::LOG_CHANGE_POSTGRES_STAMPING
+        } else {
+            sql::LOG_CHANGE_POSTGRES
+        };
+        exec.rows(statement, &params).await?
     } else {
         exec.rows(&sql::log_change_sqlite_batch(artifact.is_some()), &params)
             .await?
