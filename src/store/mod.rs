@@ -74,7 +74,8 @@ pub use people::PeopleRepo;
 pub use people::{Member, User};
 pub use plan::PlanRepo;
 pub use plan::{
-    InsertAt, KEY_GAP, KeyBefore, NewPlanStep, PlanTail, StepAt, StepPlace, StepRange, StepsChanged,
+    InsertAt, KEY_GAP, KeyBefore, NestingPlace, NewPlanStep, PlanTail, StepAt, StepPlace,
+    StepRange, StepRun, StepsChanged,
 };
 pub use preferences::PreferencesRepo;
 pub use preferences::{NewPreference, PreferencePatch, WriteOutcome};

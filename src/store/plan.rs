@@ -24,6 +24,7 @@ mod batch;
 mod by_id;
 mod keys;
 
+pub use batch::StepRun;
 pub use by_id::StepPlace;
 pub use keys::{KEY_GAP, StepRange};
 
@@ -254,6 +255,41 @@ impl PlanRepo<'_> {
             .await
             .context("finding a step's sub-steps")?;
         Ok(StepRange { start: key, end })
+    }
+
+    /// The plan's length and, when a step stands at 0-based `position`, where steps nested
+    /// under it go: the parent, its sub-steps, their count and the key of the last one, in one
+    /// statement (so an agent's call sends it with the thread's lock; it was four).
+    pub async fn nesting_place(
+        &mut self,
+        thread_id: &ThreadId,
+        position: Option<i64>,
+    ) -> Result<(i64, Option<NestingPlace>), StoreError> {
+        let row: NestingRow = self
+            .fetch_one(
+                "WITH plan AS (SELECT COUNT(*) AS len FROM todos WHERE thread_id = $1), \
+                 parent AS ( \
+                   SELECT id, sort_key, depth, text, done FROM todos \
+                   WHERE thread_id = $1 ORDER BY sort_key LIMIT 1 OFFSET $2), \
+                 run AS ( \
+                   SELECT parent.sort_key AS start_key, \
+                     (SELECT MIN(t.sort_key) FROM todos t WHERE t.thread_id = $1 \
+                        AND t.sort_key > parent.sort_key AND t.depth <= parent.depth) AS end_key \
+                   FROM parent) \
+                 SELECT plan.len, parent.id, parent.sort_key, parent.depth, parent.text, \
+                   parent.done, run.end_key, \
+                   (SELECT COUNT(*) FROM todos t WHERE t.thread_id = $1 \
+                      AND t.sort_key >= run.start_key \
+                      AND t.sort_key < COALESCE(run.end_key, $3)) AS size, \
+                   (SELECT MAX(t.sort_key) FROM todos t WHERE t.thread_id = $1 \
+                      AND t.sort_key < COALESCE(run.end_key, $3)) AS last_key \
+                 FROM plan LEFT JOIN parent ON TRUE LEFT JOIN run ON TRUE",
+                // No position: an offset past any plan, so no parent.
+                &params![thread_id, position.unwrap_or(i64::MAX), i64::MAX],
+            )
+            .await
+            .context("finding where nested steps go")?;
+        Ok((row.len, row.place))
     }
 
     /// How many steps lie in `range`.
@@ -524,6 +560,51 @@ row_shape!(AppendedRow {
     step: match (sort_key, id, text, depth, done) {
         (Some(key), Some(id), Some(text), Some(depth), Some(done)) => {
             Some((key, PlanStep { id, text, depth, done }))
+        }
+        _ => None,
+    },
+});
+
+/// Where steps nested under a parent go: the parent, the run of its sub-steps, how many steps
+/// that run holds (the parent included), and the key of the run's last step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NestingPlace {
+    /// The parent step.
+    pub parent: StepAt,
+    /// The parent and its sub-steps, by key.
+    pub subtree: StepRange,
+    /// How many steps the run holds, the parent included.
+    pub size: i64,
+    /// The key of the last step of the run: the new steps go after it.
+    pub last_key: Option<i64>,
+}
+
+/// A row of [`PlanRepo::nesting_place`].
+struct NestingRow {
+    len: i64,
+    place: Option<NestingPlace>,
+}
+
+row_shape!(NestingRow {
+    len: i64,
+    id: Option<i64>,
+    sort_key: Option<i64>,
+    depth: Option<i64>,
+    text: Option<String>,
+    done: Option<bool>,
+    end_key: Option<i64>,
+    size: Option<i64>,
+    last_key: Option<i64>,
+} => NestingRow {
+    len,
+    place: match (id, sort_key, depth, text, done, size) {
+        (Some(id), Some(key), Some(depth), Some(text), Some(done), Some(size)) => {
+            Some(NestingPlace {
+                parent: StepAt { id, key, depth, text, done },
+                subtree: StepRange { start: key, end: end_key },
+                size,
+                last_key,
+            })
         }
         _ => None,
     },

@@ -15,7 +15,7 @@
 
 use super::{
     Edit, Source, WorkspaceError, Workspaces,
-    rules::{Resolved, as_i64, count, plural, position_of, require_batch, resolve_indices},
+    rules::{as_i64, count, plural, position_of, require_batch, resolve_indices},
 };
 use crate::{
     ThreadId,
@@ -190,33 +190,22 @@ impl Edit {
                 place: OutlinePlace::End,
             });
         };
-        let len = count(self.repo().plan().plan_len(&thread).await?);
-        let parent = match position_of(index, len) {
-            Some(position) => {
-                self.repo()
-                    .plan()
-                    .step_at(&thread, as_i64(position))
-                    .await?
-            }
-            None => None,
-        };
-        let Some(parent) = parent else {
+        // The length, the parent and the run of its sub-steps come in one statement.
+        let position = (index >= 1).then(|| index - 1);
+        let (len, place) = self.repo().plan().nesting_place(&thread, position).await?;
+        let len = count(len);
+        let Some(place) = place.filter(|_| position_of(index, len).is_some()) else {
             return Err(WorkspaceError::invalid(format!(
                 "`parent_index` {index} does not name a step (the plan has {}); nothing was \
                  added",
                 plural(len, "step")
             )));
         };
-        let subtree = self
-            .repo()
-            .plan()
-            .subtree(&thread, parent.key, parent.depth)
-            .await?;
-        let size = self.repo().plan().count_in(&thread, subtree).await?;
+        let parent = place.parent;
         let at = InsertAt {
-            index: index - 1 + size,
-            before: subtree.end,
-            after: KeyBefore::Unread,
+            index: index - 1 + place.size,
+            before: place.subtree.end,
+            after: KeyBefore::Read(place.last_key),
         };
         let base = parent.depth + 1;
         check_depth(&steps, base)?;
@@ -290,21 +279,23 @@ impl Edit {
         indices: &[i64],
     ) -> Result<StepBatch<RemovedStep>, WorkspaceError> {
         require_batch(indices, "indices")?;
-        let (thread, len, targets) = self.resolve_steps(indices.iter().copied()).await?;
-        // Resolve every target and its sub-steps against the plan as it is now: (index, run of
-        // keys, text).
+        self.lock().await?;
+        let thread = self.thread_id();
+        // Resolve every target and its sub-steps against the plan as it is now, in one
+        // statement with the plan's length: (index, run of keys, text).
+        let positions: Vec<i64> = indices
+            .iter()
+            .map(|index| index.saturating_sub(1))
+            .collect();
+        let (len, runs) = self.repo().plan().runs_at(&thread, &positions).await?;
+        let len = count(len);
+        let targets = resolve_indices(indices.iter().copied(), len);
         let mut ranges: Vec<(i64, StepRange, String)> = Vec::new();
         for position in targets.positions {
             let index = as_i64(position);
-            let Some(step) = self.repo().plan().step_at(&thread, index).await? else {
-                continue;
-            };
-            let range = self
-                .repo()
-                .plan()
-                .subtree(&thread, step.key, step.depth)
-                .await?;
-            ranges.push((index, range, step.text));
+            if let Some(run) = runs.iter().find(|run| run.position == index) {
+                ranges.push((index, run.range, run.text.clone()));
+            }
         }
         ranges.sort_by_key(|(index, _, _)| *index);
         // Sub-trees either nest or are disjoint: drop the ranges inside an earlier one.
@@ -342,17 +333,6 @@ impl Edit {
             out_of_range: targets.out_of_range,
             len,
         })
-    }
-
-    /// The thread id, the plan's length and `indices` resolved against it, under the lock.
-    async fn resolve_steps(
-        &mut self,
-        indices: impl IntoIterator<Item = i64>,
-    ) -> Result<(ThreadId, usize, Resolved), WorkspaceError> {
-        self.lock().await?;
-        let thread = self.thread_id();
-        let len = count(self.repo().plan().plan_len(&thread).await?);
-        Ok((thread, len, resolve_indices(indices, len)))
     }
 }
 

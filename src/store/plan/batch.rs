@@ -27,7 +27,81 @@ struct ChangedRow {
 row_shape!(ChangedRow { sort_key: i64, id: i64, text: String, depth: i64, done: bool,
     plan_len: i64 } => ChangedRow { sort_key, id, text, depth, done, plan_len });
 
+/// A step found by position with the run of its sub-steps: what a removal deletes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StepRun {
+    /// The step's 0-based position.
+    pub position: i64,
+    /// The step and its sub-steps, by key.
+    pub range: super::StepRange,
+    /// The step's text.
+    pub text: String,
+}
+
+/// A row of [`PlanRepo::runs_at`]: the plan's length, and a step found (none when no position
+/// named one).
+struct RunRow {
+    len: i64,
+    run: Option<StepRun>,
+}
+
+row_shape!(RunRow {
+    len: i64,
+    rank: Option<i64>,
+    sort_key: Option<i64>,
+    text: Option<String>,
+    end_key: Option<i64>,
+} => RunRow {
+    len,
+    run: match (rank, sort_key, text) {
+        (Some(position), Some(start), Some(text)) => Some(StepRun {
+            position,
+            range: super::StepRange { start, end: end_key },
+            text,
+        }),
+        _ => None,
+    },
+});
+
 impl PlanRepo<'_> {
+    /// The plan's length and, for each 0-based position that names a step, that step with the
+    /// run of its sub-steps (up to the next step that is not deeper), in one statement: what a
+    /// removal resolves before it deletes (it was a statement for the length and two per
+    /// target). Positions past the end find nothing.
+    pub async fn runs_at(
+        &mut self,
+        thread_id: &ThreadId,
+        positions: &[i64],
+    ) -> Result<(i64, Vec<StepRun>), StoreError> {
+        let targets = Targets::new(positions);
+        let named = match self.backend() {
+            Backend::Sqlite => "rank IN (SELECT value FROM json_each($2))",
+            Backend::Postgres => {
+                "rank = ANY (ARRAY(SELECT value::bigint FROM jsonb_array_elements_text($2::jsonb)))"
+            }
+        };
+        let sql = format!(
+            "WITH plan AS (SELECT sort_key, depth, text, \
+               ROW_NUMBER() OVER (ORDER BY sort_key) - 1 AS rank \
+               FROM todos WHERE thread_id = $1 ORDER BY sort_key LIMIT $3), \
+             hit AS (SELECT * FROM plan WHERE {named}) \
+             SELECT (SELECT COUNT(*) FROM todos WHERE thread_id = $1) AS len, hit.rank, \
+               hit.sort_key, hit.text, \
+               (SELECT MIN(t.sort_key) FROM todos t WHERE t.thread_id = $1 \
+                  AND t.sort_key > hit.sort_key AND t.depth <= hit.depth) AS end_key \
+             FROM (SELECT 1 AS one) AS one LEFT JOIN hit ON TRUE"
+        );
+        let rows: Vec<RunRow> = self
+            .fetch_all(
+                &sql,
+                &params![thread_id, targets.json.as_str(), targets.limit],
+            )
+            .await
+            .context("finding steps to remove")?;
+        let len = rows.first().map_or(0, |row| row.len);
+        Ok((len, rows.into_iter().filter_map(|row| row.run).collect()))
+    }
+
     /// Flips done/not-done of the steps at these 0-based `positions`, all in one statement
     /// that also counts the plan. Returns the plan's length and each position that named a
     /// step with the step after the change; positions past the end change nothing.

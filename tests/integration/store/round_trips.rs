@@ -120,6 +120,16 @@ async fn per_tool_class_on_postgres() {
             }),
             2,
         ),
+        // Less frequent shapes. Nesting under a step reads the plan's length, the parent, its
+        // sub-steps and the key before the gap in one statement (was 7: four reads in a row);
+        // a removal reads the length and every target's run of sub-steps in one (was 5).
+        (
+            "add_todos",
+            json!({"steps": [{"text": "Seat by the window", "depth": 0}], "parent_index": 1}),
+            3,
+        ),
+        ("remove_todos", json!({"indices": [2]}), 3),
+        ("remove_preferences", json!({"indices": [1]}), 3),
     ];
     let mut measured = Vec::new();
     for (tool, args, _) in &cases {
