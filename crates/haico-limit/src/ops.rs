@@ -202,33 +202,30 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
                 learned.todos = Some(len + 3);
                 return Ok(learned);
             }
-            // Otherwise the length, with the last key when adding at the end (SQLite).
-            let (len, last_key) = if nested || remove {
-                (plan_len(exec, call).await?, None)
-            } else {
-                plan_tail(exec, call).await?
-            };
             if remove {
-                let n = if len > MAX_TODOS { 6 } else { 1 };
-                let mut targets = positions(&mut call.rng, len, n);
+                // The server resolves every target's run of sub-steps with the plan's length in
+                // one statement, then deletes the runs.
+                let n = if call.todos > MAX_TODOS { 6 } else { 1 };
+                let mut targets = positions(&mut call.rng, call.todos.max(1), n);
                 targets.sort_unstable();
-                // Each target's key range: its key up to the next step that is not deeper.
+                let json = serde_json::json!(targets).to_string();
+                let limit = targets.last().map_or(0, |last| last + 1);
+                let runs = exec
+                    .rows(
+                        pick(exec, sql::RUNS_AT),
+                        &[thread(call), P::Text(json), P::Int(limit)],
+                    )
+                    .await?;
+                // Each found target's key range: its key up to the next step that is not
+                // deeper (no row names a target past the end: its key reads as 0).
+                let mut found: Vec<(i64, i64)> = runs
+                    .iter()
+                    .filter(|row| row[0] > 0)
+                    .map(|row| (row[0], if row[1] > row[0] { row[1] } else { i64::MAX }))
+                    .collect();
+                found.sort_unstable();
                 let mut ranges: Vec<(i64, i64)> = Vec::new();
-                for rank in targets {
-                    let Some(&[_, key]) = exec
-                        .rows(sql::STEP_AT, &[thread(call), P::Int(rank)])
-                        .await?
-                        .first()
-                    else {
-                        continue;
-                    };
-                    let end = exec
-                        .rows(sql::SUBTREE_END, &[thread(call), P::Int(key), P::Int(1)])
-                        .await?
-                        .first()
-                        .map(|row| row[0])
-                        .filter(|end| *end > key)
-                        .unwrap_or(i64::MAX);
+                for (key, end) in found {
                     if ranges.last().is_some_and(|(_, last_end)| key < *last_end) {
                         continue;
                     }
@@ -243,45 +240,34 @@ pub async fn run(exec: &mut impl Exec, call: &mut Call) -> Result<Learned> {
                 }
                 let ops = serde_json::json!([{ "remove": ranges }]).to_string();
                 log_panel(exec, call, turn, "plan", false, ops).await?;
-                learned.todos = Some((len - ranges.len() as i64).max(0));
+                learned.todos = Some((call.todos - ranges.len() as i64).max(0));
             } else {
-                let (at, before, steps) = if nested {
+                let (len, at, previous, steps) = if nested {
                     // Under a parent: after its last sub-step, before the next step that is
-                    // not deeper.
+                    // not deeper; the server finds both with the plan's length in one
+                    // statement.
                     let parent = call.rng.i64(0..3);
-                    let key = exec
-                        .rows(sql::STEP_AT, &[thread(call), P::Int(parent)])
+                    let row = exec
+                        .rows(
+                            sql::NESTING_PLACE,
+                            &[thread(call), P::Int(parent), P::Int(i64::MAX)],
+                        )
                         .await?
                         .first()
-                        .map_or(0, |row| row[1]);
-                    let end = exec
-                        .rows(sql::SUBTREE_END, &[thread(call), P::Int(key), P::Int(0)])
-                        .await?
-                        .first()
-                        .map(|row| row[0])
-                        .filter(|end| *end > key)
-                        .unwrap_or(i64::MAX);
-                    exec.rows(
-                        sql::STEPS_BETWEEN,
-                        &[thread(call), P::Int(key), P::Int(end)],
-                    )
-                    .await?;
+                        .copied()
+                        .unwrap_or([0, 0]);
+                    let (end, previous) = (row[0], row[1]);
+                    let at = if end > previous { end } else { i64::MAX };
                     let steps = serde_json::json!([
                         { "text": format!("Detail {}", call.seq), "depth": 1 }
                     ]);
-                    (end, key, steps)
+                    (call.todos, at, previous, steps)
                 } else {
-                    (i64::MAX, 0, appended_steps(call))
+                    // At the end on SQLite: the length and the last key, then the insert.
+                    let (len, last_key) = plan_tail(exec, call).await?;
+                    (len, i64::MAX, last_key.unwrap_or(0), appended_steps(call))
                 };
                 let count = steps.as_array().map_or(0, Vec::len) as i64;
-                let previous = if at == i64::MAX {
-                    last_key.unwrap_or(before)
-                } else {
-                    exec.rows(sql::KEY_BEFORE, &[thread(call), P::Int(at)])
-                        .await?
-                        .first()
-                        .map_or(before, |row| row[0])
-                };
                 // Keys spread over the gap (appended steps leave 2^32 between them).
                 let gap = if at == i64::MAX {
                     1 << 32

@@ -66,18 +66,37 @@ pub const SET_OBJECTIVE: &str = "INSERT INTO objectives (thread_id, objective, u
 
 pub const PLAN_LEN: &str = "SELECT COUNT(*) FROM todos WHERE thread_id = $1";
 
-/// The step at a 0-based rank (steps are ordered by sparse keys; the rank is the index).
-pub const STEP_AT: &str = "SELECT id, sort_key, depth, text, done FROM todos WHERE thread_id = \
-    $1 ORDER BY sort_key LIMIT 1 OFFSET $2";
+/// Where steps nested under the step at 0-based `$2` go (`$3` is `i64::MAX`): the server's
+/// `PlanRepo::nesting_place`, its answer's columns reordered so the two the limit reads come
+/// first (the end of the parent's run, the key of its last step).
+pub const NESTING_PLACE: &str = "WITH plan AS (SELECT COUNT(*) AS len FROM todos WHERE \
+    thread_id = $1), parent AS ( SELECT id, sort_key, depth, text, done FROM todos WHERE \
+    thread_id = $1 ORDER BY sort_key LIMIT 1 OFFSET $2), run AS ( SELECT parent.sort_key AS \
+    start_key, (SELECT MIN(t.sort_key) FROM todos t WHERE t.thread_id = $1 AND t.sort_key > \
+    parent.sort_key AND t.depth <= parent.depth) AS end_key FROM parent) SELECT run.end_key, \
+    (SELECT MAX(t.sort_key) FROM todos t WHERE t.thread_id = $1 AND t.sort_key < \
+    COALESCE(run.end_key, $3)) AS last_key, plan.len, parent.id, parent.sort_key, parent.depth, \
+    parent.text, parent.done, (SELECT COUNT(*) FROM todos t WHERE t.thread_id = $1 AND \
+    t.sort_key >= run.start_key AND t.sort_key < COALESCE(run.end_key, $3)) AS size FROM plan \
+    LEFT JOIN parent ON TRUE LEFT JOIN run ON TRUE";
 
-pub const SUBTREE_END: &str = "SELECT MIN(sort_key) FROM todos WHERE thread_id = $1 AND \
-    sort_key > $2 AND depth <= $3";
-
-pub const STEPS_BETWEEN: &str =
-    "SELECT COUNT(*) FROM todos WHERE thread_id = $1 AND sort_key >= $2 AND sort_key < $3";
-
-pub const KEY_BEFORE: &str =
-    "SELECT MAX(sort_key) FROM todos WHERE thread_id = $1 AND sort_key < $2";
+/// Every target's run of sub-steps with the plan's length (`$2` the 0-based positions as JSON,
+/// `$3` how far to rank): the server's `PlanRepo::runs_at`, the key and the run's end first.
+pub const RUNS_AT: (&str, &str) = (
+    "WITH plan AS (SELECT sort_key, depth, text, ROW_NUMBER() OVER (ORDER BY sort_key) - 1 AS \
+     rank FROM todos WHERE thread_id = $1 ORDER BY sort_key LIMIT $3), hit AS (SELECT * FROM \
+     plan WHERE rank IN (SELECT value FROM json_each($2))) SELECT hit.sort_key, (SELECT \
+     MIN(t.sort_key) FROM todos t WHERE t.thread_id = $1 AND t.sort_key > hit.sort_key AND \
+     t.depth <= hit.depth) AS end_key, (SELECT COUNT(*) FROM todos WHERE thread_id = $1) AS len, \
+     hit.rank, hit.text FROM (SELECT 1 AS one) AS one LEFT JOIN hit ON TRUE",
+    "WITH plan AS (SELECT sort_key, depth, text, ROW_NUMBER() OVER (ORDER BY sort_key) - 1 AS \
+     rank FROM todos WHERE thread_id = $1 ORDER BY sort_key LIMIT $3), hit AS (SELECT * FROM \
+     plan WHERE rank = ANY (ARRAY(SELECT value::bigint FROM jsonb_array_elements_text($2::jsonb)))) \
+     SELECT hit.sort_key, (SELECT MIN(t.sort_key) FROM todos t WHERE t.thread_id = $1 AND \
+     t.sort_key > hit.sort_key AND t.depth <= hit.depth) AS end_key, (SELECT COUNT(*) FROM todos \
+     WHERE thread_id = $1) AS len, hit.rank, hit.text FROM (SELECT 1 AS one) AS one LEFT JOIN hit \
+     ON TRUE",
+);
 
 pub const INSERT_STEPS: (&str, &str) = (
     "INSERT INTO todos (thread_id, sort_key, text, depth, done, created_at, updated_at) SELECT \
