@@ -1,5 +1,6 @@
 //! Edits of steps by position in one statement each (the agent's toggles and rewrites): the
-//! statement finds the steps by rank, changes them and counts the plan.
+//! statement finds the steps by rank, changes them and counts the plan. A removal's targets are
+//! found the same way, with the runs of sub-steps it deletes.
 
 use super::{PlanRepo, PlanStep, StepsChanged, keys::Targets};
 use crate::ThreadId;
