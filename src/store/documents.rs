@@ -180,21 +180,33 @@ impl DocumentsRepo<'_> {
         let Some((title, version)) = row else {
             return Ok(None);
         };
+        Ok(Some(self.replaced(content, title, version, old.as_deref())))
+    }
+
+    /// Marks and journals a body written whole: against the body it replaced, as the edit
+    /// that made one from the other, or, with none, as the whole document.
+    fn replaced(
+        &mut self,
+        content: &str,
+        title: String,
+        version: i64,
+        before: Option<&str>,
+    ) -> Document {
         self.mark(Panel::Document);
         let document = Document {
             title,
             content: content.to_string(),
             version,
         };
-        match old {
-            Some(old) => self.journal_mut().document_ops(
-                vec![splice(&old, content)],
+        match before {
+            Some(before) => self.journal_mut().document_ops(
+                vec![splice(before, content)],
                 document.title.clone(),
                 version,
             ),
             None => self.journal_mut().document_set(Some(document.clone())),
         }
-        Ok(Some(document))
+        document
     }
 
     /// On PostgreSQL, replaces an existing document's body in one statement that also answers
@@ -222,21 +234,8 @@ impl DocumentsRepo<'_> {
             )
             .await
             .context("writing the document")?;
-        let Some((before, title, version)) = row else {
-            return Ok(None);
-        };
-        self.mark(Panel::Document);
-        let document = Document {
-            title,
-            content: content.to_string(),
-            version,
-        };
-        self.journal_mut().document_ops(
-            vec![splice(&before, content)],
-            document.title.clone(),
-            version,
-        );
-        Ok(Some(document))
+        Ok(row
+            .map(|(before, title, version)| self.replaced(content, title, version, Some(&before))))
     }
 
     /// The body, locked against other writers until this transaction ends (on SQLite the

@@ -157,6 +157,14 @@ fn batch_in_order<T: Clone>(indices: &[i64], changed: StepsChanged<T>) -> StepBa
     }
 }
 
+/// The 0-based positions the store takes for the 1-based indices the tools are given.
+fn zero_based(indices: &[i64]) -> Vec<i64> {
+    indices
+        .iter()
+        .map(|index| index.saturating_sub(1))
+        .collect()
+}
+
 /// Refuses an outline that would go deeper than [`MAX_DEPTH`] once offset by `base`.
 fn check_depth(steps: &[crate::store::NewPlanStep], base: i64) -> Result<(), WorkspaceError> {
     let deepest = steps.iter().map(|s| s.depth).max().unwrap_or(0) + base;
@@ -232,10 +240,7 @@ impl Edit {
         require_batch(indices, "indices")?;
         self.lock().await?;
         let thread = self.thread_id();
-        let positions: Vec<i64> = indices
-            .iter()
-            .map(|index| index.saturating_sub(1))
-            .collect();
+        let positions = zero_based(indices);
         let changed = self
             .repo()
             .plan()
@@ -283,11 +288,11 @@ impl Edit {
         let thread = self.thread_id();
         // Resolve every target and its sub-steps against the plan as it is now, in one
         // statement with the plan's length: (index, run of keys, text).
-        let positions: Vec<i64> = indices
-            .iter()
-            .map(|index| index.saturating_sub(1))
-            .collect();
-        let (len, runs) = self.repo().plan().runs_at(&thread, &positions).await?;
+        let (len, runs) = self
+            .repo()
+            .plan()
+            .runs_at(&thread, &zero_based(indices))
+            .await?;
         let len = count(len);
         let targets = resolve_indices(indices.iter().copied(), len);
         let mut ranges: Vec<(i64, StepRange, String)> = Vec::new();
