@@ -208,24 +208,6 @@ impl PlanRepo<'_> {
         })
     }
 
-    /// The step at 0-based `index`.
-    pub async fn step_at(
-        &mut self,
-        thread_id: &ThreadId,
-        index: i64,
-    ) -> Result<Option<StepAt>, StoreError> {
-        if index < 0 {
-            return Ok(None);
-        }
-        self.fetch_optional(
-            "SELECT id, sort_key, depth, text, done FROM todos WHERE thread_id = $1 \
-                 ORDER BY sort_key LIMIT 1 OFFSET $2",
-            &params![thread_id, index],
-        )
-        .await
-        .context("reading a step")
-    }
-
     /// The 0-based index of the step with key `key`: how many steps come before it.
     pub async fn step_index(&mut self, thread_id: &ThreadId, key: i64) -> Result<i64, StoreError> {
         let (count,): (i64,) = self
@@ -290,23 +272,6 @@ impl PlanRepo<'_> {
             .await
             .context("finding where nested steps go")?;
         Ok((row.len, row.place))
-    }
-
-    /// How many steps lie in `range`.
-    pub async fn count_in(
-        &mut self,
-        thread_id: &ThreadId,
-        range: StepRange,
-    ) -> Result<i64, StoreError> {
-        let (count,): (i64,) = self
-            .fetch_one(
-                "SELECT COUNT(*) FROM todos WHERE thread_id = $1 AND sort_key >= $2 \
-                 AND sort_key < $3",
-                &params![thread_id, range.start, range.end.unwrap_or(i64::MAX)],
-            )
-            .await
-            .context("counting sub-steps")?;
-        Ok(count)
     }
 
     /// Inserts `steps` so the first lands at `at.index`, ahead of the step keyed `at.before`,
