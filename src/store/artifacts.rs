@@ -66,6 +66,7 @@ impl ArtifactsRepo<'_> {
         Ok(stored)
     }
 
+    /// The thread's artifacts, newest first, optionally of one type, at most `limit`.
     pub async fn list_artifacts(
         &mut self,
         thread_id: &ThreadId,

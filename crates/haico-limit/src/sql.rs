@@ -233,7 +233,6 @@ pub const LOG_CHANGE_SQLITE: [&str; 6] = [
      thread_id = $1 AND $18 AND id IN (SELECT value FROM json_each($22))",
 ];
 
-/// See [`LOG_CHANGE_SQLITE`]: the same work as one statement of data-modifying CTEs.
 /// The change log's CTEs, shared by [`LOG_CHANGE_POSTGRES`] and
 /// [`LOG_CHANGE_POSTGRES_STAMPING`].
 macro_rules! log_change_ctes {
@@ -266,6 +265,7 @@ macro_rules! log_change_answer {
     };
 }
 
+/// See [`LOG_CHANGE_SQLITE`]: the same work as one statement of data-modifying CTEs.
 pub const LOG_CHANGE_POSTGRES: &str = concat!(log_change_ctes!(), log_change_answer!());
 
 /// [`LOG_CHANGE_POSTGRES`] for a change that stored artifacts: they are tagged with the
