@@ -30,20 +30,27 @@ fn args(pairs: &[(&str, Value)], why: &str) -> Value {
 backend_tests! {
     async fn tools_are_offered_and_a_call_is_a_step(engine) {
         needs!(python_mcp);
+        // A name no other test uses: the metrics are the process's, and another test starting
+        // or killing a server of the same name would move its status gauge under this one.
+        let name = match engine {
+            crate::common::Engine::Sqlite => "offered-sqlite",
+            crate::common::Engine::Postgres => "offered-postgres",
+        };
+        let (echo, secret) = (format!("{name}__echo"), format!("{name}__secret"));
         let setup = McpSetup::new(
             engine,
-            json!({"mcpServers": {"tools": python_entry(&[])}}),
+            json!({"mcpServers": {name: python_entry(&[])}}),
             quick(Duration::from_secs(30)),
             vec![
                 Script::tool_calls(vec![
-                    call("tools__echo", args(&[("text", json!("hello"))], "I check the echo service.")),
-                    call("tools__secret", args(&[], "I check the key reached the server.")),
+                    call(&echo, args(&[("text", json!("hello"))], "I check the echo service.")),
+                    call(&secret, args(&[], "I check the key reached the server.")),
                 ]),
                 Script::text("The echo service answered."),
             ],
         )
         .await;
-        let ready = setup.wait_for("tools", "ready", |_| true).await;
+        let ready = setup.wait_for(name, "ready", |_| true).await;
         assert_eq!(ready["transport"], "stdio");
         assert_eq!(ready["error"], Value::Null);
         assert!(ready["tools"].as_array().unwrap().contains(&json!("crash")), "{ready}");
@@ -54,7 +61,7 @@ backend_tests! {
         assert_eq!(done.data["status"], "completed", "{frames:?}");
         let stepped = steps(&frames);
         assert_eq!(stepped.len(), 2, "{frames:?}");
-        assert_eq!(stepped[0].0, "tools__echo");
+        assert_eq!(stepped[0].0, echo);
         assert_eq!(stepped[0].1, json!({"success": true, "summary": "echo: hello"}));
         // The entry's `env` reaches the child; haico's own variables do not.
         assert_eq!(stepped[1].1["summary"], "key=k-123 leaked=False", "{:?}", stepped[1]);
@@ -71,16 +78,16 @@ backend_tests! {
         sorted.sort();
         assert_eq!(external, sorted);
         assert_eq!(names.iter().position(|n| n.contains("__")), Some(names.len() - external.len()));
-        assert!(names.contains(&"tools__echo".to_string()) && names.contains(&"set_objective".to_string()));
-        let echo = requests[0].body["tools"]
+        assert!(names.contains(&echo) && names.contains(&"set_objective".to_string()));
+        let offered = requests[0].body["tools"]
             .as_array()
             .unwrap()
             .iter()
-            .find(|t| t["function"]["name"] == "tools__echo")
+            .find(|t| t["function"]["name"] == echo.as_str())
             .unwrap()
             .clone();
-        assert!(echo["function"]["description"].as_str().unwrap().contains("prefixed with `echo: `"));
-        let params = &echo["function"]["parameters"];
+        assert!(offered["function"]["description"].as_str().unwrap().contains("prefixed with `echo: `"));
+        let params = &offered["function"]["parameters"];
         assert_eq!(params["properties"]["text"]["type"], "string", "{params}");
         assert_eq!(params["required"], json!(["text", "action_and_reasoning"]));
         // The tool list is the head of the prompt: the same in the turn's second request.
@@ -96,7 +103,7 @@ backend_tests! {
 
         // A step in the conversation, no revision, nothing in the workspace.
         let messages = crate::common::agent::messages(&setup.server, "t").await;
-        assert!(json!(messages).to_string().contains("tools__echo"), "{messages:?}");
+        assert!(json!(messages).to_string().contains(&echo), "{messages:?}");
         let history = setup.server.get("/api/threads/t/history").await.expect(200);
         assert_eq!(history["revisions"], json!([]), "{history}");
         let workspace = setup.server.get("/api/threads/t/workspace").await.expect(200);
@@ -110,24 +117,24 @@ backend_tests! {
             .filter(|l| l["type"] == "step")
             .collect();
         assert_eq!(step_lines.len(), 2, "{recording}");
-        assert!(step_lines[0].to_string().contains("tools__echo"), "{recording}");
+        assert!(step_lines[0].to_string().contains(&echo), "{recording}");
         let imported = setup.server.client.post(setup.server.url("/api/threads/import?id=back"))
             .header("content-type", "application/x-ndjson").body(recording).send().await.unwrap();
         assert_eq!(imported.status(), 201);
         assert_eq!(
-            json!(crate::common::agent::messages(&setup.server, "back").await).to_string().matches("tools__echo").count(),
-            json!(messages).to_string().matches("tools__echo").count()
+            json!(crate::common::agent::messages(&setup.server, "back").await).to_string().matches(&echo).count(),
+            json!(messages).to_string().matches(&echo).count()
         );
 
         let metrics = setup.server.client.get(setup.server.url("/metrics")).send().await.unwrap().text().await.unwrap();
         assert!(
             metrics.lines().any(|l| l.starts_with("haico_mcp_calls_total")
-                && l.contains("server=\"tools\"") && l.contains("tool=\"echo\"") && l.contains("outcome=\"success\"")),
+                && l.contains(&format!("server=\"{name}\"")) && l.contains("tool=\"echo\"") && l.contains("outcome=\"success\"")),
             "{metrics}"
         );
         assert!(
             metrics.lines().any(|l| l.starts_with("haico_mcp_server_status")
-                && l.contains("server=\"tools\"") && l.contains("status=\"ready\"") && l.ends_with(" 1")),
+                && l.contains(&format!("server=\"{name}\"")) && l.contains("status=\"ready\"") && l.ends_with(" 1")),
             "{metrics}"
         );
         setup.cleanup().await;
