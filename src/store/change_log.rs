@@ -1,6 +1,6 @@
 //! What a committed change leaves besides its panels' own rows: its revision (numbered from the
 //! thread's counter) with its first panel record, its events (numbered from the same counter
-//! row), the thread's activity time and the revision tag of the artifacts it stored, all written
+//! row), the thread's activity time (SQLite; PostgreSQL's agent lock sets it) and the revision tag of the artifacts it stored, all written
 //! in **one round trip** — one statement with data-modifying CTEs on PostgreSQL; on SQLite up to
 //! six statements run inline on the writer (`writer.rs`), which costs no trip at all.
 //!
@@ -27,7 +27,8 @@ pub struct ChangeLog<'a> {
     pub revision: Option<(NewRevision<'a>, DateTime<Utc>, Option<PanelWrite<'a>>)>,
     /// Its events, in order.
     pub events: &'a [NewEvent],
-    /// Whether to mark the thread as active now (thread lists sort by it).
+    /// Whether to mark the thread as active now (thread lists sort by it). Only SQLite writes
+    /// it here: on PostgreSQL the agent's lock (`haico_lock_thread`) has marked it already.
     pub touch: bool,
     /// The artifacts the change stored, to be tagged with its revision.
     pub artifacts: &'a [i64],
@@ -110,8 +111,7 @@ macro_rules! log_change_ctes {
     e AS ( \
       INSERT INTO events (thread_id, seq, event, data, created_at) \
       SELECT $1, s.last_seq - $17 + x.ord, x.item->>'event', x.item->>'data', $21 \
-      FROM s, jsonb_array_elements($20::jsonb) WITH ORDINALITY AS x(item, ord)), \
-    t AS (UPDATE threads SET updated_at = $21 WHERE id = $1 AND $19)"
+      FROM s, jsonb_array_elements($20::jsonb) WITH ORDINALITY AS x(item, ord))"
     };
 }
 
@@ -240,8 +240,12 @@ impl<'a> ChangeLog<'a> {
         }
     }
 
-    fn is_empty(&self) -> bool {
-        self.revision.is_none() && self.events.is_empty() && !self.touch
+    /// Whether the log writes nothing on `backend` (where the touch is the lock's, it is no
+    /// reason to send the log).
+    fn is_empty_on(&self, backend: Backend) -> bool {
+        self.revision.is_none()
+            && self.events.is_empty()
+            && (!self.touch || backend == Backend::Postgres)
     }
 
     /// What was logged, from the counters the statement answered.
@@ -298,7 +302,7 @@ impl HistoryRepo<'_> {
         let Tx::Postgres(lent) = &mut self.tx else {
             return Ok(None);
         };
-        if log.is_empty() || !lent.can_execute_and_commit() {
+        if log.is_empty_on(Backend::Postgres) || !lent.can_execute_and_commit() {
             return Ok(None);
         }
         let texts = log.texts()?;
@@ -331,7 +335,7 @@ impl HistoryRepo<'_> {
         thread_id: &ThreadId,
         log: ChangeLog<'_>,
     ) -> Result<LoggedChange, StoreError> {
-        if log.is_empty() {
+        if log.is_empty_on(self.backend()) {
             return Ok(LoggedChange::default());
         }
         let texts = log.texts()?;

@@ -360,9 +360,10 @@ impl Edit {
         let log = ChangeLog {
             revision,
             events: &events,
-            // Thread lists sort by the agent's last work; a person's edit does not take the
-            // thread row, so it never waits behind an agent call.
-            touch: !changed.is_empty() && self.source == Source::Agent,
+            // Thread lists sort by the agent's last work, a call that changed nothing
+            // included (on PostgreSQL its lock marks the thread); a person's edit does not
+            // take the thread row, so it never waits behind an agent call.
+            touch: self.source == Source::Agent,
             artifacts: record
                 .as_ref()
                 .map_or(&[][..], super::history::PendingRevision::artifacts),

@@ -10,10 +10,10 @@
 //! keys.
 
 /// The agent path opens every write by taking the thread row (its turn counter and document
-/// mode).
+/// mode); on PostgreSQL by marking the thread active, which its change log then leaves out.
 pub const LOCK_THREAD: (&str, &str) = (
     "SELECT turn_index, document_mode FROM threads WHERE id = $1",
-    "SELECT turn_index, document_mode FROM threads WHERE id = $1 FOR NO KEY UPDATE",
+    "UPDATE threads SET updated_at = now() WHERE id = $1 RETURNING turn_index, document_mode",
 );
 
 /// The plan's length and its last step, for adding at the end.
@@ -252,8 +252,7 @@ macro_rules! log_change_ctes {
     LIMIT 1) AS prev ON TRUE WHERE $13::text IS NOT NULL RETURNING chain_len, chain_bytes, \
     base_bytes), e AS ( INSERT INTO events (thread_id, seq, event, data, created_at) SELECT $1, \
     s.last_seq - $17 + x.ord, x.item->>'event', x.item->>'data', $21 FROM s, \
-    jsonb_array_elements($20::jsonb) WITH ORDINALITY AS x(item, ord)), t AS (UPDATE threads SET \
-    updated_at = $21 WHERE id = $1 AND $19)"
+    jsonb_array_elements($20::jsonb) WITH ORDINALITY AS x(item, ord))"
     };
 }
 

@@ -252,6 +252,22 @@ impl Harness {
         State { workspace, thread }
     }
 
+    /// Asserts that a successful call left everything as it was at `before` but the thread's
+    /// activity time, which every agent write marks, one that changed nothing included.
+    pub async fn assert_only_marked_since(&self, before: &State) {
+        let now = self.state().await;
+        assert_eq!(
+            now.workspace, before.workspace,
+            "the call changed the workspace"
+        );
+        assert!(now.thread.updated_at >= before.thread.updated_at);
+        let unmarked = haico::store::Thread {
+            updated_at: before.thread.updated_at,
+            ..now.thread
+        };
+        assert_eq!(unmarked, before.thread, "the call changed the thread's row");
+    }
+
     pub async fn workspace(&self) -> Workspace {
         self.state().await.workspace
     }

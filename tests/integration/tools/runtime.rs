@@ -10,7 +10,7 @@ use haico::{
     panels::Panel,
     panels::PreferenceKind,
     tools::{AnyCollection, FailureKind, ToolError, ToolResult, Toolset, build_tools, tool_specs},
-    workspace::{Edit, PreferenceDraft, StepDraft},
+    workspace::{ChangeNote, Edit, PreferenceChange, PreferenceDraft, Source, StepDraft},
 };
 use serde_json::{Value, json};
 
@@ -128,6 +128,52 @@ const SPEC_ORDER: [&str; 16] = [
 ];
 
 backend_tests! {
+    async fn every_agent_write_marks_the_thread_active(engine) {
+        let h = Harness::new(engine).await;
+        h.ok("add_preferences", args(json!({"items": [{"title": "Cheap"}]}))).await;
+        // What a call did to the thread's activity time, read after a pause that makes any
+        // mark later than the one before it.
+        let marks = |tool: &'static str, fields: Value| {
+            let h = &h;
+            async move {
+                let before = h.state().await.thread.updated_at;
+                tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+                let envelope = h.call(tool, args(fields)).await;
+                (envelope, h.state().await.thread.updated_at > before)
+            }
+        };
+
+        let (changed, marked) = marks("set_objective", json!({"objective": "Goal"})).await;
+        assert!(changed.success && marked, "{changed:?}");
+
+        // A person's edit is not the agent's work.
+        let workspaces = h.runtime.workspaces().clone();
+        let before = h.state().await.thread.updated_at;
+        tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+        let mut person = workspaces.edit(&h.thread, Source::User).await.unwrap();
+        let lock = PreferenceChange { locked: Some(true), ..PreferenceChange::default() };
+        let id = h.workspace().await.preferences[0].id;
+        person.change_preference(id, &lock).await.unwrap();
+        person.commit(ChangeNote::user("locked it")).await.unwrap();
+        let after = h.state().await;
+        assert!(after.workspace.preferences[0].locked);
+        assert_eq!(after.thread.updated_at, before, "a person's edit marked the thread");
+
+        // An agent call that changed nothing (its one target is locked) still worked on it.
+        let (skipped, marked) = marks("update_preferences", json!({"updates": [{"index": 1, "kind": "hard"}]})).await;
+        assert!(skipped.success, "{skipped:?}");
+        assert!(skipped.summary.as_deref().unwrap().contains("locked by the user"), "{skipped:?}");
+        assert_eq!(h.workspace().await.preferences[0].kind, PreferenceKind::Soft);
+        assert!(marked, "an agent call that changed nothing left the thread unmarked");
+
+        // A call that fails after taking the thread (the parent is looked up under the lock)
+        // leaves nothing behind, the mark included: `fail` compares the thread's row too.
+        tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+        let error = h.fail("add_todos", args(json!({"steps": [{"text": "x"}], "parent_index": 99}))).await;
+        assert!(error.contains("99"), "{error}");
+        h.cleanup().await;
+    }
+
     async fn failing_and_panicking_bodies_roll_back_everything(engine) {
         let h = Harness::new(engine).await;
         h.ok("set_objective", args(json!({"objective": "Keep me"}))).await;
@@ -287,12 +333,10 @@ backend_tests! {
             assert_eq!(panels(record.changed), expected, "{tool}");
         }
 
-        // A write marks the thread as active.
-        let thread_before = h.state().await.thread;
+        // A write leaves the turn counter alone (when the thread is marked active:
+        // `every_agent_write_marks_the_thread_active`).
         h.ok("set_objective", args(json!({"objective": "Goal 2"}))).await;
-        let thread_after = h.state().await.thread;
-        assert!(thread_after.updated_at >= thread_before.updated_at);
-        assert_eq!(thread_after.turn_index, 0);
+        assert_eq!(h.state().await.thread.turn_index, 0);
 
         // Inside a turn the record (and the artifact) carry its index.
         let mut repo = h.db().begin_write().await.unwrap();
