@@ -1,8 +1,9 @@
 //! What a committed change leaves besides its panels' own rows: its revision (numbered from the
 //! thread's counter) with its first panel record, its events (numbered from the same counter
-//! row), the thread's activity time (SQLite; PostgreSQL's agent lock sets it) and the revision tag of the artifacts it stored, all written
-//! in **one round trip** — one statement with data-modifying CTEs on PostgreSQL; on SQLite up to
-//! six statements run inline on the writer (`writer.rs`), which costs no trip at all.
+//! row), the thread's activity time (on SQLite; on PostgreSQL the agent's lock sets it) and the
+//! revision tag of the artifacts it stored, all written in **one round trip** — one statement
+//! with data-modifying CTEs on PostgreSQL; on SQLite up to six statements run inline on the
+//! writer (`writer.rs`), which costs no trip at all.
 //!
 //! Every change on the write path pays this once, so it is where round trips count.
 //!
@@ -123,7 +124,8 @@ macro_rules! log_change_answer {
     };
 }
 
-/// See [`SQLITE`] for the parameters (all but `$22`).
+/// See [`SQLITE`] for the parameters (all but `$22`; `$19` is declared but unused, since the
+/// agent's lock marked the thread active already).
 const POSTGRES: &str = concat!(log_change_ctes!(), log_change_answer!());
 
 /// [`POSTGRES`] for a change that stored artifacts: the same, and the artifacts (`$22`) tagged
