@@ -95,26 +95,36 @@ free_port() {
 }
 
 start_server() { # url
-  local url=$1 port
-  port=$(free_port)
-  RUST_LOG=warn HAICO_DATABASE_URL="$url" HAICO_BIND="127.0.0.1:$port" \
-    "$haico_bin" serve >"$workdir/server.log" 2>&1 &
-  server_pid=$!
-  base_url="http://127.0.0.1:$port"
-  for _ in $(seq 1 300); do
-    if ! kill -0 "$server_pid" 2>/dev/null; then
-      echo "the server exited during start-up:" >&2
-      tail -n 20 "$workdir/server.log" >&2
-      return 1
-    fi
-    if curl -sf -o /dev/null "$base_url/healthz"; then
-      return 0
-    fi
-    sleep 0.1
+  local url=$1 port attempt
+  # A port found free can be taken before the server binds it (another run, another test):
+  # then the server exits at once saying so, and a fresh port is tried.
+  for attempt in 1 2 3; do
+    port=$(free_port)
+    RUST_LOG=warn HAICO_DATABASE_URL="$url" HAICO_BIND="127.0.0.1:$port" \
+      "$haico_bin" serve >"$workdir/server.log" 2>&1 &
+    server_pid=$!
+    base_url="http://127.0.0.1:$port"
+    for _ in $(seq 1 300); do
+      if ! kill -0 "$server_pid" 2>/dev/null; then
+        wait "$server_pid" 2>/dev/null || true
+        server_pid=""
+        if grep -q "in use" "$workdir/server.log" && [[ $attempt -lt 3 ]]; then
+          echo "port $port was taken before the server bound it; trying another" >&2
+          continue 2
+        fi
+        echo "the server exited during start-up:" >&2
+        tail -n 20 "$workdir/server.log" >&2
+        return 1
+      fi
+      if curl -sf -o /dev/null "$base_url/healthz"; then
+        return 0
+      fi
+      sleep 0.1
+    done
+    echo "the server did not answer /healthz within 30 s:" >&2
+    tail -n 20 "$workdir/server.log" >&2
+    return 1
   done
-  echo "the server did not answer /healthz within 30 s:" >&2
-  tail -n 20 "$workdir/server.log" >&2
-  return 1
 }
 
 run_engine() { # engine
