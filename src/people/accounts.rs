@@ -66,7 +66,7 @@ impl People {
 
     /// Every account.
     pub async fn users(&self) -> Result<Vec<User>, PeopleError> {
-        let mut repo = self.db.begin_read().await?;
+        let mut repo = self.db.autocommit_read().await?;
         let users = repo.people().users().await;
         let _ = repo.rollback().await;
         Ok(users?)
@@ -111,7 +111,7 @@ impl People {
 
     /// The account named `name`.
     pub async fn user_named(&self, name: &str) -> Result<Option<User>, PeopleError> {
-        let mut repo = self.db.begin_read().await?;
+        let mut repo = self.db.autocommit_read().await?;
         let user = repo.people().user_named(name).await;
         let _ = repo.rollback().await;
         Ok(user?)
@@ -122,7 +122,7 @@ impl People {
         if !token.starts_with(TOKEN_PREFIX) {
             return Ok(None);
         }
-        let mut repo = self.db.begin_read().await?;
+        let mut repo = self.db.autocommit_read().await?;
         let user = repo.people().user_by_token(&digest(token)).await;
         let _ = repo.rollback().await;
         Ok(user?)

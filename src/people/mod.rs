@@ -9,6 +9,11 @@
 //! (in `may.rs`); the HTTP layer asks it through the extractor each handler names
 //! (`Authorized<Editor>`…, `http/guards`), MCP per tool call, and open streams through
 //! [`People::access_lost`].
+//!
+//! A signed-in person's every request reads who they are and, on a thread, what they may do
+//! with it before its own work starts. Each of those reads is one statement, so it runs
+//! outside a transaction ([`Database::autocommit_read`]): on PostgreSQL a snapshot's `BEGIN`
+//! and `ROLLBACK` would be two more round trips per read (PERFORMANCE §31).
 
 mod accounts;
 mod may;
@@ -186,7 +191,7 @@ impl People {
             }
             *last = Some(Instant::now());
         }
-        let mut repo = self.db.begin_read().await?;
+        let mut repo = self.db.autocommit_read().await?;
         let any = repo.people().any_user().await;
         let _ = repo.rollback().await;
         let any = any?;

@@ -16,7 +16,7 @@ impl People {
         if password.chars().count() > MAX_PASSWORD_CHARS {
             return Err(PeopleError::WrongPassword);
         }
-        let mut repo = self.db.begin_read().await?;
+        let mut repo = self.db.autocommit_read().await?;
         let found = repo.people().user_for_sign_in(name).await;
         let _ = repo.rollback().await;
         let found = found?;
@@ -59,7 +59,7 @@ impl People {
 
     /// The person a session key belongs to, while it is neither expired nor ended.
     pub async fn session_user(&self, key: &str) -> Result<Option<User>, PeopleError> {
-        let mut repo = self.db.begin_read().await?;
+        let mut repo = self.db.autocommit_read().await?;
         let user = repo.people().session_user(&digest(key)).await;
         let _ = repo.rollback().await;
         Ok(user?)

@@ -41,7 +41,7 @@ impl People {
         principal: &Principal,
         thread: &ThreadId,
     ) -> Result<Option<Access>, PeopleError> {
-        let mut repo = self.db.begin_read().await?;
+        let mut repo = self.db.autocommit_read().await?;
         let result = match principal {
             Principal::Anonymous => Ok(Some(Access::None)),
             Principal::Local | Principal::AdminToken => repo
@@ -86,7 +86,7 @@ impl People {
                 .map(|thread| with_access(thread, Access::Owner))
                 .collect());
         }
-        let mut repo = self.db.begin_read().await?;
+        let mut repo = self.db.autocommit_read().await?;
         let roles = repo.people().visible_threads(user.id).await;
         let _ = repo.rollback().await;
         let roles: std::collections::HashMap<String, String> = roles?.into_iter().collect();
@@ -118,7 +118,7 @@ impl People {
 
     /// The thread's owner and members.
     pub async fn members(&self, thread: &ThreadId) -> Result<Vec<Member>, PeopleError> {
-        let mut repo = self.db.begin_read().await?;
+        let mut repo = self.db.autocommit_read().await?;
         let members = repo.people().members(thread).await;
         let _ = repo.rollback().await;
         Ok(members?)

@@ -6,6 +6,7 @@
 //! timing would only drift. Each call runs once to warm up first (sqlx prepares a statement on
 //! its first use on a connection, one more round trip that later calls do not pay).
 
+use haico::people::{Op, People, Principal, Refusal, ToolUse};
 use haico::store::{
     Database, SqlValue,
     lender::{Lender, Lent, Named, Rider},
@@ -204,6 +205,61 @@ async fn a_document_tool_in_suggest_mode_starts_over() {
         .unwrap();
     view.close().await;
     assert_eq!(open.len(), 2);
+    h.cleanup().await;
+}
+
+/// A signed-in person's request reads who they are and what they may do with the thread
+/// before anything else: one round trip each, outside a transaction (a snapshot would add
+/// `BEGIN` and `ROLLBACK` to both, six trips before a two-trip tool call), whatever the
+/// answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_signed_in_persons_checks_are_one_trip_each() {
+    if !crate::common::needs::postgres() {
+        return;
+    }
+    let h = Harness::new(Engine::Postgres).await;
+    let lender = lender_of(&h);
+    let people = People::new(h.db().clone());
+    people.create_user("boss", true, None).await.unwrap();
+    let (_, editor_token) = people.create_user("ed", false, None).await.unwrap();
+    let (_, viewer_token) = people.create_user("vi", false, None).await.unwrap();
+    people.share(&h.thread, "ed", "editor").await.unwrap();
+    people.share(&h.thread, "vi", "viewer").await.unwrap();
+    let write = Op::CallTool(ToolUse::Writes);
+
+    for (token, expected) in [
+        (&editor_token, Ok(())),
+        (&viewer_token, Err(Refusal::ReadOnly)),
+    ] {
+        // Warm up: sqlx prepares each statement once per connection.
+        let user = people.user_by_token(token).await.unwrap().unwrap();
+        let principal = Principal::User(user);
+        people
+            .may(&principal, Some(&h.thread), write)
+            .await
+            .unwrap()
+            .unwrap_or(());
+
+        let before = lender.round_trips();
+        let user = people
+            .user_by_token(token)
+            .await
+            .unwrap()
+            .expect("the token's account");
+        assert_eq!(
+            lender.round_trips() - before,
+            1,
+            "identifying {}",
+            user.name
+        );
+        let before = lender.round_trips();
+        let answer = people
+            .may(&Principal::User(user.clone()), Some(&h.thread), write)
+            .await
+            .unwrap();
+        assert_eq!(lender.round_trips() - before, 1, "{}'s access", user.name);
+        assert_eq!(answer, expected, "{}", user.name);
+    }
     h.cleanup().await;
 }
 
