@@ -10,7 +10,7 @@ use crate::{config::UserAction, people::People, store::Database};
 
 /// Runs one `haico user` action and prints its outcome.
 pub async fn run(db: Database, action: &UserAction) -> anyhow::Result<()> {
-    let people = People::new(db);
+    let people = People::new(db.clone());
     match action {
         UserAction::Add {
             name,
@@ -71,6 +71,12 @@ pub async fn run(db: Database, action: &UserAction) -> anyhow::Result<()> {
             );
             println!("{token}");
         }
+    }
+    // Servers on PostgreSQL remember who tokens are and who may do what: tell them at once.
+    if let (Database::Postgres { pool, .. }, false) =
+        (&db, matches!(action, UserAction::List { .. }))
+    {
+        crate::replicas::doorbell::announce_people_change(pool).await;
     }
     Ok(())
 }

@@ -12,7 +12,10 @@ use haico::{
     events::{DEFAULT_POLL_INTERVAL, PollingBus},
     http::{self, AppState, HttpConfig},
     mcp_client::McpServers,
-    replicas::{Doorbell, doorbell::OnCancel},
+    replicas::{
+        Doorbell,
+        doorbell::{OnCancel, OnPeople},
+    },
     store::Database,
     tools::tool_specs,
 };
@@ -99,6 +102,7 @@ async fn run() -> anyhow::Result<()> {
                         &haico::replicas::ReplicaId::generate(),
                         bus.clone(),
                         Arc::new(|_: &str| {}),
+                        Arc::new(|| {}),
                         true,
                     )
                     .await;
@@ -206,15 +210,21 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                     tracing::info!(thread = %thread, "cancelled at another replica's request");
                 }
             });
+            let people = state.people().clone();
+            let on_people: OnPeople = Arc::new(move || people.changed_elsewhere());
             let (bell, tasks) = Doorbell::start(
                 pool.clone(),
                 &replica,
                 bus.clone(),
                 on_cancel,
+                on_people,
                 args.replica.listen(),
             )
             .await;
             bus.ring_with(bell.clone());
+            // Who tokens are and who may do what are remembered while the bell hears the
+            // other replicas' changes (`people/remembered.rs`).
+            state.people().remember_with(Arc::new(bell.clone()));
             state.agent().ring_with(bell.clone());
             state.watch_doorbell(Arc::clone(bell.status()));
             Some(tasks)

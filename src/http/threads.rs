@@ -207,6 +207,7 @@ async fn delete_thread(
     Path(path): Path<ThreadPath>,
 ) -> Result<StatusCode, ApiError> {
     state.workspaces().delete_thread(&path.thread_id).await?;
+    state.people().thread_deleted();
     Ok(StatusCode::NO_CONTENT)
 }
 

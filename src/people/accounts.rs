@@ -55,6 +55,8 @@ impl People {
             Ok(user) => {
                 repo.commit().await?;
                 self.accounts.store(true, Ordering::Relaxed);
+                // The first administrator adopts the threads nobody owned.
+                self.changed();
                 Ok((user, token))
             }
             Err(err) => {
@@ -86,7 +88,6 @@ impl People {
             })
         })
         .await?;
-        self.sharing_changed();
         Ok(())
     }
 
@@ -122,10 +123,20 @@ impl People {
         if !token.starts_with(TOKEN_PREFIX) {
             return Ok(None);
         }
+        let digest = digest(token);
+        let remembered = self.remembered.get();
+        if let Some(user) = remembered.and_then(|kept| kept.token(&digest)) {
+            return Ok(Some(user));
+        }
+        let began = remembered.map(|kept| kept.read_begins());
         let mut repo = self.db.autocommit_read().await?;
-        let user = repo.people().user_by_token(&digest(token)).await;
+        let user = repo.people().user_by_token(&digest).await;
         let _ = repo.rollback().await;
-        Ok(user?)
+        let user = user?;
+        if let (Some(kept), Some(began), Some(user)) = (remembered, began, &user) {
+            kept.keep_token(began, &digest, user);
+        }
+        Ok(user)
     }
 }
 

@@ -165,8 +165,8 @@ impl People {
     /// Resolves once `principal` may no longer read `thread` (it was unshared, the account
     /// removed or its role changed), so an open stream — REST's events, a chat turn's answer,
     /// MCP notifications — does not outlive the access it was opened with. Asked again at once
-    /// when this process changes sharing or accounts, and every [`ACCESS_RECHECK`] for changes
-    /// made elsewhere (another replica, `haico user remove`). Never resolves for one-person
+    /// when this process changes sharing or accounts or hears that another did (the doorbell,
+    /// on PostgreSQL), and every [`ACCESS_RECHECK`] for changes it was not told about. Never resolves for one-person
     /// mode and the administrator's token.
     pub async fn access_lost(self, principal: Principal, thread: ThreadId) {
         let Principal::User(opened_by) = principal else {
@@ -193,12 +193,6 @@ impl People {
                 return;
             }
         }
-    }
-
-    /// Wakes every open stream of this process to ask again whether its caller may still read
-    /// its thread.
-    pub(super) fn sharing_changed(&self) {
-        self.sharing.notify_waiters();
     }
 }
 

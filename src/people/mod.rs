@@ -17,6 +17,7 @@
 
 mod accounts;
 mod may;
+mod remembered;
 mod secrets;
 mod sessions;
 mod sharing;
@@ -24,7 +25,7 @@ mod throttle;
 
 use std::{
     sync::{
-        Arc, Mutex,
+        Arc, Mutex, OnceLock,
         atomic::{AtomicBool, Ordering},
     },
     time::{Duration, Instant},
@@ -158,6 +159,19 @@ pub struct People {
     /// Rung when this process changes sharing or accounts: open streams ask again at once
     /// whether their caller may still read their thread ([`People::access_lost`]).
     sharing: Arc<tokio::sync::Notify>,
+    /// Who tokens are and who may do what with which thread, once [`People::remember_with`]
+    /// turned it on (`remembered.rs`).
+    remembered: Arc<OnceLock<remembered::Remembered>>,
+}
+
+/// How a server hears of, and tells, the changes other processes make to accounts and sharing:
+/// the replicas' doorbell on PostgreSQL (`replicas/doorbell.rs`).
+pub trait PeopleBell: Send + Sync + std::fmt::Debug {
+    /// Whether other processes' changes reach this one now; while they do not, nothing is
+    /// remembered between requests.
+    fn hears_changes(&self) -> bool;
+    /// Tells the other processes that accounts or sharing changed.
+    fn announce_change(&self);
 }
 
 /// How long a server without accounts trusts its last look before asking the database again
@@ -173,6 +187,41 @@ impl People {
             accounts: Arc::new(AtomicBool::new(false)),
             last_check: Arc::new(Mutex::new(None)),
             sharing: Arc::default(),
+            remembered: Arc::default(),
+        }
+    }
+
+    /// Remembers who tokens are and what people may do with threads between requests, for as
+    /// long as `bell` hears other processes' changes (`remembered.rs`). Only on PostgreSQL,
+    /// where each of those reads is a round trip; SQLite answers them on the caller's thread
+    /// for less than remembering would save. Turned on once; later calls change nothing.
+    pub fn remember_with(&self, bell: Arc<dyn PeopleBell>) {
+        if matches!(self.db, Database::Postgres { .. }) {
+            let _ = self.remembered.set(remembered::Remembered::new(bell));
+        }
+    }
+
+    /// Another process changed accounts or sharing: forget what was remembered, and have open
+    /// streams ask again whether their caller may still read their thread.
+    pub fn changed_elsewhere(&self) {
+        if let Some(remembered) = self.remembered.get() {
+            remembered.forget();
+        }
+        self.sharing.notify_waiters();
+    }
+
+    /// A thread was deleted, with its sharing: what was remembered about it goes, here and in
+    /// the other processes (its id may be used again, by someone else).
+    pub fn thread_deleted(&self) {
+        self.changed();
+    }
+
+    /// This process changed accounts or sharing: as [`Self::changed_elsewhere`], and the other
+    /// processes are told.
+    fn changed(&self) {
+        self.changed_elsewhere();
+        if let Some(remembered) = self.remembered.get() {
+            remembered.announce();
         }
     }
 
@@ -201,7 +250,8 @@ impl People {
         Ok(any)
     }
 
-    /// Runs `change` in a write transaction, committed when it succeeds.
+    /// Runs `change` in a write transaction, committed when it succeeds; then every answer
+    /// remembered is forgotten, here and in the other processes, and open streams check again.
     async fn write<T>(
         &self,
         change: impl for<'a> FnOnce(
@@ -212,6 +262,7 @@ impl People {
         match change(&mut repo).await {
             Ok(value) => {
                 repo.commit().await?;
+                self.changed();
                 Ok(value)
             }
             Err(err) => {

@@ -41,31 +41,38 @@ impl People {
         principal: &Principal,
         thread: &ThreadId,
     ) -> Result<Option<Access>, PeopleError> {
-        let mut repo = self.db.autocommit_read().await?;
-        let result = match principal {
-            Principal::Anonymous => Ok(Some(Access::None)),
-            Principal::Local | Principal::AdminToken => repo
-                .threads()
-                .get_thread(thread)
-                .await
-                .map(|found| found.map(|_| Access::Owner)),
-            Principal::User(user) => {
-                repo.people()
-                    .thread_access(thread, user.id)
-                    .await
-                    .map(|found| {
-                        found.map(|(owner, role)| match (owner, role.as_deref()) {
-                            _ if user.role == ADMIN => Access::Owner,
-                            (Some(owner), _) if owner == user.id => Access::Owner,
-                            (_, Some("editor")) => Access::Editor,
-                            (_, Some("viewer")) => Access::Viewer,
-                            _ => Access::None,
-                        })
-                    })
+        let user = match principal {
+            Principal::Anonymous => return Ok(Some(Access::None)),
+            Principal::Local | Principal::AdminToken => {
+                let mut repo = self.db.autocommit_read().await?;
+                let found = repo.threads().get_thread(thread).await;
+                let _ = repo.rollback().await;
+                return Ok(found?.map(|_| Access::Owner));
+            }
+            Principal::User(user) => user,
+        };
+        let remembered = self.remembered.get();
+        let row = match remembered.and_then(|kept| kept.access(user.id, thread)) {
+            Some(row) => Some(row),
+            None => {
+                let began = remembered.map(|kept| kept.read_begins());
+                let mut repo = self.db.autocommit_read().await?;
+                let row = repo.people().thread_access(thread, user.id).await;
+                let _ = repo.rollback().await;
+                let row = row?;
+                if let (Some(kept), Some(began), Some(row)) = (remembered, began, &row) {
+                    kept.keep_access(began, user.id, thread, row);
+                }
+                row
             }
         };
-        let _ = repo.rollback().await;
-        Ok(result?)
+        Ok(row.map(|(owner, role)| match (owner, role.as_deref()) {
+            _ if user.role == ADMIN => Access::Owner,
+            (Some(owner), _) if owner == user.id => Access::Owner,
+            (_, Some("editor")) => Access::Editor,
+            (_, Some("viewer")) => Access::Viewer,
+            _ => Access::None,
+        }))
     }
 
     /// The threads `principal` may see, out of `threads`, each saying what a signed-in
@@ -158,7 +165,6 @@ impl People {
             })
         })
         .await?;
-        self.sharing_changed();
         self.members(thread).await
     }
 
@@ -183,7 +189,6 @@ impl People {
             })
         })
         .await?;
-        self.sharing_changed();
         self.members(thread).await
     }
 }

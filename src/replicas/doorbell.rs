@@ -4,7 +4,9 @@
 //! Every replica keeps one connection of its own, outside the pool, listening on the
 //! schema's channel ([`CHANNEL_PREFIX`]). After a commit, the replica rings with the thread and the newest sequence
 //! number (`e <thread> <seq>`); a cancel asked for a turn running elsewhere rings with the
-//! thread (`c <thread>`). Rings are batched: whatever queued within a few milliseconds of the
+//! thread (`c <thread>`); a change of accounts or sharing rings `u`, so that every replica
+//! forgets who tokens are and who may do what (`people/remembered.rs`), `haico user` included
+//! ([`announce_people_change`]). Rings are batched: whatever queued within a few milliseconds of the
 //! first (and while the previous `pg_notify` was on the wire) goes out in one notification, a
 //! thread's events coalesced to its newest number,
 //! payloads kept far under PostgreSQL's 8000-byte limit. The ring is sent after the commit,
@@ -91,6 +93,10 @@ pub struct Doorbell {
 /// Called with the thread of every cancel ring heard.
 pub type OnCancel = Arc<dyn Fn(&str) + Send + Sync>;
 
+/// Called when another process changed accounts or sharing, and after the listener
+/// (re)connects, since rings may have been missed while it was down.
+pub type OnPeople = Arc<dyn Fn() + Send + Sync>;
+
 /// The doorbell's background tasks; abort them on shutdown.
 #[derive(Debug)]
 pub struct DoorbellTasks {
@@ -110,7 +116,8 @@ impl DoorbellTasks {
 
 impl Doorbell {
     /// Starts ringing over `pool` and, with `listen`, listening on a connection of its own;
-    /// events heard go to `bus`, cancels to `on_cancel`. Returns once the listener is known
+    /// events heard go to `bus`, cancels to `on_cancel`, changes of accounts or sharing to
+    /// `on_people`. Returns once the listener is known
     /// to hear rings, or known not to (then the reason is logged and the bus keeps polling).
     /// Without `listen` (a process that runs no event streams, or `HAICO_LISTEN_NOTIFY=off`)
     /// it neither listens nor rings: the replicas poll the event log, and a cancel reaches
@@ -120,6 +127,7 @@ impl Doorbell {
         replica: &ReplicaId,
         bus: Arc<PollingBus>,
         on_cancel: OnCancel,
+        on_people: OnPeople,
         listen: bool,
     ) -> (Self, DoorbellTasks) {
         let (out, rx) = mpsc::unbounded_channel();
@@ -157,6 +165,7 @@ impl Doorbell {
                 channel: Arc::clone(&channel),
                 bus,
                 on_cancel,
+                on_people,
                 status: Arc::clone(&status),
                 probe,
                 ring: doorbell.out.clone(),
@@ -221,6 +230,39 @@ impl Doorbell {
     /// How the listening side is doing.
     pub fn status(&self) -> &Arc<DoorbellStatus> {
         &self.status
+    }
+}
+
+impl crate::people::PeopleBell for Doorbell {
+    fn hears_changes(&self) -> bool {
+        self.ringing && self.status.listening()
+    }
+
+    fn announce_change(&self) {
+        if self.ringing {
+            let _ = self.out.send(Ring::People);
+        }
+    }
+}
+
+/// Tells every listening replica that accounts or sharing changed, from a process that keeps
+/// no doorbell (`haico user`). A failure is only logged: the replicas forget what they
+/// remember within [`crate::people::ACCESS_RECHECK`] anyway.
+pub async fn announce_people_change(pool: &PgPool) {
+    let channel = channel_of(pool).await;
+    let sent = tokio::time::timeout(
+        RING_TIMEOUT,
+        sqlx::query("SELECT pg_notify($1, $2)")
+            .bind(&channel)
+            .bind("u")
+            .execute(pool),
+    )
+    .await;
+    if !matches!(sent, Ok(Ok(_))) {
+        tracing::warn!(
+            "could not tell the running servers that accounts changed; they notice within {} s",
+            crate::people::ACCESS_RECHECK.as_secs()
+        );
     }
 }
 
@@ -313,6 +355,7 @@ struct Listening {
     channel: Arc<str>,
     bus: Arc<PollingBus>,
     on_cancel: OnCancel,
+    on_people: OnPeople,
     status: Arc<DoorbellStatus>,
     /// The self-test's nonce.
     probe: String,
@@ -326,6 +369,7 @@ async fn listen_loop(listening: Listening, echo: tokio::sync::oneshot::Sender<()
         channel,
         bus,
         on_cancel,
+        on_people,
         status,
         probe,
         ring,
@@ -352,6 +396,9 @@ async fn listen_loop(listening: Listening, echo: tokio::sync::oneshot::Sender<()
         if reported {
             tracing::info!("the LISTEN connection is back");
         }
+        // Changes of accounts or sharing rung while nobody listened are in no log: what was
+        // remembered is forgotten before the status says rings are heard again.
+        on_people();
         // Listening counts once the self-test's echo is heard; after that, a reconnect is
         // trusted as the first connection was.
         if echo.is_none() {
@@ -372,6 +419,7 @@ async fn listen_loop(listening: Listening, echo: tokio::sync::oneshot::Sender<()
                 match ring {
                     Ring::Event { thread, seq } => moved.push((thread, seq)),
                     Ring::Cancel { thread } => on_cancel(&thread),
+                    Ring::People => on_people(),
                     Ring::Probe { nonce } if nonce == probe => {
                         if let Some(echo) = echo.take() {
                             status.set(LISTENING, "");

@@ -50,3 +50,25 @@ fn parse_skips_what_it_does_not_know() {
         }]
     );
 }
+
+#[test]
+fn changes_to_people_ring_once_per_batch() {
+    let sent = payloads(vec![
+        Ring::People,
+        Ring::Cancel { thread: "t".into() },
+        Ring::People,
+    ]);
+    assert_eq!(sent.len(), 1);
+    let got = parse(&sent[0]);
+    assert_eq!(
+        got.iter().filter(|ring| **ring == Ring::People).count(),
+        1,
+        "{got:?}"
+    );
+    assert!(got.contains(&Ring::Cancel { thread: "t".into() }));
+    assert_eq!(
+        parse("u extra"),
+        Vec::new(),
+        "a ring with more words is not one"
+    );
+}

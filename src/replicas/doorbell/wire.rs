@@ -15,12 +15,15 @@ pub(super) enum Ring {
     Cancel { thread: String },
     /// The start-up self-test.
     Probe { nonce: String },
+    /// Accounts or sharing changed: forget who tokens are and who may do what.
+    People,
 }
 
 /// Lines for `rings` (events coalesced per thread to the newest), cut into payloads that fit.
 pub(super) fn payloads(rings: Vec<Ring>) -> Vec<String> {
     let mut newest: HashMap<String, i64> = HashMap::new();
     let mut lines = Vec::new();
+    let mut people = false;
     for ring in rings {
         match ring {
             Ring::Event { thread, seq } => {
@@ -29,7 +32,11 @@ pub(super) fn payloads(rings: Vec<Ring>) -> Vec<String> {
             }
             Ring::Cancel { thread } => lines.push(format!("c {thread}")),
             Ring::Probe { nonce } => lines.push(format!("p {nonce}")),
+            Ring::People => people = true,
         }
+    }
+    if people {
+        lines.push("u".to_string());
     }
     lines.extend(
         newest
@@ -70,6 +77,7 @@ pub(super) fn parse(payload: &str) -> Vec<Ring> {
                 (Some("p"), Some(nonce), None) => Some(Ring::Probe {
                     nonce: nonce.to_string(),
                 }),
+                (Some("u"), None, None) => Some(Ring::People),
                 _ => None,
             }
         })

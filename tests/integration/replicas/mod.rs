@@ -3,3 +3,4 @@
 mod approvals;
 mod cluster;
 mod nginx;
+mod people;

@@ -6,7 +6,12 @@
 //! timing would only drift. Each call runs once to warm up first (sqlx prepares a statement on
 //! its first use on a connection, one more round trip that later calls do not pay).
 
-use haico::people::{Op, People, Principal, Refusal, ToolUse};
+use std::sync::{
+    Arc,
+    atomic::{AtomicBool, AtomicUsize, Ordering},
+};
+
+use haico::people::{Op, People, PeopleBell, Principal, Refusal, ToolUse};
 use haico::store::{
     Database, SqlValue,
     lender::{Lender, Lent, Named, Rider},
@@ -260,6 +265,83 @@ async fn a_signed_in_persons_checks_are_one_trip_each() {
         assert_eq!(lender.round_trips() - before, 1, "{}'s access", user.name);
         assert_eq!(answer, expected, "{}", user.name);
     }
+    h.cleanup().await;
+}
+
+/// A bell for [`People::remember_with`] whose hearing the test turns on and off, and which
+/// counts what it announced.
+#[derive(Debug, Default)]
+struct TestBell {
+    hears: AtomicBool,
+    announced: AtomicUsize,
+}
+
+impl PeopleBell for TestBell {
+    fn hears_changes(&self) -> bool {
+        self.hears.load(Ordering::SeqCst)
+    }
+
+    fn announce_change(&self) {
+        self.announced.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// With a bell that hears other processes' changes, a signed-in person's checks cost no round
+/// trip once answered; a change made here is answered fresh at once and announced; while the
+/// bell does not hear, every check reads again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remembered_checks_cost_nothing_until_something_changes() {
+    if !crate::common::needs::postgres() {
+        return;
+    }
+    let h = Harness::new(Engine::Postgres).await;
+    let lender = lender_of(&h);
+    let people = People::new(h.db().clone());
+    let bell = Arc::new(TestBell::default());
+    bell.hears.store(true, Ordering::SeqCst);
+    people.remember_with(bell.clone());
+    people.create_user("boss", true, None).await.unwrap();
+    let (_, token) = people.create_user("ed", false, None).await.unwrap();
+    people.share(&h.thread, "ed", "editor").await.unwrap();
+    let write = Op::CallTool(ToolUse::Writes);
+    let check = async || {
+        let before = lender.round_trips();
+        let user = people.user_by_token(&token).await.unwrap().expect("ed");
+        let answer = people
+            .may(&Principal::User(user), Some(&h.thread), write)
+            .await
+            .unwrap();
+        (answer, lender.round_trips() - before)
+    };
+
+    assert_eq!(check().await, (Ok(()), 2), "the first check reads");
+    assert_eq!(check().await, (Ok(()), 0), "then it is remembered");
+    let announced = bell.announced.load(Ordering::SeqCst);
+    people.share(&h.thread, "ed", "viewer").await.unwrap();
+    assert_eq!(bell.announced.load(Ordering::SeqCst), announced + 1);
+    assert_eq!(
+        check().await,
+        (Err(Refusal::ReadOnly), 2),
+        "a change here: read afresh"
+    );
+    assert_eq!(check().await, (Err(Refusal::ReadOnly), 0));
+    people.changed_elsewhere();
+    assert_eq!(
+        check().await,
+        (Err(Refusal::ReadOnly), 2),
+        "rung by another replica"
+    );
+
+    // The bell went deaf (the LISTEN connection is down): nothing remembered is trusted.
+    bell.hears.store(false, Ordering::SeqCst);
+    assert_eq!(check().await, (Err(Refusal::ReadOnly), 2));
+    assert_eq!(check().await, (Err(Refusal::ReadOnly), 2));
+    bell.hears.store(true, Ordering::SeqCst);
+
+    // A removed account's token is unknown at once.
+    assert_eq!(check().await.1, 2);
+    people.remove_user("ed").await.unwrap();
+    assert_eq!(people.user_by_token(&token).await.unwrap(), None);
     h.cleanup().await;
 }
 
