@@ -18,6 +18,9 @@
 #   HAICO_BIN           server binary to test (default target/release/haico), e.g. a saved
 #                       copy for before/after comparisons
 #   SKIP_BUILD=1        do not run cargo build first
+#   LOAD_AS=member      call as a signed-in member (accounts made with `haico user add`, the
+#                       member's personal token sent with every call, so every call is
+#                       identified and its access checked) instead of in one-person mode
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,7 +30,15 @@ clients=${CLIENTS:-32}
 pg_base=${HAICO_LOAD_PG:-postgres://postgres@127.0.0.1:5432}
 results_dir=${LOAD_RESULTS_DIR:-target/load}
 haico_bin=${HAICO_BIN:-target/release/haico}
+load_as=${LOAD_AS:-}
 
+case "$load_as" in
+  "" | member) ;;
+  *)
+    echo "LOAD_AS must be empty (one-person mode) or member, got '$load_as'" >&2
+    exit 64
+    ;;
+esac
 case "$engine" in
   sqlite | postgres | both) ;;
   *)
@@ -144,6 +155,15 @@ run_engine() { # engine
       url="$pg_base/$pg_db"
       ;;
   esac
+  local token_args=()
+  if [[ $load_as == member ]]; then
+    # An administrator first (the first account adopts the threads nobody owns), then the
+    # member whose token makes the calls and who owns the threads haico-load makes.
+    HAICO_DATABASE_URL="$url" "$haico_bin" user add load-admin --admin >/dev/null 2>&1
+    local token
+    token=$(HAICO_DATABASE_URL="$url" "$haico_bin" user add load-member 2>/dev/null)
+    token_args=(--token "$token")
+  fi
   log "$name: starting the server (RUST_LOG=warn)"
   start_server "$url" || {
     stop_server
@@ -164,7 +184,7 @@ run_engine() { # engine
   fi
   # shellcheck disable=SC2086 # LOAD_ARGS is a list of flags on purpose
   target/release/haico-load --url "$base_url" --clients "$clients" --duration "$duration" \
-    --server-pid "$server_pid" "${database_args[@]}" --json-out "$results_dir/$name.json" \
+    --server-pid "$server_pid" "${database_args[@]}" "${token_args[@]}" --json-out "$results_dir/$name.json" \
     ${LOAD_ARGS:-} || status=$?
   stop_server
   if grep -qiE 'panic|error' "$workdir/server.log"; then
