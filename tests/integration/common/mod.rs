@@ -315,6 +315,24 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// Sends a request with a bearer token through `client`; returns the status and the JSON body
+/// (`null` when there is none).
+pub async fn send_as(
+    client: &reqwest::Client,
+    method: reqwest::Method,
+    url: String,
+    token: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let mut request = client.request(method, url).bearer_auth(token);
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
 pub mod agent;
 pub mod child;
 pub mod cluster;

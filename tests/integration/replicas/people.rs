@@ -22,16 +22,7 @@ async fn call(
     path: &str,
     body: Option<Value>,
 ) -> (u16, Value) {
-    let mut request = server
-        .http
-        .request(method, server.url(path))
-        .bearer_auth(token);
-    if let Some(body) = body {
-        request = request.json(&body);
-    }
-    let response = request.send().await.unwrap();
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
+    common::send_as(&server.http, method, server.url(path), token, body).await
 }
 
 /// Repeats `ask` until it answers `want`, and says how long that took (`None`: not within

@@ -19,16 +19,7 @@ async fn send(
     token: &str,
     body: Option<Value>,
 ) -> (u16, Value) {
-    let mut request = server
-        .client
-        .request(method, server.url(path))
-        .bearer_auth(token);
-    if let Some(body) = body {
-        request = request.json(&body);
-    }
-    let response = request.send().await.unwrap();
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
+    crate::common::send_as(&server.client, method, server.url(path), token, body).await
 }
 
 backend_tests! {
