@@ -41,6 +41,18 @@ impl People {
         principal: &Principal,
         thread: &ThreadId,
     ) -> Result<Option<Access>, PeopleError> {
+        self.read_access(principal, thread, true).await
+    }
+
+    /// [`Self::thread_access`], from what is remembered (when `recall` and it is) or read
+    /// afresh, as an open stream's recheck does: it looks for a change nobody rang for, which
+    /// a remembered answer would hide for as long again.
+    pub(super) async fn read_access(
+        &self,
+        principal: &Principal,
+        thread: &ThreadId,
+        recall: bool,
+    ) -> Result<Option<Access>, PeopleError> {
         let user = match principal {
             Principal::Anonymous => return Ok(Some(Access::None)),
             Principal::Local | Principal::AdminToken => {
@@ -52,7 +64,10 @@ impl People {
             Principal::User(user) => user,
         };
         let remembered = self.remembered.get();
-        let row = match remembered.and_then(|kept| kept.access(user.id, thread)) {
+        let recalled = remembered
+            .filter(|_| recall)
+            .and_then(|kept| kept.access(user.id, thread));
+        let row = match recalled {
             Some(row) => Some(row),
             None => {
                 let began = remembered.map(|kept| kept.read_begins());
