@@ -159,9 +159,16 @@ run_engine() { # engine
   if [[ $load_as == member ]]; then
     # An administrator first (the first account adopts the threads nobody owns), then the
     # member whose token makes the calls and who owns the threads haico-load makes.
-    HAICO_DATABASE_URL="$url" "$haico_bin" user add load-admin --admin >/dev/null 2>&1
-    local token
-    token=$(HAICO_DATABASE_URL="$url" "$haico_bin" user add load-member 2>/dev/null)
+    local token=""
+    if HAICO_DATABASE_URL="$url" "$haico_bin" user add load-admin --admin >/dev/null 2>"$workdir/user.log"; then
+      token=$(HAICO_DATABASE_URL="$url" "$haico_bin" user add load-member 2>"$workdir/user.log") || token=""
+    fi
+    if [[ -z $token ]]; then
+      echo "$name: could not make the accounts for LOAD_AS=member:" >&2
+      cat "$workdir/user.log" >&2
+      drop_pg_db
+      return 1
+    fi
     token_args=(--token "$token")
   fi
   log "$name: starting the server (RUST_LOG=warn)"

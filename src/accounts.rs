@@ -73,8 +73,8 @@ pub async fn run(db: Database, action: &UserAction) -> anyhow::Result<()> {
         }
     }
     // Servers on PostgreSQL remember who tokens are and who may do what: tell them at once.
-    if let (Database::Postgres { pool, .. }, false) =
-        (&db, matches!(action, UserAction::List { .. }))
+    if !matches!(action, UserAction::List { .. })
+        && let Database::Postgres { pool, .. } = &db
     {
         crate::replicas::doorbell::announce_people_change(pool).await;
     }

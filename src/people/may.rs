@@ -153,10 +153,23 @@ impl People {
         thread: Option<&ThreadId>,
         op: Op,
     ) -> Result<Result<(), Refusal>, PeopleError> {
+        self.decide(principal, thread, op, true).await
+    }
+
+    /// [`Self::may`], with the caller's access recalled from what this process remembers
+    /// (`recall`) or read afresh (`remembered.rs`).
+    async fn decide(
+        &self,
+        principal: &Principal,
+        thread: Option<&ThreadId>,
+        op: Op,
+        recall: bool,
+    ) -> Result<Result<(), Refusal>, PeopleError> {
         let access = match (principal, thread) {
-            (Principal::User(_), Some(thread)) if op.on_thread() && !principal.is_admin() => {
-                self.access(principal, thread).await?
-            }
+            (Principal::User(_), Some(thread)) if op.on_thread() && !principal.is_admin() => self
+                .read_access(principal, thread, recall)
+                .await?
+                .unwrap_or(Access::None),
             _ => Access::None,
         };
         Ok(may(principal, access, op))
@@ -166,8 +179,8 @@ impl People {
     /// removed or its role changed), so an open stream — REST's events, a chat turn's answer,
     /// MCP notifications — does not outlive the access it was opened with. Asked again at once
     /// when this process changes sharing or accounts or hears that another did (the doorbell,
-    /// on PostgreSQL), and every [`ACCESS_RECHECK`] for changes it was not told about. Never resolves for one-person
-    /// mode and the administrator's token.
+    /// on PostgreSQL), and every [`ACCESS_RECHECK`] for changes it was not told about. Never
+    /// resolves for one-person mode and the administrator's token.
     pub async fn access_lost(self, principal: Principal, thread: ThreadId) {
         let Principal::User(opened_by) = principal else {
             return std::future::pending().await;
@@ -186,17 +199,11 @@ impl People {
                 // The database is away: keep the stream, which fails by itself if it stays away.
                 Err(_) => continue,
             };
-            let principal = Principal::User(now);
-            // Read afresh, not from what this process remembers (`remembered.rs`).
-            let access = if principal.is_admin() {
-                Access::None
-            } else {
-                match self.read_access(&principal, &thread, false).await {
-                    Ok(access) => access.unwrap_or(Access::None),
-                    Err(_) => continue,
-                }
-            };
-            if may(&principal, access, Op::Read).is_err() {
+            // Read afresh: a remembered answer would hide a change nobody rang for.
+            if let Ok(Err(_)) = self
+                .decide(&Principal::User(now), Some(&thread), Op::Read, false)
+                .await
+            {
                 return;
             }
         }

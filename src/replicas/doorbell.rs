@@ -2,12 +2,12 @@
 //! happened, never what.
 //!
 //! Every replica keeps one connection of its own, outside the pool, listening on the
-//! schema's channel ([`CHANNEL_PREFIX`]). After a commit, the replica rings with the thread and the newest sequence
-//! number (`e <thread> <seq>`); a cancel asked for a turn running elsewhere rings with the
-//! thread (`c <thread>`); a change of accounts or sharing rings `u`, so that every replica
-//! forgets who tokens are and who may do what (`people/remembered.rs`), `haico user` included
-//! ([`announce_people_change`]). Rings are batched: whatever queued within a few milliseconds of the
-//! first (and while the previous `pg_notify` was on the wire) goes out in one notification, a
+//! schema's channel ([`CHANNEL_PREFIX`]). After a commit, the replica rings with the thread and
+//! the newest sequence number (`e <thread> <seq>`); a cancel asked for a turn running elsewhere
+//! rings with the thread (`c <thread>`); a change of accounts or sharing rings `u`, so that
+//! every replica forgets who tokens are and who may do what (`people/remembered.rs`), `haico
+//! user` included ([`announce_people_change`]). Rings are batched: whatever queued within a
+//! few milliseconds of the first (and while the previous `pg_notify` was on the wire) goes out in one notification, a
 //! thread's events coalesced to its newest number,
 //! payloads kept far under PostgreSQL's 8000-byte limit. The ring is sent after the commit,
 //! on a pool connection, so it adds nothing to the committing transaction and no lock to
@@ -250,20 +250,28 @@ impl crate::people::PeopleBell for Doorbell {
 /// remember within [`crate::people::ACCESS_RECHECK`] anyway.
 pub async fn announce_people_change(pool: &PgPool) {
     let channel = channel_of(pool).await;
-    let sent = tokio::time::timeout(
-        RING_TIMEOUT,
-        sqlx::query("SELECT pg_notify($1, $2)")
-            .bind(&channel)
-            .bind("u")
-            .execute(pool),
-    )
-    .await;
-    if !matches!(sent, Ok(Ok(_))) {
+    if !matches!(notify(pool, &channel, "u").await, Ok(Ok(_))) {
         tracing::warn!(
             "could not tell the running servers that accounts changed; they notice within {} s",
             crate::people::ACCESS_RECHECK.as_secs()
         );
     }
+}
+
+/// Sends one notification on `channel`, within [`RING_TIMEOUT`].
+async fn notify(
+    pool: &PgPool,
+    channel: &str,
+    payload: &str,
+) -> Result<Result<sqlx::postgres::PgQueryResult, sqlx::Error>, tokio::time::error::Elapsed> {
+    tokio::time::timeout(
+        RING_TIMEOUT,
+        sqlx::query("SELECT pg_notify($1, $2)")
+            .bind(channel)
+            .bind(payload)
+            .execute(pool),
+    )
+    .await
 }
 
 impl crate::events::Ringer for Doorbell {
@@ -288,15 +296,7 @@ async fn ring_loop(pool: PgPool, channel: Arc<str>, mut rx: mpsc::UnboundedRecei
             rings.push(next);
         }
         for payload in payloads(rings) {
-            let sent = tokio::time::timeout(
-                RING_TIMEOUT,
-                sqlx::query("SELECT pg_notify($1, $2)")
-                    .bind(&*channel)
-                    .bind(&payload)
-                    .execute(&pool),
-            )
-            .await;
-            match sent {
+            match notify(&pool, &channel, &payload).await {
                 Ok(Ok(_)) if failing => {
                     failing = false;
                     tracing::info!("the doorbell rings again");
