@@ -1,11 +1,22 @@
 //! The conversation history sent with each model call: earlier turns' user and assistant
 //! messages, newest kept first within a character budget, with a note when older ones are cut.
 
-use super::model::ChatMessage;
+use serde_json::Value;
+
+use super::model::{ChatMessage, ToolCallRequest};
 use crate::{
     ThreadId,
+    store::StoredTurn,
+    tools::ACTION_AND_REASONING,
     workspace::{WorkspaceError, Workspaces},
 };
+
+/// Longest string argument of an earlier call sent back in full; longer ones (a whole
+/// document) are cut, since the workspace shows what they left behind.
+const ARGUMENT_CHARS: usize = 300;
+
+/// Longest earlier result sent back.
+const RESULT_CHARS: usize = 400;
 
 /// Earlier turns of the thread (before `turn_index`) as chat messages within `budget`
 /// characters. The result always starts with a user message and never has two messages of
@@ -25,6 +36,162 @@ pub async fn load_history(
             .collect(),
         budget,
     ))
+}
+
+/// Earlier turns of the thread (before `turn_index`) as the model lived them: each person's
+/// message, the calls the turn made with their results, and the answer
+/// (`HAICO_LLM_AIDS=history-calls`). A small model that sees only prose answers of earlier
+/// turns learns to answer in prose; seeing its calls, it keeps calling. The newest turns
+/// that fit in `budget` characters are kept, with a note when older ones are left out.
+pub async fn load_history_with_calls(
+    workspaces: &Workspaces,
+    thread: &ThreadId,
+    turn_index: i64,
+    budget: usize,
+) -> Result<Vec<ChatMessage>, WorkspaceError> {
+    let turns = workspaces.conversation(thread).await?;
+    Ok(fit_turns(
+        turns
+            .iter()
+            .filter(|turn| turn.turn_index < turn_index)
+            .map(turn_messages)
+            .collect(),
+        budget,
+    ))
+}
+
+/// One earlier turn as messages: the person's text, the calls with their results, the answer.
+/// A turn that ended without an answer says so, so the next person's message never follows a
+/// tool result.
+fn turn_messages(turn: &StoredTurn) -> Vec<ChatMessage> {
+    let said = |role: &str| -> String {
+        turn.messages
+            .iter()
+            .filter(|m| m.role == role)
+            .map(|m| m.content.as_str())
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    };
+    let mut out = vec![ChatMessage::user(said("user"))];
+    if !turn.tool_calls.is_empty() {
+        let calls: Vec<ToolCallRequest> = turn
+            .tool_calls
+            .iter()
+            .map(|call| ToolCallRequest {
+                id: format!("turn{}_call{}", turn.turn_index, call.call_index),
+                name: call.tool.clone(),
+                arguments: arguments_shown(&call.arguments, call.action_and_reasoning.as_deref()),
+            })
+            .collect();
+        let results: Vec<ChatMessage> = turn
+            .tool_calls
+            .iter()
+            .zip(&calls)
+            .map(|(call, request)| {
+                ChatMessage::tool(
+                    request.id.clone(),
+                    call.tool.clone(),
+                    cut(&call.result.to_string(), RESULT_CHARS),
+                )
+            })
+            .collect();
+        out.push(ChatMessage::assistant(String::new(), calls));
+        out.extend(results);
+    }
+    let answer = said("assistant");
+    out.push(ChatMessage::assistant(
+        if answer.trim().is_empty() {
+            "(this turn ended without an answer: it failed or was cancelled)".to_string()
+        } else {
+            answer
+        },
+        Vec::new(),
+    ));
+    out
+}
+
+/// An earlier call's arguments as JSON text, with its `action_and_reasoning` back in and long
+/// strings cut.
+fn arguments_shown(arguments: &Value, reason: Option<&str>) -> String {
+    let mut shown = shorten(arguments);
+    if let (Value::Object(object), Some(reason)) = (&mut shown, reason) {
+        object.insert(
+            ACTION_AND_REASONING.to_string(),
+            Value::String(reason.to_string()),
+        );
+    }
+    shown.to_string()
+}
+
+fn shorten(value: &Value) -> Value {
+    match value {
+        Value::String(text) if text.chars().count() > ARGUMENT_CHARS => {
+            Value::String(cut(text, ARGUMENT_CHARS))
+        }
+        Value::Array(items) => Value::Array(items.iter().map(shorten).collect()),
+        Value::Object(object) => Value::Object(
+            object
+                .iter()
+                .map(|(key, value)| (key.clone(), shorten(value)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn cut(text: &str, max: usize) -> String {
+    let total = text.chars().count();
+    if total <= max {
+        return text.to_string();
+    }
+    let mut short: String = text.chars().take(max).collect();
+    short.push_str(&format!(" […{} more characters]", total - max));
+    short
+}
+
+/// The characters a message costs against the history budget.
+fn size(message: &ChatMessage) -> usize {
+    match message {
+        ChatMessage::User { content } | ChatMessage::Tool { content, .. } => {
+            content.chars().count()
+        }
+        ChatMessage::Assistant {
+            content,
+            tool_calls,
+        } => {
+            content.chars().count()
+                + tool_calls
+                    .iter()
+                    .map(|call| call.name.len() + call.arguments.chars().count())
+                    .sum::<usize>()
+        }
+    }
+}
+
+/// The newest turns that fit in `budget` characters, with a note on the first kept message
+/// when older turns are left out.
+fn fit_turns(turns: Vec<Vec<ChatMessage>>, budget: usize) -> Vec<ChatMessage> {
+    let total = turns.len();
+    let mut kept: Vec<Vec<ChatMessage>> = Vec::new();
+    let mut used = 0usize;
+    for turn in turns.into_iter().rev() {
+        let cost: usize = turn.iter().map(size).sum();
+        if used + cost > budget {
+            break;
+        }
+        used += cost;
+        kept.push(turn);
+    }
+    kept.reverse();
+    let omitted = total - kept.len();
+    let mut out: Vec<ChatMessage> = kept.into_iter().flatten().collect();
+    if omitted > 0
+        && let Some(ChatMessage::User { content }) = out.first_mut()
+    {
+        *content =
+            format!("[{omitted} earlier turns of this conversation are not shown]\n\n{content}");
+    }
+    out
 }
 
 fn fit(rows: Vec<(String, String)>, budget: usize) -> Vec<ChatMessage> {

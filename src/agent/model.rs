@@ -106,6 +106,43 @@ pub struct ModelRequest {
     /// Upper bound on the answer's length; `None` lets the provider choose (Anthropic, which
     /// requires one, then uses its own default).
     pub max_tokens: Option<u32>,
+    /// Whether the model may, must or must not call a tool in this answer. Only the agent's
+    /// second asks set it ([`ToolChoice::Required`] after a first answer that did nothing,
+    /// [`ToolChoice::None`] after a repeated write); everything else leaves it to the model.
+    pub tool_choice: ToolChoice,
+    /// How the model samples its answer, as the person configured it.
+    pub sampling: Sampling,
+}
+
+/// `tool_choice` of a request. `Auto` is every provider's default and is not sent, so a
+/// request that does not ask for more reads exactly as before.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum ToolChoice {
+    /// The model decides.
+    #[default]
+    Auto,
+    /// The model must call at least one tool (llama.cpp turns this into a grammar).
+    Required,
+    /// The model must answer in text.
+    None,
+}
+
+/// Sampling settings sent with every request (`HAICO_LLM_TEMPERATURE`, `HAICO_LLM_SEED`,
+/// `HAICO_LLM_PARALLEL_TOOL_CALLS`, `HAICO_LLM_EXTRA_BODY`). Unset fields are not sent, so the
+/// server's own defaults apply: llama.cpp samples at temperature 0.8 unless told otherwise,
+/// which makes one run of a small model say little.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Sampling {
+    /// Sampling temperature.
+    pub temperature: Option<f32>,
+    /// Seed of the server's sampler, for repeatable answers where the server honours it.
+    pub seed: Option<u64>,
+    /// Whether one answer may hold several tool calls; `None` leaves it to the server (which
+    /// knows what its chat template supports).
+    pub parallel_tool_calls: Option<bool>,
+    /// Further fields of the request body, passed to the server as they are (e.g. llama.cpp's
+    /// `repeat_penalty`, `top_k`): a server's own options without a code change.
+    pub extra: serde_json::Map<String, Value>,
 }
 
 /// The role of the late message that carries the workspace snapshot on the OpenAI-compatible

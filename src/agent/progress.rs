@@ -13,6 +13,27 @@ pub const FAILED_ROUNDS_LIMIT: usize = 3;
 /// Longest account of an earlier result repeated to the model.
 const RESULT_CHARS: usize = 600;
 
+/// Longest account of one call in the turn's notes (the snapshot carries them in every
+/// request, so they stay short).
+const NOTE_CHARS: usize = 160;
+
+/// Longest quotation of the person's request in the turn's notes.
+const REQUEST_CHARS: usize = 400;
+
+/// How a summary begins when its call changed nothing (`src/tools/`): such a call counts as
+/// done nothing in the turn's notes.
+const NOTHING_CHANGED: &str = "nothing changed";
+
+/// A call identical to one made earlier in the turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repeat {
+    /// The failure text to answer it with.
+    pub answer: String,
+    /// Whether the earlier call was a write that succeeded: the model has lost track of what
+    /// it did, and the turn asks it to answer the person instead of going on.
+    pub of_done_write: bool,
+}
+
 /// The calls of one turn.
 #[derive(Debug, Default)]
 pub struct TurnCalls {
@@ -35,6 +56,8 @@ struct Made {
     /// `writes` when it was made: a read repeated after a write may well answer differently.
     writes_before: usize,
     read_only: bool,
+    /// Whether it succeeded.
+    succeeded: bool,
     result: String,
 }
 
@@ -42,18 +65,97 @@ impl TurnCalls {
     /// When `tool` was already called with `arguments` in this turn (and, for a read-only
     /// tool, nothing was written since), the failure text to answer the repeat with.
     pub fn repeat_of(&self, tool: &str, arguments: &Value) -> Option<String> {
+        self.repeat(tool, arguments).map(|repeat| repeat.answer)
+    }
+
+    /// When `tool` was already called with `arguments` in this turn (and, for a read-only
+    /// tool, nothing was written since): how to answer the repeat, and whether it repeats a
+    /// write that was done.
+    pub fn repeat(&self, tool: &str, arguments: &Value) -> Option<Repeat> {
         let arguments = without_reason(arguments);
         let earlier = self.made.iter().rev().find(|made| {
             made.tool == tool
                 && made.arguments == arguments
                 && (!made.read_only || made.writes_before == self.writes)
         })?;
-        Some(format!(
-            "this exact call ({tool} with the same arguments) was already made in this turn, as \
-             step {}, so it was not run again. It returned: {}. Go on with the next step, or \
-             answer the user if everything is done.",
-            earlier.step, earlier.result
-        ))
+        let of_done_write = earlier.succeeded && !earlier.read_only;
+        let next = if of_done_write {
+            "That is done: do not call it again. If everything the person asked for is done, \
+             answer them now"
+        } else {
+            "Go on with the next step, or answer the person if everything is done"
+        };
+        Some(Repeat {
+            answer: format!(
+                "this exact call ({tool} with the same arguments) was already made in this \
+                 turn, as step {}, so it was not run again. It returned: {}. {next}.",
+                earlier.step, earlier.result
+            ),
+            of_done_write,
+        })
+    }
+
+    /// What this turn did so far, call by call, for the end of the snapshot: the person's
+    /// request, then one line per call saying what it changed ("nothing changed" where
+    /// nothing did, and failures as failures), then what to do next. A small model that
+    /// loses track of its own turn repeats calls; this keeps the turn in front of it.
+    pub fn notes(&self, request: &str) -> String {
+        let mut out = String::from("\n\n<this_turn>\nThe person's request: ");
+        out.push_str(&cut(request.trim(), REQUEST_CHARS));
+        if self.made.is_empty() {
+            out.push_str("\nDone so far in this turn: nothing yet.");
+        } else {
+            out.push_str("\nDone so far in this turn:");
+            for made in &self.made {
+                let outcome = if made.succeeded {
+                    made.result.clone()
+                } else {
+                    format!("failed, nothing changed ({})", made.result)
+                };
+                out.push_str(&format!(
+                    "\n{}. {}: {}",
+                    made.step,
+                    made.tool,
+                    cut(&outcome, NOTE_CHARS)
+                ));
+            }
+        }
+        out.push_str(
+            "\nNext: call tools only for what the request still needs and is not done above; \
+             when it is all done, answer the person in one or two sentences without calling a \
+             tool.\n</this_turn>",
+        );
+        out
+    }
+
+    /// Whether any call of the turn changed the workspace.
+    pub fn changed_anything(&self) -> bool {
+        self.made.iter().any(|made| {
+            made.succeeded && !made.read_only && !made.result.starts_with(NOTHING_CHANGED)
+        })
+    }
+
+    /// The turn's calls in a few words each, for the person when the turn ends without the
+    /// model's own answer.
+    pub fn account(&self) -> String {
+        let lines: Vec<String> = self
+            .made
+            .iter()
+            .filter(|made| !made.read_only)
+            .map(|made| {
+                let outcome = if made.succeeded {
+                    made.result.clone()
+                } else {
+                    format!("failed ({})", made.result)
+                };
+                format!("- {}: {}", made.tool, cut(&outcome, NOTE_CHARS))
+            })
+            .collect();
+        if lines.is_empty() {
+            "I did not change the workspace.".to_string()
+        } else {
+            format!("What I did:\n{}", lines.join("\n"))
+        }
     }
 
     /// Remembers a call that ran (or was refused) as step `step`.
@@ -82,6 +184,7 @@ impl TurnCalls {
             step,
             writes_before: self.writes,
             read_only,
+            succeeded: envelope.success,
             result: result.chars().take(RESULT_CHARS).collect(),
         });
     }
@@ -100,6 +203,18 @@ impl TurnCalls {
     /// The last failure's text.
     pub fn last_error(&self) -> Option<&str> {
         self.last_error.as_deref()
+    }
+}
+
+/// `text` on one line, cut to `max` characters.
+fn cut(text: &str, max: usize) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() > max {
+        let mut short: String = line.chars().take(max).collect();
+        short.push('…');
+        short
+    } else {
+        line
     }
 }
 

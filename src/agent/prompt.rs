@@ -75,10 +75,47 @@ that already succeeded.
 starts.
 - When the user's request is done, stop calling tools and answer in a sentence or two.";
 
+/// Worked examples for small models (`HAICO_LLM_AIDS=examples`), in a domain none of the
+/// evaluation's scenarios uses: they show the way of working, not the answers to the tasks.
+const EXAMPLES: &str = "
+
+Examples of the way of working (another task than the user's):
+1. The user writes: \"We're repainting the kids' room this month. Budget 150 EUR, and the paint \
+must be low-odour.\" You call set_objective {\"objective\": \"Repaint the kids' room this \
+month\", \"action_and_reasoning\": \"Noting the goal.\"}, then add_preferences {\"items\": \
+[{\"title\": \"Budget 150 EUR\", \"kind\": \"hard\"}, {\"title\": \"Low-odour paint\", \
+\"kind\": \"hard\"}], \"action_and_reasoning\": \"Recording the limits.\"}, then add_todos \
+{\"steps\": [{\"text\": \"Buy paint and brushes\"}, {\"text\": \"Move the furniture out\"}, \
+{\"text\": \"Paint two coats\"}], \"action_and_reasoning\": \"Laying out the steps.\"}. Then \
+you answer: \"I noted the goal and both limits and made a three-step plan.\"
+2. The user writes: \"In the flyer the sale is on 3 June, not 2 June.\" You call edit_document \
+{\"edits\": [{\"old_text\": \"on 2 June\", \"new_text\": \"on 3 June\"}], \
+\"action_and_reasoning\": \"Fixing the date.\"} and answer: \"Fixed the date.\" A small fix never \
+rewrites the whole document.
+3. The user writes: \"Moving the furniture is done.\" The plan shows it as step 2, so you call \
+toggle_todos {\"indices\": [2], \"action_and_reasoning\": \"Ticking off the finished step.\"} \
+and answer: \"Ticked it off.\"
+4. The user writes: \"Raise the budget to 200 EUR.\" and preference 1, \"Budget 150 EUR\", is \
+(locked). You call no tool and answer: \"The budget is locked. Unlock it in the preferences \
+panel and I will change it.\"";
+
+/// The instructions with the examples, built once.
+static WITH_EXAMPLES: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| format!("{INSTRUCTIONS}{EXAMPLES}"));
+
 /// The head of every request: the same text for every thread and every call, so that with
 /// the tool list it forms a prefix a provider's prompt cache keeps.
 pub fn instructions() -> &'static str {
     INSTRUCTIONS
+}
+
+/// The head for a configuration's aids: byte-identical for every request of one configuration.
+pub fn instructions_for(aids: crate::agent::aids::Aids) -> &'static str {
+    if aids.examples {
+        WITH_EXAMPLES.as_str()
+    } else {
+        INSTRUCTIONS
+    }
 }
 
 /// How the snapshot message begins: it tells the model what the message is, since it comes

@@ -10,7 +10,8 @@ use clap::Args;
 
 use crate::agent::{
     AgentConfig,
-    model::{ProviderError, SnapshotRole},
+    aids::Aids,
+    model::{ProviderError, Sampling, SnapshotRole},
     text_calls::TextToolCalls,
 };
 
@@ -141,6 +142,89 @@ pub struct LlmArgs {
     #[arg(long, env = "HAICO_LLM_MAX_TOKENS", default_value_t = DEFAULT_MAX_ANSWER_TOKENS,
           value_parser = clap::value_parser!(u32).range(1..))]
     pub llm_max_tokens: u32,
+    /// Sampling temperature sent with every request (0 to 2); unset leaves the server's own
+    /// (llama.cpp's is 0.8).
+    #[arg(long, env = "HAICO_LLM_TEMPERATURE", value_parser = parse_temperature)]
+    pub llm_temperature: Option<f32>,
+    /// Seed of the server's sampler, for repeatable answers where the server honours it
+    /// (OpenAI-compatible servers; Anthropic has none).
+    #[arg(long, env = "HAICO_LLM_SEED")]
+    pub llm_seed: Option<u64>,
+    /// Whether one answer may hold several tool calls: auto (the server's default, which
+    /// knows its chat template), on or off.
+    #[arg(long, env = "HAICO_LLM_PARALLEL_TOOL_CALLS", default_value = "auto",
+          value_parser = parse_switch)]
+    pub llm_parallel_tool_calls: Switch,
+    /// A JSON object of further request fields sent as they are, for a server's own options,
+    /// e.g. '{"repeat_penalty": 1.1, "top_k": 20}' for llama.cpp.
+    #[arg(long, env = "HAICO_LLM_EXTRA_BODY", value_parser = parse_extra_body)]
+    pub llm_extra_body: Option<ExtraBody>,
+    /// Help for small models: none, all, or some of compact-tools, examples, ask-to-act,
+    /// turn-notes, history-calls (a leading - takes one away: all,-examples).
+    #[arg(long, env = "HAICO_LLM_AIDS", default_value = "none", value_parser = Aids::from_str)]
+    pub llm_aids: Aids,
+}
+
+/// `auto`, `on` or `off`: a setting that may also be left to the other side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Switch(pub Option<bool>);
+
+fn parse_switch(text: &str) -> Result<Switch, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "auto" => Ok(Switch(None)),
+        "on" | "true" | "1" => Ok(Switch(Some(true))),
+        "off" | "false" | "0" => Ok(Switch(Some(false))),
+        other => Err(format!("`{other}` is not auto, on or off")),
+    }
+}
+
+fn parse_temperature(text: &str) -> Result<f32, String> {
+    let value: f32 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number: give a temperature from 0 to 2"))?;
+    if (0.0..=2.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(format!(
+            "{value} is out of range: give a temperature from 0 to 2"
+        ))
+    }
+}
+
+/// The fields of `HAICO_LLM_EXTRA_BODY`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExtraBody(pub serde_json::Map<String, serde_json::Value>);
+
+/// A JSON object whose keys are none that haico sends itself (so none is sent twice); the
+/// error names the setting that sets such a key.
+fn parse_extra_body(text: &str) -> Result<ExtraBody, String> {
+    let value: serde_json::Value = serde_json::from_str(text)
+        .map_err(|err| format!("not JSON ({err}); give one object, e.g. '{{\"top_k\": 20}}'"))?;
+    let serde_json::Value::Object(fields) = value else {
+        return Err("give one JSON object, e.g. '{\"top_k\": 20}'".into());
+    };
+    let own = super::openai::OWN_FIELDS
+        .iter()
+        .chain(super::anthropic::OWN_FIELDS);
+    for field in own {
+        if fields.contains_key(*field) {
+            let instead = match *field {
+                "temperature" => "HAICO_LLM_TEMPERATURE",
+                "seed" => "HAICO_LLM_SEED",
+                "max_tokens" => "HAICO_LLM_MAX_TOKENS",
+                "parallel_tool_calls" => "HAICO_LLM_PARALLEL_TOOL_CALLS",
+                "model" => "HAICO_LLM_MODEL",
+                _ => "",
+            };
+            return Err(if instead.is_empty() {
+                format!("`{field}` is a field haico sets itself; leave it out")
+            } else {
+                format!("`{field}` is set with {instead}; leave it out of the extra body")
+            });
+        }
+    }
+    Ok(ExtraBody(fields))
 }
 
 /// An empty variable counts as unset.
@@ -159,6 +243,17 @@ impl LlmArgs {
             snapshot_role: self.llm_snapshot_role,
             text_tool_calls: self.llm_text_tool_calls,
             max_tokens: Some(self.llm_max_tokens),
+            sampling: Sampling {
+                temperature: self.llm_temperature,
+                seed: self.llm_seed,
+                parallel_tool_calls: self.llm_parallel_tool_calls.0,
+                extra: self
+                    .llm_extra_body
+                    .as_ref()
+                    .map(|extra| extra.0.clone())
+                    .unwrap_or_default(),
+            },
+            aids: self.llm_aids,
             ..config
         }
     }

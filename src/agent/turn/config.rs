@@ -4,7 +4,12 @@
 use std::time::Duration;
 
 use crate::{
-    agent::{model::SnapshotRole, prompt::PromptBudget, text_calls::TextToolCalls},
+    agent::{
+        aids::Aids,
+        model::{Sampling, SnapshotRole},
+        prompt::PromptBudget,
+        text_calls::TextToolCalls,
+    },
     replicas::ReplicaId,
 };
 
@@ -29,6 +34,11 @@ pub struct AgentConfig {
     /// Whether answers that are only tool calls written as text are taken as calls
     /// (`HAICO_LLM_TEXT_TOOL_CALLS`).
     pub text_tool_calls: TextToolCalls,
+    /// How the model samples (`HAICO_LLM_TEMPERATURE`, `HAICO_LLM_SEED`, …), sent with every
+    /// request.
+    pub sampling: Sampling,
+    /// Help for small models (`HAICO_LLM_AIDS`).
+    pub aids: Aids,
 }
 
 /// The default lease: short enough that a dead replica's thread is free again within 30 s,
@@ -46,6 +56,8 @@ impl Default for AgentConfig {
             lease: DEFAULT_TURN_LEASE,
             snapshot_role: SnapshotRole::default(),
             text_tool_calls: TextToolCalls::default(),
+            sampling: Sampling::default(),
+            aids: Aids::default(),
         }
     }
 }

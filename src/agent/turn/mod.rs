@@ -129,6 +129,9 @@ enum Outcome {
     CallLimit(String),
     /// Round after round of failed calls; the last error.
     NoProgress(String),
+    /// The model repeated a write it had made and, asked to answer, called tools again; what
+    /// the turn did, for the person.
+    Repeating(String),
     Failed(String),
     Cancelled,
 }
@@ -415,6 +418,14 @@ impl Agent {
                      workspace all failed, the last one with: {last_error}. Tell me how you \
                      would like to go on, or change what stands in the way (an unlocked \
                      preference, a step that exists), and I will try again."
+                )),
+                None,
+            ),
+            Outcome::Repeating(account) => (
+                TurnStatus::Completed,
+                Some(format!(
+                    "{account}\n\nI stopped here because I began repeating a step I had already \
+                     done. Tell me what is still missing and I will go on."
                 )),
                 None,
             ),

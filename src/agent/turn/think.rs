@@ -9,10 +9,11 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::{
-    history::load_history,
+    history::{load_history, load_history_with_calls},
     model::{ChatMessage, ModelEvent, ModelRequest, ToolCallRequest, ToolDefinition},
     progress::TurnCalls,
-    prompt::instructions,
+    prompt::instructions_for,
+    second_ask::{self, SecondAsk},
     text_calls::{self, TextToolCalls},
 };
 use crate::{
@@ -44,9 +45,11 @@ impl Agent {
             Err(err) => return Outcome::Failed(format!("could not read the thread: {err}")),
         };
         let external = ExternalTools::now(self.mcp_servers(), chosen);
+        let aids = self.config.aids;
         let definitions: Vec<ToolDefinition> = tools
             .specs()
             .into_iter()
+            .filter(|spec| !(aids.compact_tools && second_ask::shown_in_snapshot(spec.name)))
             .map(|spec| ToolDefinition {
                 name: spec.name.to_string(),
                 description: spec.description.to_string(),
@@ -60,14 +63,14 @@ impl Agent {
             .chain(external.names())
             .collect();
         let workspaces = runtime.workspaces();
-        let mut messages = match load_history(
-            workspaces,
-            thread_id,
-            turn_index,
-            self.config.history_chars,
-        )
-        .await
-        {
+        let history = if aids.history_calls {
+            load_history_with_calls(workspaces, thread_id, turn_index, self.config.history_chars)
+                .await
+        } else {
+            load_history(workspaces, thread_id, turn_index, self.config.history_chars).await
+        };
+        let request_text = message.clone();
+        let mut messages = match history {
             Ok(history) => history,
             Err(err) => return Outcome::Failed(format!("could not read the conversation: {err}")),
         };
@@ -82,27 +85,36 @@ impl Agent {
         }
         let mut calls_made: usize = 0;
         let mut made = TurnCalls::default();
+        // What the next request asks beyond the model's own choice (a second ask).
+        let mut asking = SecondAsk::None;
+        let mut asked_to_act = false;
         loop {
             if cancel.is_cancelled() {
                 return Outcome::Cancelled;
             }
-            let snapshot = match prompt
+            let mut snapshot = match prompt
                 .snapshot(workspaces, thread_id, &self.config.budget)
                 .await
             {
                 Ok(snapshot) => snapshot,
                 Err(err) => return Outcome::Failed(format!("could not read the workspace: {err}")),
             };
+            if aids.turn_notes {
+                snapshot.push_str(&made.notes(&request_text));
+            }
             // Everything but the snapshot is what the previous request held, plus what this
             // turn added since: a provider's prompt cache keeps all of it.
             let request = ModelRequest {
-                system: instructions().to_string(),
+                system: instructions_for(aids).to_string(),
                 messages: messages.clone(),
                 snapshot,
                 snapshot_role: self.config.snapshot_role,
                 tools: definitions.clone(),
                 max_tokens: self.config.max_tokens,
+                tool_choice: asking.tool_choice(),
+                sampling: self.config.sampling.clone(),
             };
+            let asked = std::mem::replace(&mut asking, SecondAsk::None);
             let answer = match self.ask(thread_id, &request, cancel, usage).await {
                 Ok(answer) => answer,
                 Err(outcome) => return outcome,
@@ -118,6 +130,11 @@ impl Agent {
             } else {
                 None
             };
+            // Asked to answer after repeating a write, the model called tools again: the turn
+            // ends here, telling the person what it did, rather than looping to the limit.
+            if asked == SecondAsk::Answer && (!calls.is_empty() || written.is_some()) {
+                return Outcome::Repeating(made.account());
+            }
             let as_text = written.is_some();
             match written {
                 Some(written) => {
@@ -132,6 +149,20 @@ impl Agent {
                 None => {}
             }
             if calls.is_empty() {
+                // A change request answered in prose, before any call: ask once more, this
+                // time requiring a call (never after a write, never twice).
+                if aids.ask_to_act
+                    && !asked_to_act
+                    && calls_made == 0
+                    && second_ask::asks_for_changes(&request_text)
+                    && !second_ask::asks_back(&text)
+                {
+                    asked_to_act = true;
+                    asking = SecondAsk::Act;
+                    messages.push(ChatMessage::assistant(text, Vec::new()));
+                    messages.push(ChatMessage::user(second_ask::ACT_NOTE));
+                    continue;
+                }
                 return Outcome::Answered(text);
             }
             // A call written as text is replayed as a real call, so the model sees in its
@@ -139,6 +170,7 @@ impl Agent {
             let said = if as_text { String::new() } else { text.clone() };
             messages.push(ChatMessage::assistant(said.clone(), calls.clone()));
             let mut all_failed = true;
+            let mut repeated_write = false;
             for call in calls {
                 if calls_made >= self.config.max_tool_calls {
                     return Outcome::CallLimit(said);
@@ -151,8 +183,9 @@ impl Agent {
                     turn_index,
                     call_index: i64::try_from(calls_made).unwrap_or(i64::MAX),
                 };
-                let record =
+                let (record, repeat) =
                     Self::run_call(runtime, &tools, &external, &call, at, &mut made, cancel).await;
+                repeated_write |= repeat;
                 all_failed &= !record.envelope.success;
                 messages.push(ChatMessage::tool(
                     call.id,
@@ -163,6 +196,12 @@ impl Agent {
             // At the limit the turn ends here, without asking the model once more.
             if calls_made >= self.config.max_tool_calls {
                 return Outcome::CallLimit(said);
+            }
+            if repeated_write {
+                // The model lost track: ask it to answer the person now, in text.
+                asking = SecondAsk::Answer;
+                messages.push(ChatMessage::user(second_ask::ANSWER_NOTE));
+                continue;
             }
             if made.round_ended(all_failed) {
                 return Outcome::NoProgress(made.last_error().unwrap_or_default().to_string());
@@ -247,7 +286,8 @@ impl Agent {
     }
 
     /// Runs one requested call; arguments that are not a JSON object, and a call identical to
-    /// one already made in the turn, become failed steps.
+    /// one already made in the turn, become failed steps. Also says whether the call repeated
+    /// a write that was done.
     async fn run_call(
         runtime: &ToolRuntime,
         tools: &Toolset,
@@ -256,7 +296,7 @@ impl Agent {
         at: InTurn,
         made: &mut TurnCalls,
         cancel: &CancellationToken,
-    ) -> crate::tools::ToolCall {
+    ) -> (crate::tools::ToolCall, bool) {
         // A model's made-up name or text may hold anything, NUL characters included: the
         // workspace scrubs them from what it records (`Edit::record_tool_call`).
         let name = call.name.as_str();
@@ -270,7 +310,7 @@ impl Agent {
             Ok(args) => args,
             Err(err) => {
                 let shown: String = raw.chars().take(2_000).collect();
-                return runtime
+                let record = runtime
                     .reject_in_turn(
                         tools,
                         name,
@@ -285,15 +325,23 @@ impl Agent {
                         at,
                     )
                     .await;
+                return (record, false);
             }
         };
         if tools.get(name).is_none() && external.handles(name) {
-            return match made.repeat_of(name, &args) {
-                Some(repeat) => {
+            return match made.repeat(name, &args) {
+                Some(repeat) => (
                     runtime
-                        .reject_in_turn(tools, name, args, (FailureKind::Repeated, repeat), at)
-                        .await
-                }
+                        .reject_in_turn(
+                            tools,
+                            name,
+                            args,
+                            (FailureKind::Repeated, repeat.answer),
+                            at,
+                        )
+                        .await,
+                    repeat.of_done_write,
+                ),
                 None => {
                     let record = external
                         .call(runtime, tools.thread_id(), name, args.clone(), at, cancel)
@@ -303,28 +351,32 @@ impl Agent {
                     if record.envelope.success {
                         made.record(name, &args, false, at.call_index, &record.envelope);
                     }
-                    record
+                    (record, false)
                 }
             };
         }
         let read_only = tools.get(name).is_some_and(|tool| tool.read_only());
-        let record = match made.repeat_of(name, &args) {
-            Some(repeat) => {
+        let (record, of_done_write) = match made.repeat(name, &args) {
+            Some(repeat) => (
                 runtime
                     .reject_in_turn(
                         tools,
                         name,
                         args.clone(),
-                        (FailureKind::Repeated, repeat),
+                        (FailureKind::Repeated, repeat.answer),
                         at,
                     )
-                    .await
-            }
-            None => runtime.call_in_turn(tools, name, args.clone(), at).await,
+                    .await,
+                repeat.of_done_write,
+            ),
+            None => (
+                runtime.call_in_turn(tools, name, args.clone(), at).await,
+                false,
+            ),
         };
         if record.failure != Some(FailureKind::Repeated) {
             made.record(name, &args, read_only, at.call_index, &record.envelope);
         }
-        record
+        (record, of_done_write)
     }
 }

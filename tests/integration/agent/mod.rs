@@ -4,5 +4,6 @@
 mod eval;
 mod faults;
 mod prompt_cache;
+mod small_models;
 mod spans;
 mod turns;

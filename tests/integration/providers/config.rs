@@ -26,6 +26,11 @@ fn args() -> LlmArgs {
         llm_snapshot_role: SnapshotRole::System,
         llm_text_tool_calls: TextToolCalls::Auto,
         llm_max_tokens: haico::agent::providers::config::DEFAULT_MAX_ANSWER_TOKENS,
+        llm_temperature: None,
+        llm_seed: None,
+        llm_parallel_tool_calls: haico::agent::providers::config::Switch(None),
+        llm_extra_body: None,
+        llm_aids: haico::agent::Aids::default(),
     }
 }
 
@@ -167,6 +172,47 @@ fn an_unknown_provider_is_rejected() {
     assert!(error.to_string().contains("use system or user"), "{error}");
     let error = Cli::try_parse_from(["haico", "--llm-text-tool-calls", "maybe"]).unwrap_err();
     assert!(error.to_string().contains("use auto or off"), "{error}");
+
+    // Sampling and the small-model aids: unset by default (the server's own defaults, and a
+    // hosted provider's requests as before), set when asked, bad values named.
+    let plain = parsed
+        .llm
+        .agent_config(haico::agent::AgentConfig::default());
+    assert_eq!(plain.sampling, haico::agent::Sampling::default());
+    assert_eq!(plain.aids, haico::agent::Aids::default());
+    let tuned = Cli::try_parse_from([
+        "haico",
+        "--llm-temperature",
+        "0",
+        "--llm-seed",
+        "42",
+        "--llm-parallel-tool-calls",
+        "off",
+        "--llm-extra-body",
+        r#"{"repeat_penalty": 1.1}"#,
+        "--llm-aids",
+        "all,-examples",
+    ])
+    .unwrap()
+    .llm
+    .agent_config(haico::agent::AgentConfig::default());
+    assert_eq!(tuned.sampling.temperature, Some(0.0));
+    assert_eq!(tuned.sampling.seed, Some(42));
+    assert_eq!(tuned.sampling.parallel_tool_calls, Some(false));
+    assert_eq!(tuned.sampling.extra["repeat_penalty"], 1.1);
+    assert!(tuned.aids.turn_notes && !tuned.aids.examples);
+    let error = Cli::try_parse_from(["haico", "--llm-temperature", "3"]).unwrap_err();
+    assert!(error.to_string().contains("from 0 to 2"), "{error}");
+    let error =
+        Cli::try_parse_from(["haico", "--llm-extra-body", r#"{"temperature": 0}"#]).unwrap_err();
+    assert!(
+        error.to_string().contains("HAICO_LLM_TEMPERATURE"),
+        "{error}"
+    );
+    let error = Cli::try_parse_from(["haico", "--llm-extra-body", "[1]"]).unwrap_err();
+    assert!(error.to_string().contains("one JSON object"), "{error}");
+    let error = Cli::try_parse_from(["haico", "--llm-aids", "everything"]).unwrap_err();
+    assert!(error.to_string().contains("not an aid"), "{error}");
 }
 
 #[tokio::test]

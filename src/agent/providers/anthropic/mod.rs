@@ -6,7 +6,7 @@ mod streaming;
 
 use async_trait::async_trait;
 
-pub use request::{DEFAULT_MAX_TOKENS, MessageCreateParams};
+pub use request::{DEFAULT_MAX_TOKENS, MessageCreateParams, OWN_FIELDS};
 pub use streaming::{EventDecoder, RawMessageStreamEvent};
 
 use super::{

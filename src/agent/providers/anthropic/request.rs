@@ -13,7 +13,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::agent::model::{ChatMessage, ModelRequest, ToolCallRequest, ToolDefinition};
+use crate::agent::model::{ChatMessage, ModelRequest, ToolCallRequest, ToolChoice, ToolDefinition};
 
 /// `max_tokens` when the caller sets none (the API requires one).
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
@@ -29,7 +29,60 @@ pub struct MessageCreateParams {
     pub messages: Vec<MessageParam>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<ToolParam>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<ToolChoiceParam>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
     pub stream: bool,
+    /// The server's own options (`HAICO_LLM_EXTRA_BODY`); the configuration refuses keys this
+    /// struct sends itself.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// The fields [`MessageCreateParams`] sends itself, which `HAICO_LLM_EXTRA_BODY` may not set.
+pub const OWN_FIELDS: &[&str] = &[
+    "model",
+    "max_tokens",
+    "system",
+    "messages",
+    "tools",
+    "tool_choice",
+    "temperature",
+    "stream",
+];
+
+/// `tool_choice`: `auto`, `any` (some tool must be called) or `none`; parallel calls are
+/// turned off here, the Messages API has no separate field for it.
+#[derive(Debug, Serialize)]
+pub struct ToolChoiceParam {
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disable_parallel_tool_use: Option<bool>,
+}
+
+impl ToolChoiceParam {
+    /// The choice for `request`, or nothing when it asks for the API's defaults. The Messages
+    /// API has no seed: `HAICO_LLM_SEED` is not sent to it.
+    fn of(request: &ModelRequest) -> Option<Self> {
+        if request.tools.is_empty() {
+            return None;
+        }
+        let kind = match request.tool_choice {
+            ToolChoice::Auto => "auto",
+            ToolChoice::Required => "any",
+            ToolChoice::None => "none",
+        };
+        let disable_parallel_tool_use = match request.sampling.parallel_tool_calls {
+            Some(false) if kind != "none" => Some(true),
+            _ => None,
+        };
+        (kind != "auto" || disable_parallel_tool_use.is_some()).then_some(Self {
+            kind,
+            disable_parallel_tool_use,
+        })
+    }
 }
 
 /// `MessageParam`.
@@ -152,7 +205,10 @@ impl MessageCreateParams {
             system: system.into_iter().collect(),
             messages,
             tools: request.tools.iter().map(ToolParam::from).collect(),
+            tool_choice: ToolChoiceParam::of(request),
+            temperature: request.sampling.temperature,
             stream: true,
+            extra: request.sampling.extra.clone(),
         }
     }
 }
@@ -281,6 +337,33 @@ mod tests {
     }
 
     #[test]
+    fn tool_choice_and_temperature_follow_the_request() {
+        let request = ModelRequest {
+            messages: vec![ChatMessage::user("hi")],
+            tools: vec![ToolDefinition {
+                name: "t".into(),
+                description: "d".into(),
+                parameters: json!({"type": "object"}),
+            }],
+            tool_choice: ToolChoice::Required,
+            sampling: crate::agent::model::Sampling {
+                temperature: Some(0.2),
+                seed: Some(3),
+                parallel_tool_calls: Some(false),
+                ..Default::default()
+            },
+            ..ModelRequest::default()
+        };
+        let body = serde_json::to_value(MessageCreateParams::new("claude", &request)).unwrap();
+        assert_eq!(
+            body["tool_choice"],
+            json!({"type": "any", "disable_parallel_tool_use": true})
+        );
+        assert!((body["temperature"].as_f64().unwrap() - 0.2).abs() < 1e-6);
+        assert!(body.get("seed").is_none());
+    }
+
+    #[test]
     fn max_tokens_defaults_and_system_is_top_level() {
         let request = ModelRequest {
             system: "sys".into(),
@@ -294,6 +377,8 @@ mod tests {
             json!([{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}])
         );
         assert!(body.get("tools").is_none());
+        assert!(body.get("tool_choice").is_none());
+        assert!(body.get("temperature").is_none());
     }
 
     #[test]

@@ -7,7 +7,7 @@ mod streaming;
 
 use async_trait::async_trait;
 
-pub use request::ChatCompletionRequest;
+pub use request::{ChatCompletionRequest, OWN_FIELDS};
 pub use streaming::{ChatCompletionChunk, ChunkDecoder};
 
 use super::{

@@ -5,7 +5,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::agent::model::{
-    ChatMessage, ModelRequest, SnapshotRole, ToolCallRequest, ToolDefinition,
+    ChatMessage, ModelRequest, SnapshotRole, ToolCallRequest, ToolChoice, ToolDefinition,
 };
 
 /// `CreateChatCompletionRequest`, streaming.
@@ -19,9 +19,35 @@ pub struct ChatCompletionRequest {
     /// understands it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parallel_tool_calls: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
     pub stream: bool,
     pub stream_options: StreamOptions,
+    /// The server's own options (`HAICO_LLM_EXTRA_BODY`); the configuration refuses keys this
+    /// struct sends itself, so none is sent twice.
+    #[serde(flatten)]
+    pub extra: serde_json::Map<String, Value>,
 }
+
+/// The fields [`ChatCompletionRequest`] sends itself, which `HAICO_LLM_EXTRA_BODY` may not set.
+pub const OWN_FIELDS: &[&str] = &[
+    "model",
+    "messages",
+    "tools",
+    "max_tokens",
+    "tool_choice",
+    "parallel_tool_calls",
+    "temperature",
+    "seed",
+    "stream",
+    "stream_options",
+];
 
 /// `stream_options`: asks for a final chunk carrying the token usage.
 #[derive(Debug, Serialize)]
@@ -114,10 +140,24 @@ impl ChatCompletionRequest {
                 .collect(),
             tools: request.tools.iter().map(ChatCompletionTool::from).collect(),
             max_tokens: request.max_tokens,
+            // Without tools there is nothing to choose or to call in parallel.
+            tool_choice: match request.tool_choice {
+                _ if request.tools.is_empty() => None,
+                ToolChoice::Auto => None,
+                ToolChoice::Required => Some("required"),
+                ToolChoice::None => Some("none"),
+            },
+            parallel_tool_calls: request
+                .sampling
+                .parallel_tool_calls
+                .filter(|_| !request.tools.is_empty()),
+            temperature: request.sampling.temperature,
+            seed: request.sampling.seed,
             stream: true,
             stream_options: StreamOptions {
                 include_usage: true,
             },
+            extra: request.sampling.extra.clone(),
         }
     }
 }
@@ -231,6 +271,43 @@ mod tests {
                 "stream_options": {"include_usage": true}
             })
         );
+    }
+
+    #[test]
+    fn sampling_and_tool_choice_are_sent_only_when_set() {
+        let tool = ToolDefinition {
+            name: "t".into(),
+            description: "d".into(),
+            parameters: json!({"type": "object"}),
+        };
+        let mut extra = serde_json::Map::new();
+        extra.insert("repeat_penalty".into(), json!(1.1));
+        let request = ModelRequest {
+            messages: vec![ChatMessage::user("hi")],
+            tools: vec![tool],
+            tool_choice: ToolChoice::Required,
+            sampling: crate::agent::model::Sampling {
+                temperature: Some(0.0),
+                seed: Some(7),
+                parallel_tool_calls: Some(false),
+                extra,
+            },
+            ..ModelRequest::default()
+        };
+        let body = serde_json::to_value(ChatCompletionRequest::new("m", &request)).unwrap();
+        assert_eq!(body["tool_choice"], "required");
+        assert_eq!(body["temperature"], 0.0);
+        assert_eq!(body["seed"], 7);
+        assert_eq!(body["parallel_tool_calls"], false);
+        assert_eq!(body["repeat_penalty"], 1.1);
+        let plain = ModelRequest {
+            messages: vec![ChatMessage::user("hi")],
+            ..ModelRequest::default()
+        };
+        let body = serde_json::to_value(ChatCompletionRequest::new("m", &plain)).unwrap();
+        for field in ["tool_choice", "temperature", "seed", "parallel_tool_calls"] {
+            assert!(body.get(field).is_none(), "{field} sent: {body}");
+        }
     }
 
     #[test]

@@ -1,0 +1,137 @@
+//! Help for small models (`HAICO_LLM_AIDS`), each aid on its own so it can be switched and
+//! measured on its own. A small local model loses track of what it already did, answers a
+//! change request with prose, and reads a long tool list poorly; a hosted model needs none of
+//! this, so every aid is off unless the person asks for it, and a hosted provider's requests
+//! read exactly as before.
+//!
+//! Each aid changes the head of the prompt (the instructions or the tool list) only as a
+//! function of the setting, so the head stays byte-identical for one configuration and a
+//! prompt cache keeps it.
+
+use std::fmt;
+
+/// Which aids are on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Aids {
+    /// Leave out the tools that only read what the workspace snapshot already shows
+    /// (`list_todos`, `list_preferences`, `list_artifacts`): a shorter head, fewer ways to
+    /// spend a step.
+    pub compact_tools: bool,
+    /// Short worked examples in the instructions.
+    pub examples: bool,
+    /// When a change request's first answer changed nothing, ask once more, requiring a tool
+    /// call.
+    pub ask_to_act: bool,
+    /// The snapshot ends with the request being worked on and what this turn did so far, call
+    /// by call.
+    pub turn_notes: bool,
+    /// Earlier turns come back with the calls they made, not as prose only.
+    pub history_calls: bool,
+}
+
+/// The aids by the names the setting uses, in the order they are listed.
+const NAMES: [&str; 5] = [
+    "compact-tools",
+    "examples",
+    "ask-to-act",
+    "turn-notes",
+    "history-calls",
+];
+
+impl Aids {
+    /// Every aid.
+    pub const ALL: Self = Self {
+        compact_tools: true,
+        examples: true,
+        ask_to_act: true,
+        turn_notes: true,
+        history_calls: true,
+    };
+
+    fn flag(&mut self, name: &str) -> Option<&mut bool> {
+        Some(match name {
+            "compact-tools" => &mut self.compact_tools,
+            "examples" => &mut self.examples,
+            "ask-to-act" => &mut self.ask_to_act,
+            "turn-notes" => &mut self.turn_notes,
+            "history-calls" => &mut self.history_calls,
+            _ => return None,
+        })
+    }
+
+    fn is_on(&self, name: &str) -> bool {
+        let mut copy = *self;
+        copy.flag(name).is_some_and(|on| *on)
+    }
+}
+
+impl std::str::FromStr for Aids {
+    type Err = String;
+
+    /// `none`, `all`, or a comma-separated list of aid names; `-name` takes one away, so
+    /// `all,-examples` is every aid but the examples.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let mut aids = Self::default();
+        for word in text.split(',').map(str::trim).filter(|w| !w.is_empty()) {
+            let word = word.to_ascii_lowercase();
+            match word.as_str() {
+                "none" => aids = Self::default(),
+                "all" => aids = Self::ALL,
+                _ => {
+                    let (name, on) = match word.strip_prefix('-') {
+                        Some(name) => (name, false),
+                        None => (word.as_str(), true),
+                    };
+                    match aids.flag(name) {
+                        Some(flag) => *flag = on,
+                        None => {
+                            return Err(format!(
+                                "`{name}` is not an aid: use none, all, or some of {} (a leading \
+                                 - takes one away, e.g. all,-examples)",
+                                NAMES.join(", ")
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(aids)
+    }
+}
+
+impl fmt::Display for Aids {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let on: Vec<&str> = NAMES.into_iter().filter(|name| self.is_on(name)).collect();
+        if on.is_empty() {
+            f.write_str("none")
+        } else {
+            f.write_str(&on.join(","))
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_lists_and_removals() {
+        assert_eq!("none".parse::<Aids>().unwrap(), Aids::default());
+        assert_eq!("".parse::<Aids>().unwrap(), Aids::default());
+        assert_eq!("all".parse::<Aids>().unwrap(), Aids::ALL);
+        let some: Aids = "turn-notes, ask-to-act".parse().unwrap();
+        assert!(some.turn_notes && some.ask_to_act && !some.examples);
+        let most: Aids = "all,-examples".parse().unwrap();
+        assert!(!most.examples && most.compact_tools);
+        assert_eq!(
+            most.to_string(),
+            "compact-tools,ask-to-act,turn-notes,history-calls"
+        );
+        let err = "all,-exmaples".parse::<Aids>().unwrap_err();
+        assert!(
+            err.contains("exmaples") && err.contains("turn-notes"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,320 @@
+//! What the agent does for small models, through a real server whose agent talks to a mock
+//! OpenAI-compatible server: sampling settings on the wire, a repeated write answered by a
+//! request to answer the person (and a turn that ends when the model keeps calling), and the
+//! aids `HAICO_LLM_AIDS` turns on: asking once more when a change request got prose, the
+//! turn's notes at the end of the snapshot, the compact tool set with worked examples, and
+//! earlier turns sent with their calls. Both engines.
+
+use crate::common;
+use crate::common::agent as agent_support;
+
+use agent_support::*;
+use common::mock_llm::{Call, MockLlm, Script, call};
+use haico::agent::{Aids, AgentConfig, Sampling};
+use serde_json::{Value, json};
+
+fn objective_call() -> Call {
+    call(
+        "set_objective",
+        json!({"action_and_reasoning": "Noting the goal.", "objective": "A calm week in Porto"}),
+    )
+}
+
+fn plan_call(reason: &str) -> Call {
+    call(
+        "add_todos",
+        json!({"action_and_reasoning": reason,
+               "steps": [{"text": "Book the train"}, {"text": "Pick a guesthouse"}]}),
+    )
+}
+
+/// An agent with `aids` on, talking to an OpenAI-compatible mock playing `scripts`.
+async fn with_aids(engine: common::Engine, aids: Aids, scripts: Vec<Script>) -> Setup {
+    let config = AgentConfig {
+        aids,
+        ..AgentConfig::default()
+    };
+    Setup::new(engine, MockLlm::openai(scripts).await, config, None).await
+}
+
+/// The request bodies the mock received.
+fn bodies(setup: &Setup) -> Vec<Value> {
+    setup.mock.requests().into_iter().map(|r| r.body).collect()
+}
+
+/// The text of a request's last message (the snapshot).
+fn last_text(body: &Value) -> String {
+    let last = body["messages"].as_array().unwrap().last().unwrap();
+    last["content"].as_str().unwrap_or_default().to_string()
+}
+
+/// The user messages of a request, in order.
+fn user_texts(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+backend_tests! {
+    async fn sampling_settings_reach_every_request(engine) {
+        let mut extra = serde_json::Map::new();
+        extra.insert("repeat_penalty".into(), json!(1.1));
+        let config = AgentConfig {
+            sampling: Sampling {
+                temperature: Some(0.0),
+                seed: Some(42),
+                parallel_tool_calls: Some(false),
+                extra,
+            },
+            ..AgentConfig::default()
+        };
+        let setup = Setup::new(
+            engine,
+            MockLlm::openai(vec![
+                Script::tool_calls(vec![objective_call()]),
+                Script::text("Done."),
+            ])
+            .await,
+            config,
+            None,
+        )
+        .await;
+        setup.server.create_thread("t").await;
+        whole_turn(setup.chat("t", "Plan a week in Porto").await).await;
+        let bodies = bodies(&setup);
+        assert_eq!(bodies.len(), 2);
+        for body in &bodies {
+            assert_eq!(body["temperature"], json!(0.0), "{body}");
+            assert_eq!(body["seed"], json!(42));
+            assert_eq!(body["parallel_tool_calls"], json!(false));
+            assert_eq!(body["repeat_penalty"], json!(1.1));
+            assert!(body.get("tool_choice").is_none(), "the model chooses: {body}");
+        }
+        setup.cleanup().await;
+    }
+
+    async fn a_repeated_write_is_followed_by_a_request_to_answer(engine) {
+        let setup = Setup::openai(
+            engine,
+            vec![
+                Script::tool_calls(vec![plan_call("Laying out the steps.")]),
+                Script::tool_calls(vec![plan_call("Laying out the steps again.")]),
+                Script::text("The plan has two steps."),
+            ],
+        )
+        .await;
+        setup.server.create_thread("t").await;
+        let frames = whole_turn(setup.chat("t", "Plan the trip").await).await;
+        let steps = named(&frames, "step");
+        assert_eq!(steps.len(), 2, "the repeat is a step, not run again");
+        let error = assert_step(steps[1], "add_todos", 1, false)["result"]["error"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(error.contains("That is done: do not call it again"), "{error}");
+        let bodies = bodies(&setup);
+        assert_eq!(bodies.len(), 3);
+        assert_eq!(bodies[2]["tool_choice"], json!("none"), "the answer is asked for in text");
+        let notes = user_texts(&bodies[2]);
+        assert!(
+            notes.last().unwrap().contains("you repeated a call that was already done"),
+            "{notes:?}"
+        );
+        assert_eq!(
+            named(&frames, "message")[0].data["content"],
+            json!("The plan has two steps.")
+        );
+        let ws = setup.server.get("/api/threads/t/workspace").await.expect(200);
+        assert_eq!(ws["todos"].as_array().unwrap().len(), 2, "added once");
+        setup.cleanup().await;
+    }
+
+    async fn a_model_that_keeps_calling_after_the_request_ends_the_turn(engine) {
+        let setup = Setup::openai(
+            engine,
+            vec![
+                Script::tool_calls(vec![plan_call("Laying out the steps.")]),
+                Script::tool_calls(vec![plan_call("Again.")]),
+                Script::tool_calls(vec![plan_call("And again.")]),
+                Script::text("never asked for"),
+            ],
+        )
+        .await;
+        setup.server.create_thread("t").await;
+        let frames = whole_turn(setup.chat("t", "Plan the trip").await).await;
+        assert_eq!(setup.mock.request_count(), 3, "no fourth model call");
+        assert_eq!(named(&frames, "step").len(), 2, "the third call is not run");
+        let done = frames.last().unwrap();
+        assert_eq!(done.data["status"], json!("completed"));
+        let message = named(&frames, "message")[0].data["content"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(message.contains("What I did:\n- add_todos: added"), "{message}");
+        assert!(message.contains("I began repeating a step"), "{message}");
+        setup.cleanup().await;
+    }
+
+    async fn a_change_request_answered_in_prose_is_asked_once_more(engine) {
+        let setup = with_aids(
+            engine,
+            "ask-to-act".parse().unwrap(),
+            vec![
+                Script::text("Sure, I will note the goal of a calm week in Porto."),
+                Script::tool_calls(vec![objective_call()]),
+                Script::text("The goal is noted."),
+            ],
+        )
+        .await;
+        setup.server.create_thread("t").await;
+        let frames = whole_turn(setup.chat("t", "Plan a week in Porto").await).await;
+        assert_step(named(&frames, "step")[0], "set_objective", 1, true);
+        let bodies = bodies(&setup);
+        assert_eq!(bodies.len(), 3);
+        assert!(bodies[0].get("tool_choice").is_none());
+        assert_eq!(bodies[1]["tool_choice"], json!("required"), "{}", bodies[1]);
+        // The ask only grows the conversation: the prose answer, then the note.
+        let messages = bodies[1]["messages"].as_array().unwrap();
+        let n = messages.len();
+        assert_eq!(messages[n - 3]["role"], "assistant");
+        assert!(messages[n - 2]["content"].as_str().unwrap().contains("Make them now with the tools"));
+        assert!(bodies[2].get("tool_choice").is_none(), "asked once only");
+        assert_eq!(
+            named(&frames, "message")[0].data["content"],
+            json!("The goal is noted.")
+        );
+        setup.cleanup().await;
+    }
+
+    async fn a_pure_question_or_the_aid_off_gets_its_plain_answer(engine) {
+        let setup = with_aids(
+            engine,
+            "ask-to-act".parse().unwrap(),
+            vec![
+                Script::text("Nothing is planned yet."),
+                Script::text("A week is enough for Porto."),
+            ],
+        )
+        .await;
+        setup.server.create_thread("t").await;
+        whole_turn(setup.chat("t", "Where do we stand?").await).await;
+        assert_eq!(setup.mock.request_count(), 1, "a question is answered, not pushed to act");
+        setup.cleanup().await;
+
+        let setup = Setup::openai(engine, vec![Script::text("Sure, a week in Porto.")]).await;
+        setup.server.create_thread("t").await;
+        whole_turn(setup.chat("t", "Plan a week in Porto").await).await;
+        assert_eq!(setup.mock.request_count(), 1, "without the aid the prose is the answer");
+        setup.cleanup().await;
+    }
+
+    async fn the_snapshot_ends_with_what_the_turn_did(engine) {
+        let setup = with_aids(
+            engine,
+            "turn-notes".parse().unwrap(),
+            vec![
+                Script::tool_calls(vec![
+                    objective_call(),
+                    call("toggle_todos", json!({"action_and_reasoning": "Ticking.", "indices": [9]})),
+                ]),
+                Script::text("Done."),
+            ],
+        )
+        .await;
+        setup.server.create_thread("t").await;
+        whole_turn(setup.chat("t", "Plan a week in Porto").await).await;
+        let bodies = bodies(&setup);
+        let first = last_text(&bodies[0]);
+        assert!(
+            first.ends_with("Done so far in this turn: nothing yet.\nNext: call tools only for what \
+                             the request still needs and is not done above; when it is all done, \
+                             answer the person in one or two sentences without calling a \
+                             tool.\n</this_turn>"),
+            "{first}"
+        );
+        assert!(first.contains("The person's request: Plan a week in Porto"), "{first}");
+        let second = last_text(&bodies[1]);
+        assert!(second.contains("\n1. set_objective: "), "{second}");
+        assert!(second.contains("\n2. toggle_todos: "), "{second}");
+        setup.cleanup().await;
+    }
+
+    async fn the_compact_head_leaves_out_list_tools_and_shows_examples(engine) {
+        let setup = with_aids(
+            engine,
+            "compact-tools,examples".parse().unwrap(),
+            vec![Script::text("Hello.")],
+        )
+        .await;
+        setup.server.create_thread("t").await;
+        whole_turn(setup.chat("t", "Hi?").await).await;
+        let compact = &bodies(&setup)[0];
+        let names = tool_names(compact);
+        for gone in ["list_todos", "list_preferences", "list_artifacts"] {
+            assert!(!names.iter().any(|n| n == gone), "{gone} offered: {names:?}");
+        }
+        assert!(names.iter().any(|n| n == "get_artifact"));
+        assert!(names.iter().any(|n| n == "edit_document"));
+        let head = compact["messages"][0]["content"].as_str().unwrap().to_string();
+        assert!(head.contains("Examples of the way of working"), "{head}");
+        setup.cleanup().await;
+
+        let setup = Setup::openai(engine, vec![Script::text("Hello.")]).await;
+        setup.server.create_thread("t").await;
+        whole_turn(setup.chat("t", "Hi?").await).await;
+        let full = &bodies(&setup)[0];
+        assert!(tool_names(full).iter().any(|n| n == "list_todos"));
+        assert!(!full["messages"][0]["content"].as_str().unwrap().contains("Examples"));
+        setup.cleanup().await;
+    }
+
+    async fn earlier_turns_come_back_with_their_calls(engine) {
+        let setup = with_aids(
+            engine,
+            "history-calls".parse().unwrap(),
+            vec![
+                Script::tool_calls(vec![objective_call()]),
+                Script::text("The goal is set."),
+                Script::text("It is a calm week in Porto."),
+            ],
+        )
+        .await;
+        setup.server.create_thread("t").await;
+        whole_turn(setup.chat("t", "Plan a week in Porto").await).await;
+        whole_turn(setup.chat("t", "What is the goal?").await).await;
+        let bodies = bodies(&setup);
+        let messages = bodies[2]["messages"].as_array().unwrap();
+        let roles: Vec<&str> = messages.iter().map(|m| m["role"].as_str().unwrap()).collect();
+        assert_eq!(
+            roles,
+            ["system", "user", "assistant", "tool", "assistant", "user", "system"],
+            "{messages:?}"
+        );
+        let earlier = &messages[2]["tool_calls"][0];
+        assert_eq!(earlier["function"]["name"], "set_objective");
+        let arguments: Value =
+            serde_json::from_str(earlier["function"]["arguments"].as_str().unwrap()).unwrap();
+        assert_eq!(arguments["objective"], "A calm week in Porto");
+        assert_eq!(arguments["action_and_reasoning"], "Noting the goal.");
+        assert_eq!(messages[3]["tool_call_id"], earlier["id"]);
+        assert!(messages[3]["content"].as_str().unwrap().contains("\"success\":true"));
+        assert_eq!(messages[4]["content"], "The goal is set.");
+        setup.cleanup().await;
+    }
+}
