@@ -107,8 +107,8 @@ pub struct ModelRequest {
     /// requires one, then uses its own default).
     pub max_tokens: Option<u32>,
     /// Whether the model may, must or must not call a tool in this answer. Only the agent's
-    /// second asks set it ([`ToolChoice::Required`] after a first answer that did nothing,
-    /// [`ToolChoice::None`] after a repeated write); everything else leaves it to the model.
+    /// second ask after a first answer that did nothing sets it ([`ToolChoice::Required`]);
+    /// everything else leaves it to the model.
     pub tool_choice: ToolChoice,
     /// How the model samples its answer, as the person configured it.
     pub sampling: Sampling,

@@ -20,10 +20,6 @@ const NOTE_CHARS: usize = 160;
 /// Longest quotation of the person's request in the turn's notes.
 const REQUEST_CHARS: usize = 400;
 
-/// How a summary begins when its call changed nothing (`src/tools/`): such a call counts as
-/// done nothing in the turn's notes.
-const NOTHING_CHANGED: &str = "nothing changed";
-
 /// A call identical to one made earlier in the turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Repeat {
@@ -126,13 +122,6 @@ impl TurnCalls {
              tool.\n</this_turn>",
         );
         out
-    }
-
-    /// Whether any call of the turn changed the workspace.
-    pub fn changed_anything(&self) -> bool {
-        self.made.iter().any(|made| {
-            made.succeeded && !made.read_only && !made.result.starts_with(NOTHING_CHANGED)
-        })
     }
 
     /// The turn's calls in a few words each, for the person when the turn ends without the

@@ -4,9 +4,13 @@
 //! change instead of making it, and calling a write they already made, again and again, until
 //! the step limit. For the first the agent asks once more, requiring a tool call (the server
 //! enforces it: llama.cpp turns `tool_choice: required` into a grammar); for the second it asks
-//! for the answer to the person, allowing no tool call. Each ask is a short note in the
-//! conversation, appended after what the model saw, so the prompt only grows and a prompt cache
-//! keeps all of it.
+//! for the answer to the person, and ends the turn itself if the model calls a tool again.
+//! Each ask is a short note in the conversation, appended after what the model saw, so the
+//! prompt only grows and a prompt cache keeps all of it.
+//!
+//! The answer is not forced with `tool_choice: none`: llama.cpp renders a request with that
+//! choice without its tool list, so the whole prompt after the instructions would be read
+//! anew (measured: 97 of 217 tokens from the cache with `none`, 216 of 217 with `required`).
 
 use super::model::ToolChoice;
 
@@ -18,7 +22,8 @@ pub enum SecondAsk {
     None,
     /// A change request got prose only: make the changes now, with a tool.
     Act,
-    /// The model repeated a write it made: answer the person now, in text.
+    /// The model repeated a write it made: answer the person now, in text (asked by the note;
+    /// a call instead ends the turn).
     Answer,
 }
 
@@ -28,7 +33,7 @@ impl SecondAsk {
         match self {
             Self::None => ToolChoice::Auto,
             Self::Act => ToolChoice::Required,
-            Self::Answer => ToolChoice::None,
+            Self::Answer => ToolChoice::Auto,
         }
     }
 }
@@ -100,6 +105,6 @@ mod tests {
     fn each_ask_chooses_its_tool_choice() {
         assert_eq!(SecondAsk::None.tool_choice(), ToolChoice::Auto);
         assert_eq!(SecondAsk::Act.tool_choice(), ToolChoice::Required);
-        assert_eq!(SecondAsk::Answer.tool_choice(), ToolChoice::None);
+        assert_eq!(SecondAsk::Answer.tool_choice(), ToolChoice::Auto);
     }
 }
