@@ -16,6 +16,7 @@ pub mod measures;
 pub mod report;
 pub mod run;
 pub mod scenario;
+pub mod trace;
 
 use std::path::PathBuf;
 
