@@ -8,6 +8,7 @@
 //! call the model wrote as text (a ```json block) is taken as a call by the loop; the
 //! recorder reads the text the same way ([`crate::agent::text_calls`]) so it joins too.
 
+pub mod markdown;
 pub mod recorder;
 
 use serde::{Deserialize, Serialize};
