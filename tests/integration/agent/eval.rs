@@ -1,5 +1,7 @@
 //! `haico eval` in replay mode: the shipped scenarios (`eval/`) pass with the scripts a good
-//! agent would produce, and each failing fixture
+//! agent would produce, and are honest (every task check fails for an agent that does
+//! nothing, every guard holds for it); scripts generated from each scenario of an agent that
+//! only chats, and of one that loops on a call, fail; and each failing fixture
 //! (`tests/eval_fixtures/`, scripts of a bad agent) fails exactly the checks it was written to
 //! fail. A malformed scenario file is refused with its name and the place of the mistake.
 
@@ -9,12 +11,14 @@ use std::{
 };
 
 use haico::{
+    agent::providers::replay::{ReplayArguments, ReplayResponse, ReplayToolCall},
     eval::{
-        EvalError, ModelChoice, Report, RunOptions, Scenario, ScenarioError,
+        CheckKind, EvalError, ModelChoice, Report, RunOptions, Scenario, ScenarioError,
         ScenarioReport, evaluate, load_all,
     },
     tools::tool_specs,
 };
+use serde_json::json;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -68,7 +72,7 @@ fn failed_checks(result: &ScenarioReport) -> Vec<&str> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_shipped_scenario_passes_with_its_script() {
+async fn every_shipped_scenario_passes_with_its_script_and_is_honest() {
     let (scenarios, report) = run_replay(&root().join("eval")).await;
     assert!(scenarios.len() >= 12, "only {} scenarios", scenarios.len());
     let offered = offered();
@@ -95,6 +99,27 @@ async fn every_shipped_scenario_passes_with_its_script() {
             assert!(!result.passed, "{} passed without {missing:?}", result.name);
             waiting.push(format!("{} (needs {})", result.name, missing.join(", ")));
         }
+        // Honest: an agent that does nothing fails every task check and passes every guard.
+        assert_eq!(result.baseline.checks.len(), scenario.checks.len());
+        for outcome in &result.baseline.checks {
+            match outcome.kind {
+                CheckKind::Task => assert!(
+                    !outcome.passed,
+                    "{}: the task check {} passes when nothing is done: {}",
+                    result.name, outcome.check, outcome.detail
+                ),
+                CheckKind::Guard => assert!(
+                    outcome.passed,
+                    "{}: the guard {} fails when nothing is done: {}",
+                    result.name, outcome.check, outcome.detail
+                ),
+            }
+        }
+        assert!(
+            result.baseline.counts.task.total > 0,
+            "{} has no task check: chatting would pass it",
+            result.name
+        );
         // The trace joined every call the agent ran to the model call that asked for it.
         for turn in &run.trace {
             assert!(
@@ -112,6 +137,7 @@ async fn every_shipped_scenario_passes_with_its_script() {
     eprintln!("{summary}");
     assert!(summary.contains("Scenarios passed: "), "{summary}");
     assert!(summary.contains("do-nothing baseline"), "{summary}");
+    assert_eq!(report.overall.baseline.task.passed, 0);
 }
 
 #[test]
@@ -147,6 +173,103 @@ fn the_shipped_scenarios_use_every_tool_and_say_why_each_time() {
         locked >= 2,
         "only {locked} scenarios have locked preferences"
     );
+}
+
+/// A script of an agent that only chats: text answers, a few per message, since the agent may
+/// ask the model once more when a change request got no call (unplayed answers are fine).
+fn chatting(scenario: &Scenario) -> Vec<ReplayResponse> {
+    (0..scenario.messages.len() * 3)
+        .map(|_| text_answer(haico::eval::baseline::ANSWER))
+        .collect()
+}
+
+/// A script of an agent that loops: the scenario's first scripted tool call (or a fixed
+/// `set_objective`) asked for 40 times.
+fn looping(scenario: &Scenario) -> Vec<ReplayResponse> {
+    let first = scenario
+        .replay
+        .iter()
+        .flatten()
+        .flat_map(|response| &response.tool_calls)
+        .next()
+        .cloned()
+        .unwrap_or_else(|| ReplayToolCall {
+            name: "set_objective".into(),
+            arguments: ReplayArguments::Json(json!({
+                "objective": "Get this done",
+                "action_and_reasoning": "I am noting the goal."
+            })),
+        });
+    (0..40)
+        .map(|_| ReplayResponse {
+            tool_calls: vec![first.clone()],
+            ..text_answer("")
+        })
+        .collect()
+}
+
+fn text_answer(text: &str) -> ReplayResponse {
+    ReplayResponse {
+        text: text.into(),
+        tool_calls: Vec::new(),
+        delay_ms: 0,
+        error: None,
+        usage: None,
+    }
+}
+
+/// The shipped scenarios with their scripts replaced by `script`'s.
+fn scripted(script: fn(&Scenario) -> Vec<ReplayResponse>) -> Vec<Scenario> {
+    load_all(&[root().join("eval")])
+        .unwrap()
+        .into_iter()
+        .map(|mut scenario| {
+            scenario.replay = Some(script(&scenario));
+            scenario
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_only_chats_fails_every_scenario_as_the_baseline_says() {
+    let report = run_scenarios(&scripted(chatting)).await;
+    for result in &report.scenarios {
+        assert!(!result.passed, "{} passed by chatting", result.name);
+        let run = &result.runs[0];
+        // The synthetic baseline is what such an agent really scores, check by check.
+        let real: Vec<(&str, bool)> = run
+            .checks
+            .iter()
+            .map(|c| (c.check.as_str(), c.passed))
+            .collect();
+        let baseline: Vec<(&str, bool)> = result
+            .baseline
+            .checks
+            .iter()
+            .map(|c| (c.check.as_str(), c.passed))
+            .collect();
+        assert_eq!(real, baseline, "{}: {:#?}", result.name, run.checks);
+    }
+    assert_eq!(report.overall.counts.all, report.overall.baseline.all);
+    assert!(
+        report.summary().contains("+0 points"),
+        "{}",
+        report.summary()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agent_that_loops_on_a_call_fails_every_scenario() {
+    let report = run_scenarios(&scripted(looping)).await;
+    for result in &report.scenarios {
+        assert!(!result.passed, "{} passed by looping", result.name);
+        let failed = failed_checks(result);
+        assert!(
+            failed.contains(&"no_repeated_calls") && failed.contains(&"ended_by_model"),
+            "{}: {failed:?}",
+            result.name
+        );
+    }
 }
 
 /// What each failing fixture must fail: exactly these checks, in the file's order.
