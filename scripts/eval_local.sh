@@ -9,6 +9,10 @@
 #                                                can be stopped and resumed: files already
 #                                                reported are skipped), then one table of all
 #                                                (scripts/eval_table.py)
+#   REPEAT=3 bash scripts/eval_local.sh eval/    every scenario three times (pass@1, pass^3)
+#
+# Each scenario run's trace (every model call with its tool calls and their envelopes) is
+# written as Markdown under $OUT/traces/.
 #
 # Settings (environment): HAICO_BIN (default: target/release/haico, built if missing),
 # LLM_DIR (/opt/local-llm), LLM_PORT (18081), OUT (target/eval-local), and any HAICO_LLM_* to
@@ -45,6 +49,7 @@ export HAICO_LLM_TIMEOUT_SECS=${HAICO_LLM_TIMEOUT_SECS:-600}
 # A 1.5B model sometimes repeats itself until its context is full; 1,024 tokens is room for
 # a document section and bounds a call at about a minute of writing.
 export HAICO_LLM_MAX_TOKENS=${HAICO_LLM_MAX_TOKENS:-1024}
+REPEAT=${REPEAT:-1}
 status=0
 offset=$( [ -f "$log" ] && wc -c <"$log" || echo 0 )
 if [ "${EACH:-0}" = 1 ]; then
@@ -58,14 +63,15 @@ if [ "${EACH:-0}" = 1 ]; then
     [ -f "$OUT/each/$name.json" ] && continue
     echo "== $name"
     "$HAICO_BIN" eval "$file" --json "$OUT/each/$name.json" --markdown "$OUT/each/$name.md" \
-      || status=$?
+      --traces "$OUT/traces" --repeat "$REPEAT" || status=$?
   done
   table_log=()
   if [ -n "$started" ] || [ -n "${LLM_LOG:-}" ]; then table_log=(--llama-log "$log" --from "$offset"); fi
   python3 scripts/eval_table.py "$OUT"/each/*.json "${table_log[@]}" | tee "$OUT/eval.md"
   exit "$status"
 fi
-"$HAICO_BIN" eval "${@:-eval/}" --json "$OUT/eval.json" --markdown "$OUT/eval.md" || status=$?
+"$HAICO_BIN" eval "${@:-eval/}" --json "$OUT/eval.json" --markdown "$OUT/eval.md" \
+  --traces "$OUT/traces" --repeat "$REPEAT" || status=$?
 cat "$OUT/eval.md"
 
 if [ -n "$started" ] || [ -n "${LLM_LOG:-}" ]; then

@@ -44,8 +44,9 @@ pub enum Command {
     /// `reset-token NAME`.
     User(Box<UserArgs>),
     /// Evaluate the agent: run scenario files (a starting workspace, the person's messages,
-    /// checks) against the configured model, or their own scripts with `--replay`, and report
-    /// checks and measures as Markdown (and JSON). Exits 1 when a scenario fails, 2 when the
-    /// evaluation cannot run.
+    /// checks) against the configured model, or their own scripts with `--replay`, once or
+    /// `--repeat` times, and report task checks and guards beside a do-nothing baseline, with
+    /// measures, as Markdown (and JSON, with a per-call trace; `--traces` writes it per run).
+    /// Exits 1 when a scenario fails, 2 when the evaluation cannot run.
     Eval(Box<EvalArgs>),
 }

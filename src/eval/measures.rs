@@ -4,13 +4,13 @@
 //! Token counts come from the provider through the recorded turns; a provider that does not
 //! report one leaves it `None`, and the reports print "n/a" rather than a made-up zero.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::store::StoredTurn;
 
 /// The model's token use over some turns; every field `None` where the provider (or this
 /// build) did not report it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct TokenMeasures {
     /// Requests sent to the model.
     pub model_calls: Option<u64>,
@@ -96,7 +96,7 @@ pub fn later_calls(turns: &[StoredTurn]) -> (Option<f64>, Option<u64>) {
 }
 
 /// The measures of one scenario.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Measures {
     /// Turns run (one per message).
     pub turns: usize,
@@ -154,7 +154,7 @@ impl Measures {
 }
 
 /// Over all scenarios of a run: sums, and medians of the per-scenario values.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Totals {
     /// Every scenario's measures added up (token counts only when all reported them).
     pub sum: Measures,
@@ -164,7 +164,7 @@ pub struct Totals {
 }
 
 /// Per-scenario medians.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Medians {
     /// Wall time of a scenario.
     pub wall_ms: Option<f64>,

@@ -1,90 +1,174 @@
-//! The evaluation's report: JSON for machines (every check with its detail, every measure)
-//! and a Markdown table for people (one row per scenario, an overall row, then the failed
-//! checks with what was seen).
+//! The evaluation's report: JSON for machines (every run's checks with their details, every
+//! measure, the per-call trace, the do-nothing baseline) and Markdown for people (one row per
+//! scenario with task checks and guards apart and the baseline beside them, the overall
+//! rates, then the failed checks with what was seen).
 
 use std::fmt::Write as _;
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{
+    baseline::Baseline,
     measures::{Measures, Totals},
-    run::ScenarioResult,
+    run::RunResult,
+    scenario::Scenario,
+    tally::{Counts, Tally, points},
 };
 use crate::workspace::rules::plural;
 
-/// The outcome of a run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// The outcome of an evaluation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     /// The model, in one line (never a key).
     pub model: String,
     /// Whether the scenarios played their own scripts.
     pub replay: bool,
-    /// When the run started.
+    /// When the evaluation started.
     pub started_at: DateTime<Utc>,
+    /// How many times each scenario ran (`--repeat`).
+    pub repeat: usize,
     /// Every scenario, in the order run.
-    pub scenarios: Vec<ScenarioResult>,
+    pub scenarios: Vec<ScenarioReport>,
     /// Over all scenarios.
     pub overall: Overall,
 }
 
-/// Over all scenarios of a run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One scenario over its runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioReport {
+    /// The scenario's name.
+    pub name: String,
+    /// Its description.
+    pub description: String,
+    /// The file it came from.
+    pub file: String,
+    /// The step limit its turns ran with.
+    pub max_steps: u32,
+    /// Whether every run passed every check.
+    pub passed: bool,
+    /// Runs that passed every check.
+    pub runs_passed: usize,
+    /// Pass counts over all runs.
+    pub counts: Counts,
+    /// The checks on an agent that does nothing (the same for every run).
+    pub baseline: Baseline,
+    /// Time, calls and tokens over all runs (sums; time to first token as the median).
+    pub measures: Measures,
+    /// Each run, in order.
+    pub runs: Vec<RunResult>,
+}
+
+impl ScenarioReport {
+    /// The report of `scenario`'s `runs` (at least one), whose turns ran with `max_steps`.
+    pub fn new(
+        scenario: &Scenario,
+        max_steps: u32,
+        baseline: Baseline,
+        runs: Vec<RunResult>,
+    ) -> Self {
+        let each: Vec<&Measures> = runs.iter().map(|run| &run.measures).collect();
+        let runs_passed = runs.iter().filter(|run| run.passed).count();
+        Self {
+            name: scenario.name.clone(),
+            description: scenario.description.clone(),
+            file: scenario.path.display().to_string(),
+            max_steps,
+            passed: runs_passed == runs.len(),
+            runs_passed,
+            counts: Counts::sum(runs.iter().map(|run| &run.counts)),
+            baseline,
+            measures: Totals::of(&each).sum,
+            runs,
+        }
+    }
+}
+
+/// Over all scenarios of an evaluation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Overall {
     /// Scenarios run.
     pub scenarios: usize,
-    /// Scenarios whose every check passed.
-    pub passed: usize,
-    /// `passed / scenarios` (0 when none ran).
-    pub pass_rate: f64,
-    /// Checks that passed, over all scenarios.
-    pub checks_passed: usize,
-    /// Checks judged, over all scenarios.
-    pub checks_total: usize,
-    /// `checks_passed / checks_total` (0 when none).
+    /// Runs per scenario.
+    pub repeat: usize,
+    /// Runs in all.
+    pub runs: usize,
+    /// Runs that passed every check.
+    pub runs_passed: usize,
+    /// pass@1: `runs_passed / runs`, the chance one run passes.
+    pub pass_at_1: f64,
+    /// Scenarios whose every run passed.
+    pub scenarios_passed: usize,
+    /// pass^k: `scenarios_passed / scenarios`, the share passed every time.
+    pub pass_hat_k: f64,
+    /// Pass counts over all runs.
+    pub counts: Counts,
+    /// `counts.all` as a share.
     pub check_pass_rate: f64,
-    /// Sums and medians of the measures.
+    /// The do-nothing baseline's pass counts (one per scenario).
+    pub baseline: Counts,
+    /// `baseline.all` as a share.
+    pub baseline_pass_rate: f64,
+    /// `check_pass_rate` less `baseline_pass_rate`, in percentage points: how much better
+    /// than chatting.
+    pub points_over_baseline: f64,
+    /// Sums and medians of the measures over all runs.
     #[serde(flatten)]
     pub totals: Totals,
 }
 
 impl Report {
-    /// The report of `results`.
+    /// The report of `scenarios`, each run `repeat` times.
     pub fn new(
         model: String,
         replay: bool,
         started_at: DateTime<Utc>,
-        results: Vec<ScenarioResult>,
+        repeat: usize,
+        scenarios: Vec<ScenarioReport>,
     ) -> Self {
-        let passed = results.iter().filter(|r| r.passed).count();
-        let checks_total = results.iter().map(|r| r.checks.len()).sum();
-        let checks_passed = results
-            .iter()
-            .flat_map(|r| &r.checks)
-            .filter(|c| c.passed)
-            .count();
-        let measures: Vec<&Measures> = results.iter().map(|r| &r.measures).collect();
+        let runs: Vec<&RunResult> = scenarios.iter().flat_map(|s| &s.runs).collect();
+        let runs_passed = runs.iter().filter(|run| run.passed).count();
+        let scenarios_passed = scenarios.iter().filter(|s| s.passed).count();
+        let counts = Counts::sum(scenarios.iter().map(|s| &s.counts));
+        let baseline = Counts::sum(scenarios.iter().map(|s| &s.baseline.counts));
+        let each: Vec<&Measures> = runs.iter().map(|run| &run.measures).collect();
         let overall = Overall {
-            scenarios: results.len(),
-            passed,
-            pass_rate: rate(passed, results.len()),
-            checks_passed,
-            checks_total,
-            check_pass_rate: rate(checks_passed, checks_total),
-            totals: Totals::of(&measures),
+            scenarios: scenarios.len(),
+            repeat,
+            runs: runs.len(),
+            runs_passed,
+            pass_at_1: Tally {
+                passed: runs_passed,
+                total: runs.len(),
+            }
+            .rate(),
+            scenarios_passed,
+            pass_hat_k: Tally {
+                passed: scenarios_passed,
+                total: scenarios.len(),
+            }
+            .rate(),
+            check_pass_rate: counts.all.rate(),
+            baseline_pass_rate: baseline.all.rate(),
+            points_over_baseline: ((counts.all.rate() - baseline.all.rate()) * 1000.0).round()
+                / 10.0,
+            counts,
+            baseline,
+            totals: Totals::of(&each),
         };
         Self {
             model,
             replay,
             started_at,
-            scenarios: results,
+            repeat,
+            scenarios,
             overall,
         }
     }
 
-    /// Whether every scenario passed.
+    /// Whether every run of every scenario passed.
     pub fn passed(&self) -> bool {
-        self.overall.passed == self.overall.scenarios
+        self.overall.scenarios_passed == self.overall.scenarios
     }
 
     /// The report as pretty-printed JSON.
@@ -92,42 +176,113 @@ impl Report {
         serde_json::to_string_pretty(self)
     }
 
-    /// The report as Markdown: a table, then the failed checks and the notes.
+    /// The overall lines: scenarios passed, then checks against the do-nothing baseline.
+    pub fn summary(&self) -> String {
+        let o = &self.overall;
+        let mut out = String::new();
+        if self.repeat <= 1 {
+            let _ = writeln!(
+                out,
+                "Scenarios passed: {}.",
+                Tally {
+                    passed: o.scenarios_passed,
+                    total: o.scenarios
+                }
+                .with_share()
+            );
+        } else {
+            let _ = writeln!(
+                out,
+                "Runs passed (pass@1): {}; scenarios whose {} runs all passed (pass^{}): {}.",
+                Tally {
+                    passed: o.runs_passed,
+                    total: o.runs
+                }
+                .with_share(),
+                self.repeat,
+                self.repeat,
+                Tally {
+                    passed: o.scenarios_passed,
+                    total: o.scenarios
+                }
+                .with_share()
+            );
+        }
+        let over = if self.repeat <= 1 {
+            String::new()
+        } else {
+            format!(" over all {} runs", o.runs)
+        };
+        let _ = writeln!(
+            out,
+            "Checks passed{over}: {}, do-nothing baseline {}, {}.",
+            o.counts.all.with_share(),
+            o.baseline.all.with_share(),
+            points(o.counts.all.rate(), o.baseline.all.rate())
+        );
+        let _ = writeln!(
+            out,
+            "Task checks: {}, baseline {}; guards: {}, baseline {}.",
+            o.counts.task.with_share(),
+            o.baseline.task.with_share(),
+            o.counts.guard.with_share(),
+            o.baseline.guard.with_share()
+        );
+        out
+    }
+
+    /// The report as Markdown: a table, the overall lines, then the failed checks, checks
+    /// the do-nothing baseline judges oddly, and the notes.
     pub fn to_markdown(&self) -> String {
         let mut out = String::new();
         let overall = &self.overall;
         let _ = writeln!(out, "## haico eval\n");
+        let runs = if self.repeat > 1 {
+            format!(" · {} runs each", self.repeat)
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "Model: {} · {} · started {}\n",
+            "Model: {} · {}{runs} · started {}\n",
             self.model,
             plural(overall.scenarios, "scenario"),
             self.started_at.format("%Y-%m-%d %H:%M UTC")
         );
         out.push_str(
-            "| scenario | pass | checks | wall s | model calls | prompt tokens | cached | \
-             completion tokens | TTFT s | tool calls | failed calls |\n",
+            "| scenario | pass | task | guards | checks | do-nothing | wall s | model calls | \
+             prompt tokens | cached | completion tokens | TTFT s | tool calls | failed calls |\n",
         );
-        out.push_str("| --- | :-: | --: | --: | --: | --: | --: | --: | --: | --: | --: |\n");
-        for result in &self.scenarios {
-            let passed = result.checks.iter().filter(|c| c.passed).count();
+        out.push_str(
+            "| --- | :-: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |\n",
+        );
+        for scenario in &self.scenarios {
+            let pass = if self.repeat <= 1 {
+                if scenario.passed { "✓" } else { "✗" }.to_string()
+            } else {
+                format!("{}/{}", scenario.runs_passed, scenario.runs.len())
+            };
             let _ = writeln!(
                 out,
-                "| {} | {} | {passed}/{} | {} |",
-                cell(&result.name),
-                if result.passed { "✓" } else { "✗" },
-                result.checks.len(),
-                measure_cells(&result.measures),
+                "| {} | {pass} | {} | {} | {} | {} | {} |",
+                cell(&scenario.name),
+                scenario.counts.task.fraction(),
+                scenario.counts.guard.fraction(),
+                scenario.counts.all.fraction(),
+                scenario.baseline.counts.all.fraction(),
+                measure_cells(&scenario.measures),
             );
         }
         let sum = &overall.totals.sum;
         let _ = writeln!(
             out,
-            "| **overall** | **{}/{}** | {}/{} | {} |",
-            overall.passed,
+            "| **overall** | **{}/{}** | {} | {} | {} | {} | {} |",
+            overall.scenarios_passed,
             overall.scenarios,
-            overall.checks_passed,
-            overall.checks_total,
+            overall.counts.task.fraction(),
+            overall.counts.guard.fraction(),
+            overall.counts.all.fraction(),
+            overall.baseline.all.fraction(),
             measure_cells(&Measures {
                 tokens: crate::eval::TokenMeasures {
                     first_token_ms: overall.totals.median.first_token_ms,
@@ -136,11 +291,13 @@ impl Report {
                 ..sum.clone()
             }),
         );
+        let _ = writeln!(out, "\n{}", self.summary().trim_end());
         let _ = writeln!(
             out,
-            "\nThe overall row sums every column but TTFT, which is the median over scenarios; \
-             model time (wall less tool time) was {} s in all. \"n/a\": not reported by the \
-             provider.",
+            "\n\"do-nothing\": the checks passed by an agent that answers every message in plain \
+             text and changes nothing (one run). The overall row sums every column but TTFT, \
+             which is the median over scenarios; model time (wall less tool time) was {} s in \
+             all. \"n/a\": not reported by the provider.",
             seconds(sum.model_ms)
         );
         if let Some(share) = sum.later_uncached_share {
@@ -155,15 +312,50 @@ impl Report {
                     .unwrap_or_else(|| "n/a".into())
             );
         }
+        self.failed_checks(&mut out);
+        self.odd_baseline(&mut out);
+        let notes: Vec<String> = self
+            .scenarios
+            .iter()
+            .flat_map(|scenario| {
+                scenario.runs.iter().flat_map(move |run| {
+                    run.notes
+                        .iter()
+                        .map(move |note| format!("- {}: {note}", self.which(scenario, run)))
+                })
+            })
+            .collect();
+        if !notes.is_empty() {
+            let _ = writeln!(out, "\n### Notes\n\n{}", notes.join("\n"));
+        }
+        out
+    }
+
+    /// `` `name` ``, or `` `name` run 2 `` when scenarios ran more than once.
+    fn which(&self, scenario: &ScenarioReport, run: &RunResult) -> String {
+        if self.repeat > 1 {
+            format!("`{}` run {}", scenario.name, run.run)
+        } else {
+            format!("`{}`", scenario.name)
+        }
+    }
+
+    fn failed_checks(&self, out: &mut String) {
         let failed: Vec<String> = self
             .scenarios
             .iter()
-            .flat_map(|result| {
-                result
-                    .checks
-                    .iter()
-                    .filter(|c| !c.passed)
-                    .map(move |c| format!("- `{}` · `{}`: {}", result.name, c.check, c.detail))
+            .flat_map(|scenario| {
+                scenario.runs.iter().flat_map(move |run| {
+                    run.checks.iter().filter(|c| !c.passed).map(move |c| {
+                        format!(
+                            "- {} · `{}` ({}): {}",
+                            self.which(scenario, run),
+                            c.check,
+                            c.kind.as_str(),
+                            c.detail
+                        )
+                    })
+                })
             })
             .collect();
         if failed.is_empty() {
@@ -171,20 +363,39 @@ impl Report {
         } else {
             let _ = writeln!(out, "\n### Failed checks\n\n{}", failed.join("\n"));
         }
-        let notes: Vec<String> = self
+    }
+
+    /// Task checks an agent that does nothing passes, and guards it fails: a scenario that
+    /// judges chatting as progress (or chatting as a fault) should be fixed.
+    fn odd_baseline(&self, out: &mut String) {
+        let odd: Vec<String> = self
             .scenarios
             .iter()
-            .flat_map(|result| {
-                result
-                    .notes
+            .flat_map(|scenario| {
+                scenario
+                    .baseline
+                    .checks
                     .iter()
-                    .map(move |note| format!("- `{}`: {note}", result.name))
+                    .filter(|c| c.passed == (c.kind == super::checks::CheckKind::Task))
+                    .map(move |c| {
+                        format!(
+                            "- `{}` · `{}` ({}) {} when nothing is done: {}",
+                            scenario.name,
+                            c.check,
+                            c.kind.as_str(),
+                            if c.passed { "passes" } else { "fails" },
+                            c.detail
+                        )
+                    })
             })
             .collect();
-        if !notes.is_empty() {
-            let _ = writeln!(out, "\n### Notes\n\n{}", notes.join("\n"));
+        if !odd.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n### Checks the do-nothing baseline judges oddly\n\n{}",
+                odd.join("\n")
+            );
         }
-        out
     }
 }
 
@@ -231,72 +442,5 @@ fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace('\n', " ")
 }
 
-/// `part / whole`, 0 when there is no whole.
-fn rate(part: usize, whole: usize) -> f64 {
-    if whole == 0 {
-        return 0.0;
-    }
-    let as_f64 = |n: usize| u32::try_from(n).map(f64::from).unwrap_or(f64::MAX);
-    as_f64(part) / as_f64(whole)
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::eval::CheckOutcome;
-
-    fn result(name: &str, passed: bool) -> ScenarioResult {
-        ScenarioResult {
-            name: name.into(),
-            description: String::new(),
-            file: format!("eval/{name}.json"),
-            passed,
-            checks: vec![
-                CheckOutcome {
-                    check: "objective_set",
-                    passed: true,
-                    detail: "objective \"x\"".into(),
-                },
-                CheckOutcome {
-                    check: "tools_used",
-                    passed,
-                    detail: "not used: edit_document (never called)".into(),
-                },
-            ],
-            measures: Measures {
-                turns: 1,
-                wall_ms: 1500.0,
-                tool_ms: 500.0,
-                model_ms: 1000.0,
-                tool_calls: 3,
-                failed_calls: 0,
-                ..Measures::default()
-            },
-            max_steps: 25,
-            notes: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn the_markdown_has_a_row_per_scenario_an_overall_row_and_the_failures() {
-        let report = Report::new(
-            "replay".into(),
-            true,
-            Utc::now(),
-            vec![result("a|b", true), result("c", false)],
-        );
-        assert!(!report.passed());
-        assert_eq!(report.overall.checks_passed, 3);
-        let md = report.to_markdown();
-        assert!(md.contains("| a\\|b | ✓ | 2/2 | 1.50 | n/a | n/a | n/a | n/a | n/a | 3 | 0 |"));
-        assert!(md.contains("| c | ✗ | 1/2 |"));
-        assert!(md.contains("| **overall** | **1/2** | 3/4 | 3.00 |"));
-        assert!(md.contains("- `c` · `tools_used`: not used: edit_document"));
-        let json: serde_json::Value =
-            serde_json::from_str(&report.to_json().unwrap_or_default()).unwrap_or_default();
-        assert_eq!(json["overall"]["pass_rate"], 0.5);
-        assert_eq!(json["overall"]["sum"]["tool_calls"], 6);
-        assert_eq!(json["overall"]["median"]["wall_ms"], 1500.0);
-        assert!(json["scenarios"][0]["measures"]["tokens"]["prompt_tokens"].is_null());
-    }
-}
+mod tests;

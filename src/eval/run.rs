@@ -1,20 +1,24 @@
-//! Running one scenario: a fresh SQLite database in a temporary folder, the starting
+//! Running one scenario once: a fresh SQLite database in a temporary folder, the starting
 //! workspace written through the user path, then the person's messages as turns of the real
 //! agent (the same `Agent`, tools and storage as `haico serve`), each awaited before the next,
-//! and the checks judged on what that left behind.
+//! with every model call traced; then the checks judged on what that left behind, and beside
+//! them the do-nothing baseline on the same starting workspace.
 
 use std::{
     sync::Arc,
     time::{Duration, Instant},
 };
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{
     EvalError,
+    baseline::{self, Baseline},
     checks::{CheckOutcome, Observed},
     measures::Measures,
     scenario::{Scenario, StartingWorkspace},
+    tally::Counts,
+    trace::{self, CallLog, TurnTrace},
 };
 use crate::{
     ThreadId,
@@ -24,7 +28,7 @@ use crate::{
         providers::replay::{ReplayModel, ReplayScript},
     },
     events::InProcessBus,
-    store::{Database, PoolConfig, StoredTurn},
+    store::{Artifact, Database, PoolConfig, StoredTurn},
     tools::{ToolRuntime, tool_specs},
     workspace::{PreferenceDraft, StepPlacement, WorkspaceError, Workspaces},
 };
@@ -35,8 +39,8 @@ const THREAD: &str = "eval";
 /// Which model answers.
 #[derive(Clone)]
 pub enum ModelChoice {
-    /// Each scenario plays its own `replay` script, on a model of its own (so scripts never
-    /// interleave).
+    /// Each scenario run plays its own `replay` script, on a model of its own (so scripts
+    /// never interleave).
     Replay,
     /// The configured model, shared by the scenarios (they run one after another).
     Live(Arc<dyn ChatModel>),
@@ -68,17 +72,23 @@ pub struct RunOptions {
     /// The agent's other settings (the prompt's snapshot role, text tool calls), as `haico
     /// serve` would run with them; its step limit is replaced per scenario.
     pub agent: AgentConfig,
+    /// How many times each scenario runs, each on a fresh database (`--repeat`; at least 1).
+    pub repeat: usize,
 }
 
 /// What happened, as it happens, for a person watching a slow model.
 #[derive(Debug, Clone, Copy)]
 pub enum Progress<'a> {
-    /// A scenario starts (`index` from 1).
+    /// A scenario run starts (`index` and `run` from 1).
     Started {
-        /// Its position in the run.
+        /// The scenario's position in the evaluation.
         index: usize,
-        /// How many scenarios the run has.
+        /// How many scenarios the evaluation has.
         total: usize,
+        /// Which run of the scenario this is.
+        run: usize,
+        /// How many runs each scenario gets.
+        runs: usize,
         /// The scenario.
         scenario: &'a Scenario,
     },
@@ -93,40 +103,63 @@ pub enum Progress<'a> {
         /// How long it took, in milliseconds.
         wall_ms: f64,
     },
-    /// A scenario ended.
+    /// A scenario run ended.
     Finished {
         /// Its result.
-        result: &'a ScenarioResult,
+        result: &'a RunResult,
+        /// The do-nothing baseline of its scenario.
+        baseline: &'a Baseline,
     },
 }
 
-/// The outcome of one scenario.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ScenarioResult {
-    /// The scenario's name.
-    pub name: String,
-    /// Its description.
-    pub description: String,
-    /// The file it came from.
-    pub file: String,
+/// The outcome of one run of a scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// Which run (from 1).
+    pub run: usize,
     /// Whether every check passed.
     pub passed: bool,
     /// Each check's outcome, in the file's order.
     pub checks: Vec<CheckOutcome>,
+    /// Their pass counts: task checks, guards, all.
+    pub counts: Counts,
     /// Time, calls and tokens.
     pub measures: Measures,
-    /// The step limit its turns ran with.
-    pub max_steps: u32,
     /// Things worth knowing that are not checks (e.g. replay answers left unplayed).
     pub notes: Vec<String>,
+    /// Every model call of every turn, joined with the tool calls' envelopes.
+    pub trace: Vec<TurnTrace>,
 }
 
-/// Runs `scenario` and judges its checks.
+/// One run, with the scenario's do-nothing baseline judged on the same starting workspace.
+#[derive(Debug, Clone)]
+pub struct ScenarioRun {
+    /// The run.
+    pub result: RunResult,
+    /// The baseline.
+    pub baseline: Baseline,
+}
+
+/// The step limit `scenario`'s turns run with.
+pub fn step_limit(scenario: &Scenario, options: &RunOptions) -> u32 {
+    scenario.max_steps.unwrap_or(options.max_steps).max(1)
+}
+
+/// What one run left behind, judged.
+struct Judged {
+    checks: Vec<CheckOutcome>,
+    measures: Measures,
+    trace: Vec<TurnTrace>,
+    baseline: Baseline,
+}
+
+/// Runs `scenario` once (as run number `run`) and judges its checks.
 pub async fn run_scenario(
     scenario: &Scenario,
     options: &RunOptions,
+    run: usize,
     progress: &mut dyn FnMut(Progress<'_>),
-) -> Result<ScenarioResult, EvalError> {
+) -> Result<ScenarioRun, EvalError> {
     let (model, replay) = match &options.model {
         ModelChoice::Live(model) => (Arc::clone(model), None),
         ModelChoice::Replay => {
@@ -159,14 +192,14 @@ pub async fn run_scenario(
             path: scenario.path.clone(),
             source,
         })?;
-    let max_steps = scenario.max_steps.unwrap_or(options.max_steps).max(1);
+    let max_steps = step_limit(scenario, options);
     let config = AgentConfig {
         max_tool_calls: usize::try_from(max_steps).unwrap_or(usize::MAX),
         ..options.agent.clone()
     };
     let outcome = run_on(&db, scenario, model, config, progress).await;
     db.close().await;
-    let (checks, measures) = outcome?;
+    let judged = outcome?;
     let mut notes = Vec::new();
     if let (Some(replay), Some(responses)) = (replay, &scenario.replay) {
         let played = replay.played();
@@ -177,15 +210,24 @@ pub async fn run_scenario(
             ));
         }
     }
-    Ok(ScenarioResult {
-        name: scenario.name.clone(),
-        description: scenario.description.clone(),
-        file: scenario.path.display().to_string(),
-        passed: checks.iter().all(|check| check.passed),
-        checks,
-        measures,
-        max_steps,
-        notes,
+    let unmatched: usize = judged.trace.iter().map(|t| t.unmatched_steps.len()).sum();
+    if unmatched > 0 {
+        notes.push(format!(
+            "the trace could not join {unmatched} recorded tool call(s) to a model call"
+        ));
+    }
+    let counts = Counts::of(&judged.checks);
+    Ok(ScenarioRun {
+        result: RunResult {
+            run,
+            passed: judged.checks.iter().all(|check| check.passed),
+            counts,
+            checks: judged.checks,
+            measures: judged.measures,
+            notes,
+            trace: judged.trace,
+        },
+        baseline: judged.baseline,
     })
 }
 
@@ -196,7 +238,7 @@ async fn run_on(
     model: Arc<dyn ChatModel>,
     config: AgentConfig,
     progress: &mut dyn FnMut(Progress<'_>),
-) -> Result<(Vec<CheckOutcome>, Measures), EvalError> {
+) -> Result<Judged, EvalError> {
     let max_steps = config.max_tool_calls;
     let path = &scenario.path;
     let in_workspace = |what: &str| {
@@ -229,12 +271,19 @@ async fn run_on(
         .snapshot(&thread)
         .await
         .map_err(in_workspace("reading the starting workspace"))?;
-    let agent = Arc::new(Agent::new(runtime, model, config));
+    let offered: Vec<&str> = tool_specs().iter().map(|spec| spec.name).collect();
+    let log = CallLog::new(&offered, config.text_tool_calls);
+    let agent = Arc::new(Agent::new(
+        runtime,
+        trace::traced(model, Arc::clone(&log)),
+        config,
+    ));
     // As in `haico chat`: the turn's lease is renewed while it runs, however slow the model.
     let _leases = AbortOnDrop(agent.keep_leases());
     let mut walls = Vec::with_capacity(scenario.messages.len());
     for (i, message) in scenario.messages.iter().enumerate() {
         let number = i + 1;
+        log.set_turn(number);
         let began = Instant::now();
         let started = agent
             .start(&thread, message, None)
@@ -272,11 +321,22 @@ async fn run_on(
         .snapshot(&thread)
         .await
         .map_err(in_workspace("reading the final workspace"))?;
-    let offered: Vec<&str> = tool_specs().iter().map(|spec| spec.name).collect();
+    let mut artifacts: Vec<Artifact> = Vec::with_capacity(end.artifacts.len());
+    for summary in &end.artifacts {
+        artifacts.push(
+            workspaces
+                .artifact(&thread, summary.id)
+                .await
+                .map_err(in_workspace("reading an artifact"))?,
+        );
+    }
+    let trace = trace::join(&turns, &scenario.messages, &walls, &log.calls());
     let seen = Observed {
         start: &start,
         end: &end,
+        artifacts: &artifacts,
         turns: &turns,
+        traces: Some(&trace),
         max_steps,
         offered_tools: &offered,
     };
@@ -285,7 +345,12 @@ async fn run_on(
         .iter()
         .map(|check| check.evaluate(&seen))
         .collect();
-    Ok((checks, Measures::of(&turns, &walls)))
+    Ok(Judged {
+        checks,
+        measures: Measures::of(&turns, &walls),
+        baseline: baseline::judge(scenario, &start, max_steps, &offered),
+        trace,
+    })
 }
 
 /// Writes the starting workspace as a person would, panel by panel; an error says which item

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::checks::Check;
+use super::checks::{Check, Term, normalize};
 use crate::{
     agent::providers::replay::ReplayResponse, panels::PreferenceKind, workspace::checked_message,
 };
@@ -309,6 +309,13 @@ impl Scenario {
                     .into(),
             );
         }
+        for (i, check) in self.checks.iter().enumerate() {
+            if let Check::DocumentKeeps(terms) = check {
+                self.workspace
+                    .keeps(terms)
+                    .map_err(|err| format!("`checks[{i}]` (document_keeps): {err}"))?;
+            }
+        }
         if let Some(max) = self.max_steps
             && !(1..=MAX_STEPS_LIMIT).contains(&max)
         {
@@ -325,6 +332,28 @@ impl Scenario {
 }
 
 impl StartingWorkspace {
+    /// `document_keeps` means something only for text the starting document holds: a term it
+    /// lacks would pass for an agent that wrote it, not one that kept it.
+    fn keeps(&self, terms: &[Term]) -> Result<(), String> {
+        let Some(document) = &self.document else {
+            return Err("`workspace.document` is not given, so there is nothing to keep".into());
+        };
+        let content = normalize(&document.content);
+        let absent: Vec<String> = terms
+            .iter()
+            .filter(|term| !term.found_in(&content))
+            .map(Term::label)
+            .collect();
+        if absent.is_empty() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{} not in the starting document; list only text it holds",
+                absent.join(", ")
+            ))
+        }
+    }
+
     /// The starting workspace must be one a person could have made; the workspace's own rules
     /// check the texts when it is written, this checks what would otherwise fail half-way.
     fn validate(&self) -> Result<(), String> {
@@ -429,5 +458,28 @@ mod tests {
         )
         .unwrap_err();
         assert!(replay.contains("replay[1]"), "{replay}");
+    }
+
+    #[test]
+    fn document_keeps_names_only_text_the_starting_document_holds() {
+        let scenario = |keeps: &str| {
+            format!(
+                r#"{{"name": "n", "description": "d", "messages": ["hi"],
+                    "workspace": {{"document": {{"content": "Met on 12 March with Jon."}}}},
+                    "checks": [{{"document_keeps": {keeps}}}]}}"#
+            )
+        };
+        assert!(parse(&scenario(r#"["12 march", ["jon", "john"]]"#)).is_ok());
+        let absent = parse(&scenario(r#"["14 March"]"#)).unwrap_err();
+        assert!(
+            absent.contains("checks[0]") && absent.contains("\"14 March\" not in the starting"),
+            "{absent}"
+        );
+        let nothing = parse(
+            r#"{"name": "n", "description": "d", "messages": ["hi"],
+                "checks": [{"document_keeps": ["x"]}]}"#,
+        )
+        .unwrap_err();
+        assert!(nothing.contains("nothing to keep"), "{nothing}");
     }
 }

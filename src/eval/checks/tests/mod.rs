@@ -1,11 +1,19 @@
-//! Unit tests of every check, on hand-built workspaces and turns.
+//! Unit tests of every check, on hand-built workspaces, artifacts, turns and traces. The
+//! checks added with task checks and guards have a module each.
 
 use chrono::Utc;
 use serde_json::json;
 
 use super::*;
+use crate::eval::trace::{ModelCallTrace, ToolCallTrace, TurnTrace};
 use crate::panels::PreferenceKind;
-use crate::store::{ArtifactSummary, Document};
+use crate::store::{ArtifactSummary, Document, MessageRecord};
+
+mod charts;
+mod document;
+mod plan;
+mod preferences;
+mod turns;
 
 fn step(text: &str, depth: i64, done: bool) -> PlanStep {
     PlanStep {
@@ -62,17 +70,92 @@ fn turn(index: i64, status: &str, calls: Vec<StoredToolCall>) -> StoredTurn {
     }
 }
 
-fn judge(check: &str, start: &Workspace, end: &Workspace, turns: &[StoredTurn]) -> bool {
+/// Judges `check` (as written in a scenario file) and returns its outcome; the check must be
+/// valid.
+fn outcome_of(
+    check: &str,
+    start: &Workspace,
+    end: &Workspace,
+    artifacts: &[Artifact],
+    turns: &[StoredTurn],
+    traces: Option<&[TurnTrace]>,
+) -> CheckOutcome {
     let check: Check = serde_json::from_str(check).unwrap();
+    check.validate().unwrap();
     let outcome = check.evaluate(&Observed {
         start,
         end,
+        artifacts,
         turns,
+        traces,
         max_steps: 3,
         offered_tools: &["set_objective"],
     });
     assert!(!outcome.detail.is_empty());
-    outcome.passed
+    assert_eq!(outcome.kind, check.kind());
+    outcome
+}
+
+fn judge(check: &str, start: &Workspace, end: &Workspace, turns: &[StoredTurn]) -> bool {
+    outcome_of(check, start, end, &[], turns, None).passed
+}
+
+/// The outcome of `check` on `end` (the start empty, no turns).
+fn detail_on_end(check: &str, end: &Workspace) -> CheckOutcome {
+    outcome_of(check, &workspace(), end, &[], &[], None)
+}
+
+/// A turn's answer, as the agent records it.
+fn answered(mut turn: StoredTurn, answer: &str) -> StoredTurn {
+    turn.messages.push(MessageRecord {
+        id: 1,
+        role: "assistant".into(),
+        content: answer.into(),
+        created_at: Utc::now(),
+        by: None,
+    });
+    turn
+}
+
+/// A model call of a trace that asked for `tools` (none: a text answer).
+fn model_call(call: usize, tools: &[&str]) -> ModelCallTrace {
+    ModelCallTrace {
+        call,
+        seconds: Some(0.1),
+        first_token_seconds: Some(0.05),
+        prompt_tokens: None,
+        cached_tokens: None,
+        completion_tokens: None,
+        text: String::new(),
+        text_chars: 0,
+        written_as_text: false,
+        tool_calls: tools
+            .iter()
+            .map(|name| ToolCallTrace {
+                name: (*name).into(),
+                arguments: "{}".into(),
+                step: None,
+                outcome: crate::eval::trace::StepOutcome::NotRun,
+                envelope: None,
+            })
+            .collect(),
+        stop_reason: None,
+        error: None,
+    }
+}
+
+/// A turn's trace made of `calls`.
+fn turn_trace(turn: usize, calls: Vec<ModelCallTrace>) -> TurnTrace {
+    TurnTrace {
+        turn,
+        message: "m".into(),
+        status: "completed".into(),
+        error: None,
+        seconds: None,
+        model_calls: calls,
+        unmatched_steps: Vec::new(),
+        answer: None,
+    }
 }
 
 fn on_end(check: &str, end: &Workspace) -> bool {
@@ -122,7 +205,9 @@ fn plan_checks() {
 fn document_checks() {
     let mut end = workspace();
     assert!(!on_end(r#"{"document_contains": ["x"]}"#, &end));
-    assert!(on_end(r#"{"document_excludes": ["x"]}"#, &end));
+    let nothing = detail_on_end(r#"{"document_excludes": ["x"]}"#, &end);
+    assert!(!nothing.passed);
+    assert!(nothing.detail.contains("no document"), "{}", nothing.detail);
     end.document = Some(Document {
         title: "Notes".into(),
         content: "Meeting on 14 March\nwith   John".into(),
@@ -287,8 +372,25 @@ fn meaningless_parameters_are_refused() {
     for bad in [
         r#"{"objective_mentions": []}"#,
         r#"{"document_contains": [[]]}"#,
+        r#"{"document_contains": {"section": [], "terms": ["x"]}}"#,
         r#"{"document_excludes": [" "]}"#,
+        r#"{"document_keeps": []}"#,
+        r#"{"document_words": {}}"#,
+        r#"{"document_words": {"min": 10, "max": 5}}"#,
         r#"{"tools_used": []}"#,
+        r#"{"plan_step": {"text": []}}"#,
+        r#"{"plan_step": {"text": ["a"], "parent": [" "]}}"#,
+        r#"{"plan_step": {"text": ["a"], "path": []}}"#,
+        r#"{"plan_lacks": [""]}"#,
+        r#"{"preference": {"title": []}}"#,
+        r#"{"preference_lacks": [[]]}"#,
+        r#"{"chart": {}}"#,
+        r#"{"chart": {"type": "radar_chart"}}"#,
+        r#"{"chart": {"labels": []}}"#,
+        r#"{"chart": {"values": []}}"#,
+        r#"{"chart": {"series_min": 0}}"#,
+        r#"{"artifacts_min": {"count": 1, "artifact_type": "bar"}}"#,
+        r#"{"answer_mentions": []}"#,
     ] {
         let check: Check = serde_json::from_str(bad).unwrap();
         assert!(check.validate().is_err(), "{bad}");
