@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{ToolResult, workspace_tool, workspace_tools};
+use super::{ToolResult, summary::nothing_changed, workspace_tool, workspace_tools};
 use crate::store::Suggestion;
 use crate::workspace::{
     Edit, SuggestionDraft, TextEdit, Written,
@@ -139,15 +139,22 @@ impl DocumentTools {
             Written::Direct(edited) => edited,
             Written::Suggested(suggestion) => return Ok(suggested(&suggestion).into()),
         };
-        let applied = format!(
-            "applied {} ({} chars)",
-            plural(edited.edits, "edit"),
-            edited.chars
-        );
         Ok(if edited.changed {
-            applied
+            format!(
+                "applied {} ({} chars)",
+                plural(edited.edits, "edit"),
+                edited.chars
+            )
         } else {
-            format!("{applied}, but the document reads exactly as before: nothing changed")
+            let edits = match edited.edits {
+                1 => "the edit leaves".to_string(),
+                n => format!("the {n} edits leave"),
+            };
+            nothing_changed([format!(
+                "{edits} the document exactly as it was ({} chars); give new_text that differs \
+                 from old_text",
+                edited.chars
+            )])
         }
         .into())
     }

@@ -14,6 +14,7 @@ mod envelope;
 mod output;
 mod runtime;
 mod spec;
+mod summary;
 
 pub mod artifacts;
 pub mod charts;
@@ -31,6 +32,7 @@ pub use haico_macros::{workspace_tool, workspace_tools};
 pub use output::{IntoToolResult, ToolError, ToolOutput, ToolResult};
 pub use runtime::{FailureKind, InTurn, ToolCall, ToolRuntime, split_action_and_reasoning};
 pub use spec::{ACTION_AND_REASONING, ToolSpec, require_reason};
+pub use summary::NOTHING_CHANGED;
 
 use crate::ThreadId;
 

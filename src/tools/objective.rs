@@ -3,7 +3,7 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{ToolResult, workspace_tool, workspace_tools};
+use super::{ToolResult, summary::nothing_changed, workspace_tool, workspace_tools};
 use crate::workspace::Edit;
 
 /// Keeps the objective current.
@@ -25,7 +25,12 @@ impl ObjectiveTools {
                        the user is trying to achieve. Update it whenever that understanding changes."
     )]
     async fn set_objective(&self, edit: &mut Edit, args: SetObjectiveArgs) -> ToolResult {
-        let objective = edit.set_objective(&args.objective).await?;
-        Ok(format!("objective set: {objective}").into())
+        let set = edit.set_objective(&args.objective).await?;
+        Ok(if set.changed {
+            format!("objective set: {}", set.objective)
+        } else {
+            nothing_changed([format!("the objective already reads \"{}\"", set.objective)])
+        }
+        .into())
     }
 }

@@ -6,11 +6,15 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{ToolResult, workspace_tool, workspace_tools};
+use super::{
+    ToolResult,
+    summary::{nothing_changed, out_of_range, skipped_out_of_range},
+    workspace_tool, workspace_tools,
+};
 use crate::workspace::{
     Edit, View,
     plan::{OutlinePlace, StepBatch, StepDraft, render_plan},
-    rules::{describe_out_of_range, plural},
+    rules::plural,
 };
 
 /// Keeps the plan.
@@ -187,18 +191,27 @@ impl PlanTools {
     }
 }
 
-/// Joins the parts of a summary and appends the out-of-range report.
+/// Joins the parts of a summary and appends the indices that named no step; when no step
+/// was changed, the summary says so first, and what to do.
 fn finish<T>(mut parts: Vec<String>, batch: &StepBatch<T>) -> String {
+    let out = &batch.out_of_range;
     if parts.is_empty() {
-        parts.push("no matching steps found".to_string());
+        let advice = if batch.len == 0 {
+            "add steps with add_todos first"
+        } else {
+            "use the step numbers of the current plan"
+        };
+        return if out.is_empty() {
+            nothing_changed(["no step matched", advice])
+        } else {
+            nothing_changed([
+                out_of_range(out, "the plan", batch.len, "step").as_str(),
+                advice,
+            ])
+        };
     }
-    if !batch.out_of_range.is_empty() {
-        parts.push(describe_out_of_range(
-            &batch.out_of_range,
-            batch.len,
-            "the plan has",
-            "step",
-        ));
+    if !out.is_empty() {
+        parts.push(skipped_out_of_range(out, "the plan", batch.len, "step"));
     }
     parts.join("; ")
 }

@@ -7,14 +7,17 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{ToolResult, workspace_tool, workspace_tools};
+use super::{
+    ToolResult,
+    summary::{and_list, nothing_changed, out_of_range, skipped, skipped_out_of_range},
+    workspace_tool, workspace_tools,
+};
 use crate::{
     panels::PreferenceKind,
     store::WriteOutcome,
     workspace::{
         Edit, PreferenceDraft, View,
         preferences::{PreferenceBatch, PreferenceChange, preferences_count, render_preferences},
-        rules::describe_out_of_range,
     },
 };
 
@@ -124,7 +127,7 @@ impl PreferenceTools {
             })
             .collect();
         let batch = edit.change_preferences(&changes).await?;
-        Ok(report(&batch, "updated", "changed").into())
+        Ok(report(&batch, "updated").into())
     }
 
     #[workspace_tool(
@@ -135,7 +138,7 @@ impl PreferenceTools {
     )]
     async fn remove_preferences(&self, edit: &mut Edit, args: RemovePreferencesArgs) -> ToolResult {
         let batch = edit.remove_preferences(&args.indices).await?;
-        Ok(report(&batch, "removed", "removed").into())
+        Ok(report(&batch, "removed").into())
     }
 
     #[workspace_tool(
@@ -149,9 +152,10 @@ impl PreferenceTools {
     }
 }
 
-/// The summary of a lock-respecting batch: what was done, what was skipped and why, and the
-/// indices that named nothing.
-fn report(batch: &PreferenceBatch, done: &str, verb: &str) -> String {
+/// The summary of a lock-respecting batch: what was done first, then each target that was
+/// not and why (locked by the user, removed meanwhile, out of range). When nothing was done
+/// it starts with `nothing changed: `, so the model does not take the call for done.
+fn report(batch: &PreferenceBatch, done: &str) -> String {
     let labels = |outcome: WriteOutcome| -> Vec<String> {
         batch
             .targets
@@ -165,31 +169,40 @@ fn report(batch: &PreferenceBatch, done: &str, verb: &str) -> String {
         labels(WriteOutcome::Locked),
         labels(WriteOutcome::Missing),
     );
-    let mut parts = Vec::new();
+    let out = &batch.out_of_range;
+    let (list, len, noun) = ("the list", batch.len, "preference");
+    let unlock = |targets: &[String]| {
+        let them = if targets.len() == 1 { "it" } else { "them" };
+        format!("locked by the user — ask the person to unlock {them}")
+    };
     if applied.is_empty() {
-        parts.push("no matching preferences found".to_string());
-    } else {
-        parts.push(format!("{done} {}", applied.join(", ")));
+        let mut reasons = Vec::new();
+        if !locked.is_empty() {
+            let verb = if locked.len() == 1 { "is" } else { "are" };
+            reasons.push(format!("{} {verb} {}", and_list(&locked), unlock(&locked)));
+        }
+        if !vanished.is_empty() {
+            let verb = if vanished.len() == 1 { "was" } else { "were" };
+            reasons.push(format!("{} {verb} removed meanwhile", and_list(&vanished)));
+        }
+        if !out.is_empty() {
+            reasons.push(out_of_range(out, list, len, noun));
+            reasons.push("use the numbers of the current list".to_string());
+        }
+        if reasons.is_empty() {
+            reasons.push("no preference matched".to_string());
+        }
+        return nothing_changed(reasons);
     }
+    let mut parts = vec![format!("{done} {}", applied.join(", "))];
     if !locked.is_empty() {
-        parts.push(format!(
-            "skipped {}: locked by the user, so it cannot be {verb}; ask the user to unlock it first",
-            locked.join(", ")
-        ));
+        parts.push(skipped(and_list(&locked), unlock(&locked)));
     }
     if !vanished.is_empty() {
-        parts.push(format!(
-            "skipped {}: it was removed meanwhile",
-            vanished.join(", ")
-        ));
+        parts.push(skipped(and_list(&vanished), "removed meanwhile"));
     }
-    if !batch.out_of_range.is_empty() {
-        parts.push(describe_out_of_range(
-            &batch.out_of_range,
-            batch.len,
-            "the list has",
-            "preference",
-        ));
+    if !out.is_empty() {
+        parts.push(skipped_out_of_range(out, list, len, noun));
     }
     parts.join("; ")
 }

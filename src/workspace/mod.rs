@@ -58,7 +58,7 @@ pub use document::{
 pub use edit::{ChangeNote, Committed, Edit};
 pub use error::WorkspaceError;
 pub use history::{DocumentDiff, HistoryPage, RevertConflict};
-pub use objective::{MAX_OBJECTIVE_CHARS, normalize_objective};
+pub use objective::{MAX_OBJECTIVE_CHARS, ObjectiveSet, normalize_objective};
 pub use plan::{MAX_DEPTH, MAX_STEP_CHARS, StepDraft, StepPlacement};
 pub use preferences::{
     MAX_SUBTITLE_CHARS, MAX_TITLE_CHARS, PreferenceChange, PreferenceDraft, TargetOutcome,
