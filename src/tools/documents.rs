@@ -31,6 +31,10 @@ pub struct UpdateDocumentArgs {
     /// A new title for the document. Leave it out to keep the current title.
     #[serde(default)]
     pub title: Option<String>,
+    /// Set to true only to replace a long document on purpose even though most of its text
+    /// goes.
+    #[serde(default)]
+    pub replace_all: bool,
 }
 
 /// Arguments of `append_to_document`.
@@ -80,13 +84,21 @@ impl DocumentTools {
         };
         let written = edit
             .write_or_suggest(draft, async |edit: &mut Edit| {
-                edit.replace_document(&args.content, args.title.as_deref(), None)
+                edit.rewrite_document(&args.content, args.title.as_deref(), args.replace_all)
                     .await
             })
             .await?;
         Ok(match written {
-            Written::Direct(document) => {
-                format!("document updated ({} chars)", char_count(&document.content))
+            Written::Direct(rewritten) => {
+                let chars = char_count(&rewritten.document.content);
+                if rewritten.changed {
+                    format!("document updated ({chars} chars)")
+                } else {
+                    nothing_changed([format!(
+                        "the document already has exactly this content and title ({chars} \
+                         chars)"
+                    )])
+                }
             }
             Written::Suggested(suggestion) => suggested(&suggestion),
         }

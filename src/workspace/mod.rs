@@ -52,8 +52,8 @@ pub use artifacts::{
 };
 pub use conversation::{MAX_MESSAGE_CHARS, TurnEnd, TurnOpened, checked_message};
 pub use document::{
-    Appended, DocumentEdited, MAX_DOCUMENT_CHARS, MAX_DOCUMENT_TITLE_CHARS, TextEdit,
-    empty_document,
+    Appended, DocumentEdited, MAX_DOCUMENT_CHARS, MAX_DOCUMENT_TITLE_CHARS, Rewritten, TextEdit,
+    empty_document, loss,
 };
 pub use edit::{ChangeNote, Committed, Edit};
 pub use error::WorkspaceError;

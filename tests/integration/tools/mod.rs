@@ -4,6 +4,7 @@
 mod artifact_rules;
 mod chart_svg;
 mod charts_artifacts;
+mod document_loss;
 mod documents;
 mod input_nul;
 mod macro_cases;
