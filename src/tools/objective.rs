@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::{ToolResult, summary::nothing_changed, workspace_tool, workspace_tools};
-use crate::workspace::Edit;
+use crate::workspace::{Edit, MAX_OBJECTIVE_CHARS};
 
 /// Keeps the objective current.
 pub struct ObjectiveTools;
@@ -13,7 +13,8 @@ pub struct ObjectiveTools;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetObjectiveArgs {
-    /// The user's goal as you currently understand it, in one line.
+    /// The user's goal as you understand it now, in one line.
+    #[schemars(length(min = 1, max = MAX_OBJECTIVE_CHARS))]
     pub objective: String,
 }
 
@@ -21,8 +22,8 @@ pub struct SetObjectiveArgs {
 impl ObjectiveTools {
     #[workspace_tool(
         name = "set_objective",
-        description = "Set or replace the one-line objective: your current understanding of what \
-                       the user is trying to achieve. Update it whenever that understanding changes."
+        description = "Set the one-line objective: what the user wants to achieve, as you \
+                       understand it now."
     )]
     async fn set_objective(&self, edit: &mut Edit, args: SetObjectiveArgs) -> ToolResult {
         let set = edit.set_objective(&args.objective).await?;

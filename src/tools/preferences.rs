@@ -16,8 +16,9 @@ use crate::{
     panels::PreferenceKind,
     store::WriteOutcome,
     workspace::{
-        Edit, PreferenceDraft, View,
+        Edit, MAX_SUBTITLE_CHARS, MAX_TITLE_CHARS, PreferenceDraft, View,
         preferences::{PreferenceBatch, PreferenceChange, preferences_count, render_preferences},
+        rules::MAX_BATCH,
     },
 };
 
@@ -32,12 +33,14 @@ fn soft() -> PreferenceKind {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PreferenceInput {
-    /// The constraint in a few words, e.g. "Budget under 2,000 EUR".
+    /// The preference in a few words, e.g. "Budget under 2,000 EUR".
+    #[schemars(length(min = 1, max = MAX_TITLE_CHARS))]
     pub title: String,
     /// Optional detail or the user's reason.
     #[serde(default)]
+    #[schemars(length(max = MAX_SUBTITLE_CHARS))]
     pub subtitle: Option<String>,
-    /// "hard" for a constraint the solution must meet, "soft" (the default) for a wish to weigh.
+    /// hard: the solution must meet it; soft: a wish to weigh.
     #[serde(default = "soft")]
     pub kind: PreferenceKind,
 }
@@ -46,7 +49,8 @@ pub struct PreferenceInput {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AddPreferencesArgs {
-    /// The preferences to record, in order.
+    /// The preferences to record.
+    #[schemars(length(min = 1, max = MAX_BATCH))]
     pub items: Vec<PreferenceInput>,
 }
 
@@ -54,15 +58,18 @@ pub struct AddPreferencesArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PreferenceUpdate {
-    /// 1-based index of the preference, as numbered in the current list.
+    /// Number of the preference, as in the current list.
+    #[schemars(range(min = 1))]
     pub index: i64,
     /// New title.
     #[serde(default)]
+    #[schemars(length(min = 1, max = MAX_TITLE_CHARS))]
     pub title: Option<String>,
-    /// New subtitle; an empty string removes the subtitle.
+    /// New detail; an empty string removes it.
     #[serde(default)]
+    #[schemars(length(max = MAX_SUBTITLE_CHARS))]
     pub subtitle: Option<String>,
-    /// New kind: "hard" or "soft".
+    /// New kind.
     #[serde(default)]
     pub kind: Option<PreferenceKind>,
 }
@@ -71,7 +78,8 @@ pub struct PreferenceUpdate {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdatePreferencesArgs {
-    /// The edits to apply.
+    /// The changes; fields left out stay as they are.
+    #[schemars(length(min = 1, max = MAX_BATCH))]
     pub updates: Vec<PreferenceUpdate>,
 }
 
@@ -79,7 +87,8 @@ pub struct UpdatePreferencesArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RemovePreferencesArgs {
-    /// 1-based indices of the preferences to remove, as numbered in the current list.
+    /// Numbers of the preferences, as in the current list.
+    #[schemars(length(min = 1, max = MAX_BATCH), inner(range(min = 1)))]
     pub indices: Vec<i64>,
 }
 
@@ -87,8 +96,8 @@ pub struct RemovePreferencesArgs {
 impl PreferenceTools {
     #[workspace_tool(
         name = "add_preferences",
-        description = "Record preferences the user stated: hard constraints the solution must meet \
-                       or soft wishes to weigh. Pass every new preference in one list."
+        description = "Record the user's preferences: hard ones the solution must meet, soft \
+                       ones to weigh."
     )]
     async fn add_preferences(&self, edit: &mut Edit, args: AddPreferencesArgs) -> ToolResult {
         let drafts: Vec<PreferenceDraft> = args
@@ -106,9 +115,8 @@ impl PreferenceTools {
 
     #[workspace_tool(
         name = "update_preferences",
-        description = "Change the title, subtitle or kind of preferences by their 1-based indices. \
-                       Locked preferences are skipped and reported: only the user can change them, \
-                       so ask the user to unlock one first."
+        description = "Change preferences by their numbers; a locked one only the user can \
+                       change."
     )]
     async fn update_preferences(&self, edit: &mut Edit, args: UpdatePreferencesArgs) -> ToolResult {
         let changes: Vec<(i64, PreferenceChange)> = args
@@ -132,9 +140,8 @@ impl PreferenceTools {
 
     #[workspace_tool(
         name = "remove_preferences",
-        description = "Remove preferences by their 1-based indices as numbered in the current list. \
-                       Only do this when the user asks to drop a preference. Locked preferences are \
-                       skipped and reported."
+        description = "Remove preferences by their numbers, only when the user asks; a locked \
+                       one only the user can remove."
     )]
     async fn remove_preferences(&self, edit: &mut Edit, args: RemovePreferencesArgs) -> ToolResult {
         let batch = edit.remove_preferences(&args.indices).await?;
@@ -144,8 +151,7 @@ impl PreferenceTools {
     #[workspace_tool(
         name = "list_preferences",
         read_only,
-        description = "Show the current preferences with their 1-based indices, kinds and lock \
-                       marks. Rarely needed: they are already in your instructions."
+        description = "Show the numbered preferences (they are already in your instructions)."
     )]
     async fn list_preferences(&self, view: &mut View) -> ToolResult {
         Ok(render_preferences(&view.preferences().await?).into())

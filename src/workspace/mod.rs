@@ -48,7 +48,7 @@ pub use actor::Actor;
 pub use announce::Source;
 pub use artifacts::{
     AGENT_LIST_DEFAULT, AGENT_LIST_MAX, ArtifactQuery, ChartAdded, INDEX_MAX, LIST_DEFAULT,
-    LIST_MAX, StoredArtifact, artifact_line,
+    LIST_MAX, MAX_ARTIFACT_TYPE_CHARS, StoredArtifact, artifact_line,
 };
 pub use conversation::{MAX_MESSAGE_CHARS, TurnEnd, TurnOpened, checked_message};
 pub use document::{

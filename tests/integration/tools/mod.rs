@@ -10,5 +10,6 @@ mod input_nul;
 mod macro_cases;
 mod preferences;
 mod runtime;
+mod schemas;
 mod todos;
 mod workspace_rules;
