@@ -54,7 +54,10 @@ fn bench_engine(c: &mut Criterion, rt: &Runtime, engine: Engine) -> anyhow::Resu
                 // Start every sample from an empty document, so it stays small (at most a few
                 // tens of KB after the largest sample).
                 writer
-                    .ok("update_document", with_reason(json!({"content": ""})))
+                    .ok(
+                        "update_document",
+                        with_reason(json!({"content": "", "replace_all": true})),
+                    )
                     .await
                     .expect("reset the document");
                 let started = Instant::now();

@@ -189,14 +189,17 @@ impl Bench {
         Ok(())
     }
 
-    /// Replaces the document with `chars` ASCII characters.
+    /// Replaces the document with `chars` ASCII characters (`replace_all`: a smaller size
+    /// drops most of a larger one on purpose).
     pub async fn set_document(&self, chars: usize) -> Result<()> {
         let line = "The quick brown fox jumps over the lazy dog, then plans a trip by train.\n";
         let mut content = line.repeat(chars / line.len() + 1);
         content.truncate(chars);
         self.ok(
             "update_document",
-            with_reason(json!({"title": "Bench document", "content": content})),
+            with_reason(
+                json!({"title": "Bench document", "content": content, "replace_all": true}),
+            ),
         )
         .await?;
         Ok(())

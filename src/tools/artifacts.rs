@@ -5,7 +5,9 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{ToolResult, workspace_tool, workspace_tools};
-use crate::workspace::{ArtifactQuery, View, artifact_line};
+use crate::workspace::{
+    AGENT_LIST_MAX, ArtifactQuery, MAX_ARTIFACT_TYPE_CHARS, View, artifact_line,
+};
 
 /// Reads the artifacts.
 pub struct ArtifactTools;
@@ -14,11 +16,13 @@ pub struct ArtifactTools;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListArtifactsArgs {
-    /// Only list artifacts of this type, e.g. "bar_chart".
+    /// Only this type, e.g. "bar_chart".
     #[serde(default)]
+    #[schemars(length(max = MAX_ARTIFACT_TYPE_CHARS))]
     pub artifact_type: Option<String>,
-    /// How many to list, newest first (default 20, at most 100).
+    /// How many to list (default 20).
     #[serde(default)]
+    #[schemars(range(min = 1, max = AGENT_LIST_MAX))]
     pub limit: Option<i64>,
 }
 
@@ -26,7 +30,8 @@ pub struct ListArtifactsArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GetArtifactArgs {
-    /// The artifact's id, as given by list_artifacts or by the tool that made it.
+    /// The artifact's id.
+    #[schemars(range(min = 1))]
     pub artifact_id: i64,
 }
 
@@ -35,8 +40,7 @@ impl ArtifactTools {
     #[workspace_tool(
         name = "list_artifacts",
         read_only,
-        description = "List the artifacts (charts) made in this conversation, newest first: id, \
-                       type, title and turn. Optionally filter by type and limit the count."
+        description = "List the charts made in this conversation, newest first."
     )]
     async fn list_artifacts(&self, view: &mut View, args: ListArtifactsArgs) -> ToolResult {
         let query = ArtifactQuery::for_agent(args.artifact_type.as_deref(), args.limit)?;
@@ -55,8 +59,7 @@ impl ArtifactTools {
     #[workspace_tool(
         name = "get_artifact",
         read_only,
-        description = "Read one artifact of this conversation in full (its metadata and payload) \
-                       by id, e.g. to build on an earlier chart."
+        description = "Read one chart of this conversation in full, by its id."
     )]
     async fn get_artifact(&self, view: &mut View, args: GetArtifactArgs) -> ToolResult {
         let artifact = view.artifact(args.artifact_id).await?;

@@ -4,9 +4,11 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{ToolOutput, ToolResult, workspace_tool, workspace_tools};
+use super::{ToolOutput, ToolResult, schema_bound, workspace_tool, workspace_tools};
 use crate::{
-    workspace::charts::{ChartData, ChartDraft, ChartStyle, ChartType},
+    workspace::charts::{
+        ChartData, ChartDraft, ChartStyle, ChartType, MAX_DESCRIPTION_CHARS, MAX_TEXT_CHARS,
+    },
     workspace::{Edit, rules::plural},
 };
 
@@ -17,22 +19,26 @@ pub struct ChartTools;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ChartGeneratorArgs {
-    /// "line", "bar" or "pie".
+    /// The kind of chart.
     pub chart_type: ChartType,
     /// The chart's title.
+    #[schemars(length(min = 1, max = MAX_TEXT_CHARS))]
     pub title: String,
-    /// One or two sentences on what the chart shows.
+    /// What the chart shows, in a sentence or two.
     #[serde(default)]
+    #[schemars(length(max = schema_bound(MAX_DESCRIPTION_CHARS)))]
     pub description: Option<String>,
-    /// Labels and series; every series has exactly one value per label.
+    /// Labels, and series with one value per label.
     pub data: ChartData,
     /// Title of the x axis (line and bar charts).
     #[serde(default)]
+    #[schemars(length(max = MAX_TEXT_CHARS))]
     pub x_axis_title: Option<String>,
     /// Title of the y axis (line and bar charts).
     #[serde(default)]
+    #[schemars(length(max = MAX_TEXT_CHARS))]
     pub y_axis_title: Option<String>,
-    /// Optional styling.
+    /// Optional look.
     #[serde(default)]
     pub style: Option<ChartStyle>,
 }
@@ -41,10 +47,8 @@ pub struct ChartGeneratorArgs {
 impl ChartTools {
     #[workspace_tool(
         name = "chart_generator",
-        description = "Make a line, bar or pie chart from typed data. The chart is shown to the \
-                       user and stored as an artifact you can refer to later by its id. Data: \
-                       labels plus series, each series with exactly one number per label; a pie \
-                       takes exactly one series of non-negative values."
+        description = "Make a line, bar or pie chart for the user: every series has one number \
+                       per label; a pie has one series of values of zero or more."
     )]
     async fn chart_generator(&self, edit: &mut Edit, args: ChartGeneratorArgs) -> ToolResult {
         let chart_type = args.chart_type;

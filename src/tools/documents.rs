@@ -3,11 +3,11 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{ToolResult, workspace_tool, workspace_tools};
+use super::{ToolResult, summary::nothing_changed, workspace_tool, workspace_tools};
 use crate::store::Suggestion;
 use crate::workspace::{
-    Edit, SuggestionDraft, TextEdit, Written,
-    rules::{char_count, plural},
+    Edit, MAX_DOCUMENT_TITLE_CHARS, SuggestionDraft, TextEdit, Written,
+    rules::{MAX_BATCH, char_count, plural},
 };
 
 /// The summary of a suggestion stored in place of a write.
@@ -23,22 +23,30 @@ fn suggested(suggestion: &Suggestion) -> String {
 pub struct DocumentTools;
 
 /// Arguments of `update_document`.
+///
+/// The document's own texts (`content`, `text`, `old_text`, `new_text`) carry no `maxLength`:
+/// their limit, [`MAX_DOCUMENT_CHARS`](crate::workspace::MAX_DOCUMENT_CHARS), is far above what a grammar can bound
+/// ([`MAX_SCHEMA_BOUND`](super::MAX_SCHEMA_BOUND)); the workspace enforces it.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateDocumentArgs {
-    /// The complete new body in Markdown. It replaces everything that is there now.
+    /// The complete new document in Markdown.
     pub content: String,
-    /// A new title for the document. Leave it out to keep the current title.
+    /// A new title; leave it out to keep the current one.
     #[serde(default)]
+    #[schemars(length(max = MAX_DOCUMENT_TITLE_CHARS))]
     pub title: Option<String>,
+    /// True only to replace a long document on purpose although most of its text goes.
+    #[serde(default)]
+    pub replace_all: bool,
 }
 
 /// Arguments of `append_to_document`.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AppendToDocumentArgs {
-    /// Markdown to add at the end of the document. Include the blank line or line break you
-    /// want between the existing text and this one.
+    /// Markdown to add at the end; start it with the line break it needs.
+    #[schemars(length(min = 1))]
     pub text: String,
 }
 
@@ -46,13 +54,10 @@ pub struct AppendToDocumentArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DocumentEditInput {
-    /// The exact passage to replace, copied character for character from the document as it is
-    /// now (spaces, line breaks and Markdown marks included). It must occur exactly once in the
-    /// document: include a few surrounding words so it cannot match anywhere else. To insert
-    /// text, quote the passage next to where it goes.
+    /// The exact passage to replace, copied from the document; it must occur exactly once.
+    #[schemars(length(min = 1))]
     pub old_text: String,
-    /// The text that takes the place of old_text (to insert, repeat old_text with the addition
-    /// in it). Use an empty string to delete old_text.
+    /// The text that replaces old_text; empty to delete it.
     pub new_text: String,
 }
 
@@ -60,8 +65,8 @@ pub struct DocumentEditInput {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditDocumentArgs {
-    /// The changes, applied one after the other: each one sees the document as the ones before
-    /// it left it. If any of them fails, none is applied.
+    /// The changes, applied in order; if one fails, none is applied.
+    #[schemars(length(min = 1, max = MAX_BATCH))]
     pub edits: Vec<DocumentEditInput>,
 }
 
@@ -69,9 +74,9 @@ pub struct EditDocumentArgs {
 impl DocumentTools {
     #[workspace_tool(
         name = "update_document",
-        description = "Replace the whole body of the shared working document (and optionally its \
-                       title). Use it to restructure or rewrite the whole document; to change \
-                       part of it, use edit_document; to add to the end, append_to_document."
+        description = "Replace the whole document with new Markdown (and optionally its title). \
+                       To change part of it use edit_document; to add at the end, \
+                       append_to_document."
     )]
     async fn update_document(&self, edit: &mut Edit, args: UpdateDocumentArgs) -> ToolResult {
         let draft = SuggestionDraft::Replace {
@@ -80,13 +85,21 @@ impl DocumentTools {
         };
         let written = edit
             .write_or_suggest(draft, async |edit: &mut Edit| {
-                edit.replace_document(&args.content, args.title.as_deref(), None)
+                edit.rewrite_document(&args.content, args.title.as_deref(), args.replace_all)
                     .await
             })
             .await?;
         Ok(match written {
-            Written::Direct(document) => {
-                format!("document updated ({} chars)", char_count(&document.content))
+            Written::Direct(rewritten) => {
+                let chars = char_count(&rewritten.document.content);
+                if rewritten.changed {
+                    format!("document updated ({chars} chars)")
+                } else {
+                    nothing_changed([format!(
+                        "the document already has exactly this content and title ({chars} \
+                         chars)"
+                    )])
+                }
             }
             Written::Suggested(suggestion) => suggested(&suggestion),
         }
@@ -95,8 +108,7 @@ impl DocumentTools {
 
     #[workspace_tool(
         name = "append_to_document",
-        description = "Add text to the end of the shared working document, creating the document \
-                       if there is none yet."
+        description = "Add Markdown at the end of the document (creating it if there is none)."
     )]
     async fn append_to_document(&self, edit: &mut Edit, args: AppendToDocumentArgs) -> ToolResult {
         let draft = SuggestionDraft::Append { text: &args.text };
@@ -114,11 +126,8 @@ impl DocumentTools {
 
     #[workspace_tool(
         name = "edit_document",
-        description = "Change part of the shared working document in place: each edit replaces \
-                       one exact passage (old_text, copied from the document, occurring exactly \
-                       once) with new_text. Prefer it over update_document to fix, reword, \
-                       insert into or delete part of the document; use update_document only to \
-                       rewrite the whole document."
+        description = "Change parts of the document in place, each edit replacing one exact \
+                       passage (old_text) with new_text: the tool for fixes and small changes."
     )]
     async fn edit_document(&self, edit: &mut Edit, args: EditDocumentArgs) -> ToolResult {
         let edits: Vec<TextEdit<'_>> = args
@@ -139,15 +148,22 @@ impl DocumentTools {
             Written::Direct(edited) => edited,
             Written::Suggested(suggestion) => return Ok(suggested(&suggestion).into()),
         };
-        let applied = format!(
-            "applied {} ({} chars)",
-            plural(edited.edits, "edit"),
-            edited.chars
-        );
         Ok(if edited.changed {
-            applied
+            format!(
+                "applied {} ({} chars)",
+                plural(edited.edits, "edit"),
+                edited.chars
+            )
         } else {
-            format!("{applied}, but the document reads exactly as before: nothing changed")
+            let edits = match edited.edits {
+                1 => "the edit leaves".to_string(),
+                n => format!("the {n} edits leave"),
+            };
+            nothing_changed([format!(
+                "{edits} the document exactly as it was ({} chars); give new_text that differs \
+                 from old_text",
+                edited.chars
+            )])
         }
         .into())
     }

@@ -14,6 +14,7 @@ mod envelope;
 mod output;
 mod runtime;
 mod spec;
+mod summary;
 
 pub mod artifacts;
 pub mod charts;
@@ -30,7 +31,11 @@ pub use envelope::Envelope;
 pub use haico_macros::{workspace_tool, workspace_tools};
 pub use output::{IntoToolResult, ToolError, ToolOutput, ToolResult};
 pub use runtime::{FailureKind, InTurn, ToolCall, ToolRuntime, split_action_and_reasoning};
-pub use spec::{ACTION_AND_REASONING, ToolSpec, require_reason};
+pub use spec::{
+    ACTION_AND_REASONING, MAX_REASON_CHARS, MAX_SCHEMA_BOUND, ToolSpec, require_reason,
+    schema_bound,
+};
+pub use summary::NOTHING_CHANGED;
 
 use crate::ThreadId;
 

@@ -3,8 +3,8 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{ToolResult, workspace_tool, workspace_tools};
-use crate::workspace::Edit;
+use super::{ToolResult, summary::nothing_changed, workspace_tool, workspace_tools};
+use crate::workspace::{Edit, MAX_OBJECTIVE_CHARS};
 
 /// Keeps the objective current.
 pub struct ObjectiveTools;
@@ -13,7 +13,8 @@ pub struct ObjectiveTools;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetObjectiveArgs {
-    /// The user's goal as you currently understand it, in one line.
+    /// The user's goal as you understand it now, in one line.
+    #[schemars(length(min = 1, max = MAX_OBJECTIVE_CHARS))]
     pub objective: String,
 }
 
@@ -21,11 +22,16 @@ pub struct SetObjectiveArgs {
 impl ObjectiveTools {
     #[workspace_tool(
         name = "set_objective",
-        description = "Set or replace the one-line objective: your current understanding of what \
-                       the user is trying to achieve. Update it whenever that understanding changes."
+        description = "Set the one-line objective: what the user wants to achieve, as you \
+                       understand it now."
     )]
     async fn set_objective(&self, edit: &mut Edit, args: SetObjectiveArgs) -> ToolResult {
-        let objective = edit.set_objective(&args.objective).await?;
-        Ok(format!("objective set: {objective}").into())
+        let set = edit.set_objective(&args.objective).await?;
+        Ok(if set.changed {
+            format!("objective set: {}", set.objective)
+        } else {
+            nothing_changed([format!("the objective already reads \"{}\"", set.objective)])
+        }
+        .into())
     }
 }

@@ -6,11 +6,15 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{ToolResult, workspace_tool, workspace_tools};
+use super::{
+    ToolResult, schema_bound,
+    summary::{nothing_changed, out_of_range, skipped_out_of_range},
+    workspace_tool, workspace_tools,
+};
 use crate::workspace::{
-    Edit, View,
+    Edit, MAX_DEPTH, MAX_STEP_CHARS, View,
     plan::{OutlinePlace, StepBatch, StepDraft, render_plan},
-    rules::{describe_out_of_range, plural},
+    rules::{MAX_BATCH, plural},
 };
 
 /// Keeps the plan.
@@ -20,11 +24,12 @@ pub struct PlanTools;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StepInput {
-    /// What the step is, in a few words.
+    /// The step, in a few words.
+    #[schemars(length(min = 1, max = schema_bound(MAX_STEP_CHARS)))]
     pub text: String,
-    /// Nesting level inside this outline: 0 for a top-level step, 1 for its sub-step, and so
-    /// on. The first step is 0 and each step is at most one deeper than the one before.
+    /// 0 for a top-level step, 1 for a sub-step of the step before it, and so on.
     #[serde(default)]
+    #[schemars(range(max = MAX_DEPTH))]
     pub depth: u32,
 }
 
@@ -32,11 +37,12 @@ pub struct StepInput {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AddTodosArgs {
-    /// The outline to add, in order.
+    /// The outline, in order; the first step has depth 0.
+    #[schemars(length(min = 1, max = MAX_BATCH))]
     pub steps: Vec<StepInput>,
-    /// 1-based index of an existing step to nest the whole outline under (it goes after that
-    /// step's last sub-step). Leave it out to add the outline at the end of the plan.
+    /// Number of the step to nest the outline under; leave it out to add it at the end.
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub parent_index: Option<i64>,
 }
 
@@ -44,7 +50,8 @@ pub struct AddTodosArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StepIndicesArgs {
-    /// 1-based indices of the steps, as numbered in the current plan.
+    /// Numbers of the steps, as in the current plan.
+    #[schemars(length(min = 1, max = MAX_BATCH), inner(range(min = 1)))]
     pub indices: Vec<i64>,
 }
 
@@ -52,9 +59,11 @@ pub struct StepIndicesArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StepRewrite {
-    /// 1-based index of the step, as numbered in the current plan.
+    /// Number of the step, as in the current plan.
+    #[schemars(range(min = 1))]
     pub index: i64,
     /// The step's new text.
+    #[schemars(length(min = 1, max = schema_bound(MAX_STEP_CHARS)))]
     pub text: String,
 }
 
@@ -62,7 +71,8 @@ pub struct StepRewrite {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateTodosArgs {
-    /// The rewrites to apply.
+    /// The new texts.
+    #[schemars(length(min = 1, max = MAX_BATCH))]
     pub updates: Vec<StepRewrite>,
 }
 
@@ -70,9 +80,8 @@ pub struct UpdateTodosArgs {
 impl PlanTools {
     #[workspace_tool(
         name = "add_todos",
-        description = "Add steps to the plan as a whole outline in one call (each step has a \
-                       depth). Pass parent_index to nest the outline under an existing step; leave \
-                       it out to append the outline at the end of the plan."
+        description = "Add steps to the plan as one outline; give parent_index to nest it under \
+                       an existing step."
     )]
     async fn add_todos(&self, edit: &mut Edit, args: AddTodosArgs) -> ToolResult {
         let drafts: Vec<StepDraft> = args
@@ -98,8 +107,8 @@ impl PlanTools {
 
     #[workspace_tool(
         name = "toggle_todos",
-        description = "Tick steps off as done, or mark done steps as not done again, by their \
-                       1-based indices in the current plan."
+        description = "Mark steps done, or done steps not done again, by their numbers in the \
+                       plan."
     )]
     async fn toggle_todos(&self, edit: &mut Edit, args: StepIndicesArgs) -> ToolResult {
         let batch = edit.toggle_steps(&args.indices).await?;
@@ -124,8 +133,7 @@ impl PlanTools {
 
     #[workspace_tool(
         name = "update_todos",
-        description = "Rewrite the text of steps, addressed by their 1-based indices in the \
-                       current plan. Depth and done state stay as they are."
+        description = "Rewrite the text of steps, by their numbers in the plan."
     )]
     async fn update_todos(&self, edit: &mut Edit, args: UpdateTodosArgs) -> ToolResult {
         let updates: Vec<(i64, String)> = args
@@ -144,8 +152,7 @@ impl PlanTools {
 
     #[workspace_tool(
         name = "remove_todos",
-        description = "Delete steps by their 1-based indices in the current plan. Removing a step \
-                       also removes its sub-steps."
+        description = "Delete steps, with their sub-steps, by their numbers in the plan."
     )]
     async fn remove_todos(&self, edit: &mut Edit, args: StepIndicesArgs) -> ToolResult {
         let batch = edit.remove_steps(&args.indices).await?;
@@ -179,26 +186,34 @@ impl PlanTools {
     #[workspace_tool(
         name = "list_todos",
         read_only,
-        description = "Show the plan as a numbered outline with done marks. Rarely needed: the \
-                       current plan is already in your instructions."
+        description = "Show the numbered plan (it is already in your instructions)."
     )]
     async fn list_todos(&self, view: &mut View) -> ToolResult {
         Ok(render_plan(&view.plan().await?).into())
     }
 }
 
-/// Joins the parts of a summary and appends the out-of-range report.
+/// Joins the parts of a summary and appends the indices that named no step; when no step
+/// was changed, the summary says so first, and what to do.
 fn finish<T>(mut parts: Vec<String>, batch: &StepBatch<T>) -> String {
+    let out = &batch.out_of_range;
     if parts.is_empty() {
-        parts.push("no matching steps found".to_string());
+        let advice = if batch.len == 0 {
+            "add steps with add_todos first"
+        } else {
+            "use the step numbers of the current plan"
+        };
+        return if out.is_empty() {
+            nothing_changed(["no step matched", advice])
+        } else {
+            nothing_changed([
+                out_of_range(out, "the plan", batch.len, "step").as_str(),
+                advice,
+            ])
+        };
     }
-    if !batch.out_of_range.is_empty() {
-        parts.push(describe_out_of_range(
-            &batch.out_of_range,
-            batch.len,
-            "the plan has",
-            "step",
-        ));
+    if !out.is_empty() {
+        parts.push(skipped_out_of_range(out, "the plan", batch.len, "step"));
     }
     parts.join("; ")
 }

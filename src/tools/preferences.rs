@@ -7,14 +7,18 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{ToolResult, workspace_tool, workspace_tools};
+use super::{
+    ToolResult,
+    summary::{and_list, nothing_changed, out_of_range, skipped, skipped_out_of_range},
+    workspace_tool, workspace_tools,
+};
 use crate::{
     panels::PreferenceKind,
     store::WriteOutcome,
     workspace::{
-        Edit, PreferenceDraft, View,
+        Edit, MAX_SUBTITLE_CHARS, MAX_TITLE_CHARS, PreferenceDraft, View,
         preferences::{PreferenceBatch, PreferenceChange, preferences_count, render_preferences},
-        rules::describe_out_of_range,
+        rules::MAX_BATCH,
     },
 };
 
@@ -29,12 +33,14 @@ fn soft() -> PreferenceKind {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PreferenceInput {
-    /// The constraint in a few words, e.g. "Budget under 2,000 EUR".
+    /// The preference in a few words, e.g. "Budget under 2,000 EUR".
+    #[schemars(length(min = 1, max = MAX_TITLE_CHARS))]
     pub title: String,
     /// Optional detail or the user's reason.
     #[serde(default)]
+    #[schemars(length(max = MAX_SUBTITLE_CHARS))]
     pub subtitle: Option<String>,
-    /// "hard" for a constraint the solution must meet, "soft" (the default) for a wish to weigh.
+    /// hard: the solution must meet it; soft: a wish to weigh.
     #[serde(default = "soft")]
     pub kind: PreferenceKind,
 }
@@ -43,7 +49,8 @@ pub struct PreferenceInput {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AddPreferencesArgs {
-    /// The preferences to record, in order.
+    /// The preferences to record.
+    #[schemars(length(min = 1, max = MAX_BATCH))]
     pub items: Vec<PreferenceInput>,
 }
 
@@ -51,15 +58,18 @@ pub struct AddPreferencesArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PreferenceUpdate {
-    /// 1-based index of the preference, as numbered in the current list.
+    /// Number of the preference, as in the current list.
+    #[schemars(range(min = 1))]
     pub index: i64,
     /// New title.
     #[serde(default)]
+    #[schemars(length(min = 1, max = MAX_TITLE_CHARS))]
     pub title: Option<String>,
-    /// New subtitle; an empty string removes the subtitle.
+    /// New detail; an empty string removes it.
     #[serde(default)]
+    #[schemars(length(max = MAX_SUBTITLE_CHARS))]
     pub subtitle: Option<String>,
-    /// New kind: "hard" or "soft".
+    /// New kind.
     #[serde(default)]
     pub kind: Option<PreferenceKind>,
 }
@@ -68,7 +78,8 @@ pub struct PreferenceUpdate {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdatePreferencesArgs {
-    /// The edits to apply.
+    /// The changes; fields left out stay as they are.
+    #[schemars(length(min = 1, max = MAX_BATCH))]
     pub updates: Vec<PreferenceUpdate>,
 }
 
@@ -76,7 +87,8 @@ pub struct UpdatePreferencesArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RemovePreferencesArgs {
-    /// 1-based indices of the preferences to remove, as numbered in the current list.
+    /// Numbers of the preferences, as in the current list.
+    #[schemars(length(min = 1, max = MAX_BATCH), inner(range(min = 1)))]
     pub indices: Vec<i64>,
 }
 
@@ -84,8 +96,8 @@ pub struct RemovePreferencesArgs {
 impl PreferenceTools {
     #[workspace_tool(
         name = "add_preferences",
-        description = "Record preferences the user stated: hard constraints the solution must meet \
-                       or soft wishes to weigh. Pass every new preference in one list."
+        description = "Record the user's preferences: hard ones the solution must meet, soft \
+                       ones to weigh."
     )]
     async fn add_preferences(&self, edit: &mut Edit, args: AddPreferencesArgs) -> ToolResult {
         let drafts: Vec<PreferenceDraft> = args
@@ -103,9 +115,8 @@ impl PreferenceTools {
 
     #[workspace_tool(
         name = "update_preferences",
-        description = "Change the title, subtitle or kind of preferences by their 1-based indices. \
-                       Locked preferences are skipped and reported: only the user can change them, \
-                       so ask the user to unlock one first."
+        description = "Change preferences by their numbers; a locked one only the user can \
+                       change."
     )]
     async fn update_preferences(&self, edit: &mut Edit, args: UpdatePreferencesArgs) -> ToolResult {
         let changes: Vec<(i64, PreferenceChange)> = args
@@ -124,34 +135,33 @@ impl PreferenceTools {
             })
             .collect();
         let batch = edit.change_preferences(&changes).await?;
-        Ok(report(&batch, "updated", "changed").into())
+        Ok(report(&batch, "updated").into())
     }
 
     #[workspace_tool(
         name = "remove_preferences",
-        description = "Remove preferences by their 1-based indices as numbered in the current list. \
-                       Only do this when the user asks to drop a preference. Locked preferences are \
-                       skipped and reported."
+        description = "Remove preferences by their numbers, only when the user asks; a locked \
+                       one only the user can remove."
     )]
     async fn remove_preferences(&self, edit: &mut Edit, args: RemovePreferencesArgs) -> ToolResult {
         let batch = edit.remove_preferences(&args.indices).await?;
-        Ok(report(&batch, "removed", "removed").into())
+        Ok(report(&batch, "removed").into())
     }
 
     #[workspace_tool(
         name = "list_preferences",
         read_only,
-        description = "Show the current preferences with their 1-based indices, kinds and lock \
-                       marks. Rarely needed: they are already in your instructions."
+        description = "Show the numbered preferences (they are already in your instructions)."
     )]
     async fn list_preferences(&self, view: &mut View) -> ToolResult {
         Ok(render_preferences(&view.preferences().await?).into())
     }
 }
 
-/// The summary of a lock-respecting batch: what was done, what was skipped and why, and the
-/// indices that named nothing.
-fn report(batch: &PreferenceBatch, done: &str, verb: &str) -> String {
+/// The summary of a lock-respecting batch: what was done first, then each target that was
+/// not and why (locked by the user, removed meanwhile, out of range). When nothing was done
+/// it starts with `nothing changed: `, so the model does not take the call for done.
+fn report(batch: &PreferenceBatch, done: &str) -> String {
     let labels = |outcome: WriteOutcome| -> Vec<String> {
         batch
             .targets
@@ -165,31 +175,40 @@ fn report(batch: &PreferenceBatch, done: &str, verb: &str) -> String {
         labels(WriteOutcome::Locked),
         labels(WriteOutcome::Missing),
     );
-    let mut parts = Vec::new();
+    let out = &batch.out_of_range;
+    let (list, len, noun) = ("the list", batch.len, "preference");
+    let unlock = |targets: &[String]| {
+        let them = if targets.len() == 1 { "it" } else { "them" };
+        format!("locked by the user — ask the person to unlock {them}")
+    };
     if applied.is_empty() {
-        parts.push("no matching preferences found".to_string());
-    } else {
-        parts.push(format!("{done} {}", applied.join(", ")));
+        let mut reasons = Vec::new();
+        if !locked.is_empty() {
+            let verb = if locked.len() == 1 { "is" } else { "are" };
+            reasons.push(format!("{} {verb} {}", and_list(&locked), unlock(&locked)));
+        }
+        if !vanished.is_empty() {
+            let verb = if vanished.len() == 1 { "was" } else { "were" };
+            reasons.push(format!("{} {verb} removed meanwhile", and_list(&vanished)));
+        }
+        if !out.is_empty() {
+            reasons.push(out_of_range(out, list, len, noun));
+            reasons.push("use the numbers of the current list".to_string());
+        }
+        if reasons.is_empty() {
+            reasons.push("no preference matched".to_string());
+        }
+        return nothing_changed(reasons);
     }
+    let mut parts = vec![format!("{done} {}", applied.join(", "))];
     if !locked.is_empty() {
-        parts.push(format!(
-            "skipped {}: locked by the user, so it cannot be {verb}; ask the user to unlock it first",
-            locked.join(", ")
-        ));
+        parts.push(skipped(and_list(&locked), unlock(&locked)));
     }
     if !vanished.is_empty() {
-        parts.push(format!(
-            "skipped {}: it was removed meanwhile",
-            vanished.join(", ")
-        ));
+        parts.push(skipped(and_list(&vanished), "removed meanwhile"));
     }
-    if !batch.out_of_range.is_empty() {
-        parts.push(describe_out_of_range(
-            &batch.out_of_range,
-            batch.len,
-            "the list has",
-            "preference",
-        ));
+    if !out.is_empty() {
+        parts.push(skipped_out_of_range(out, list, len, noun));
     }
     parts.join("; ")
 }

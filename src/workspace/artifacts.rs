@@ -28,6 +28,8 @@ pub const LIST_DEFAULT: i64 = 50;
 /// The largest limit the user path accepts, and the most a whole artifacts panel shows (MCP's
 /// `artifacts` resource).
 pub const LIST_MAX: i64 = 500;
+/// The longest type filter of a list, in characters.
+pub const MAX_ARTIFACT_TYPE_CHARS: usize = 100;
 /// How many artifacts an index names one by one, newest first (MCP's `resources/list`; older
 /// ones stay readable by id).
 pub const INDEX_MAX: i64 = 100;
@@ -84,7 +86,7 @@ fn type_filter(artifact_type: Option<&str>) -> Result<Option<String>, WorkspaceE
         .filter(|t| !t.is_empty())
         .map(str::to_string);
     if let Some(filter) = &filter {
-        super::rules::check_length(filter, "artifact_type", 100)?;
+        super::rules::check_length(filter, "artifact_type", MAX_ARTIFACT_TYPE_CHARS)?;
     }
     Ok(filter)
 }

@@ -13,6 +13,10 @@ pub const MAX_LABELS: usize = 1_000;
 pub const MAX_SERIES: usize = 24;
 /// The longest title, label or series name, in characters.
 pub const MAX_TEXT_CHARS: usize = 300;
+/// The longest description, in characters.
+pub const MAX_DESCRIPTION_CHARS: usize = 2_000;
+/// The longest colour, in characters (`hsla(120deg 50% 50% / 0.5)` takes 26).
+pub const MAX_COLOR_CHARS: usize = 50;
 
 /// The three chart kinds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -53,13 +57,17 @@ impl ChartType {
     }
 }
 
-/// One named row of values, one value per label.
+/// One named row of values, one value per label. (The `///` docs of these types are the
+/// descriptions the chart tool's schema gives the model; the `schemars` bounds are this
+/// module's limits.)
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Series {
-    /// The series name, shown in the legend.
+    /// The series' name, shown in the legend.
+    #[schemars(length(min = 1, max = MAX_TEXT_CHARS))]
     pub name: String,
     /// One number per label, in label order.
+    #[schemars(length(min = 1, max = MAX_LABELS))]
     pub values: Vec<f64>,
 }
 
@@ -68,9 +76,11 @@ pub struct Series {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ChartData {
-    /// The x-axis categories, or the slice names of a pie.
+    /// The x-axis categories, or the pie's slices.
+    #[schemars(length(min = 1, max = MAX_LABELS), inner(length(max = MAX_TEXT_CHARS)))]
     pub labels: Vec<String>,
     /// The series; a pie has exactly one.
+    #[schemars(length(min = 1, max = MAX_SERIES))]
     pub series: Vec<Series>,
 }
 
@@ -78,19 +88,20 @@ pub struct ChartData {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ChartStyle {
-    /// CSS colours for the series (or pie slices), in order, e.g. "#1f77b4" or "teal".
+    /// CSS colours in series (or slice) order, e.g. "#1f77b4" or "teal".
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_LABELS), inner(length(min = 1, max = MAX_COLOR_CHARS)))]
     pub colors: Option<Vec<String>>,
-    /// Bar charts only: stack the series instead of placing them side by side.
+    /// Bar charts only: stack the series.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stacked: Option<bool>,
-    /// Line charts only: draw smooth curves instead of straight segments.
+    /// Line charts only: draw smooth curves.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub smooth: Option<bool>,
-    /// Pie charts only: draw a ring instead of a full disc.
+    /// Pie charts only: draw a ring instead of a disc.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub donut: Option<bool>,
-    /// Whether to show the legend.
+    /// Show the legend.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub show_legend: Option<bool>,
 }
@@ -168,7 +179,7 @@ impl From<super::WorkspaceError> for ChartError {
 pub fn validate_chart(args: ChartDraft) -> Result<ChartPayload, ChartError> {
     let chart_type = args.chart_type;
     let title = require_text(&args.title, "title", MAX_TEXT_CHARS)?.to_string();
-    let description = trimmed_optional(args.description, "description", 2_000)?;
+    let description = trimmed_optional(args.description, "description", MAX_DESCRIPTION_CHARS)?;
     let x_axis_title = trimmed_optional(args.x_axis_title, "x_axis_title", MAX_TEXT_CHARS)?;
     let y_axis_title = trimmed_optional(args.y_axis_title, "y_axis_title", MAX_TEXT_CHARS)?;
     let data = args.data;
@@ -268,6 +279,7 @@ fn check_style(chart_type: ChartType, style: &ChartStyle) -> Result<(), ChartErr
             return Err(ChartError::new("`style.colors` has too many entries"));
         }
         for (i, color) in colors.iter().enumerate() {
+            check_length(color, &format!("style.colors[{i}]"), MAX_COLOR_CHARS)?;
             if !is_css_color(color) {
                 return Err(ChartError::new(format!(
                     "`style.colors[{i}]` ({color:?}) is not a CSS colour: use #rgb, #rrggbb, \
@@ -315,7 +327,40 @@ fn trimmed_optional(
 
 #[cfg(test)]
 mod tests {
-    use super::is_css_color;
+    use super::*;
+
+    #[test]
+    fn a_colour_has_a_length_limit() {
+        let chart = |color: String| ChartDraft {
+            chart_type: ChartType::Bar,
+            title: "Costs".into(),
+            description: None,
+            data: ChartData {
+                labels: vec!["a".into()],
+                series: vec![Series {
+                    name: "s".into(),
+                    values: vec![1.0],
+                }],
+            },
+            x_axis_title: None,
+            y_axis_title: None,
+            style: Some(ChartStyle {
+                colors: Some(vec![color]),
+                ..ChartStyle::default()
+            }),
+        };
+        let longest = format!("rgb({})", "1,".repeat(22));
+        assert_eq!(longest.len(), 49);
+        assert!(validate_chart(chart(longest.clone())).is_ok());
+        let e = validate_chart(chart(format!("rgb({})", "1,".repeat(23))))
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert_eq!(
+            e,
+            "`style.colors[0]` is 51 characters long; the limit is 50"
+        );
+    }
 
     #[test]
     fn css_colours() {

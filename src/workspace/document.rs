@@ -9,12 +9,17 @@
 //! An in-place edit ([`Edit::edit_document`]) replaces exact passages of the body: each must
 //! occur exactly once where it is applied, so a model that quotes too little, or misquotes,
 //! is told which edit failed and why instead of changing the wrong place.
+//!
+//! An agent's whole rewrite ([`Edit::rewrite_document`]) must not silently drop most of a
+//! substantial body ([`loss`]), and one that changes nothing writes nothing.
 
 use super::{
     Edit, Source, WorkspaceError, Workspaces,
     rules::{char_count, check_length, check_no_nul, require_batch},
 };
 use crate::{ThreadId, store::Document};
+
+pub mod loss;
 
 /// The longest document body, in characters.
 pub const MAX_DOCUMENT_CHARS: usize = 4_000_000;
@@ -90,6 +95,16 @@ pub struct DocumentEdited {
     pub version: i64,
     /// Whether the body changed. Edits whose new text equals their old text leave it as it
     /// was; then nothing is written, so no revision is made.
+    pub changed: bool,
+}
+
+/// What an agent's whole rewrite did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rewritten {
+    /// The document now.
+    pub document: Document,
+    /// Whether it changed. A rewrite to the body (and title) it already has writes nothing,
+    /// so it makes no revision.
     pub changed: bool,
 }
 
@@ -202,6 +217,39 @@ impl Edit {
                 })
             }
         }
+    }
+
+    /// Replaces the whole body (and the title, when one is given) as the agent's
+    /// `update_document` does in direct mode. Unless `replace_all` is set, a rewrite that would
+    /// drop most of a substantial body is refused ([`loss::check_rewrite`]), so a model that
+    /// answers a small correction with a fragment cannot wipe the person's text; with it, the
+    /// rewrite is written as asked. The row is held from the read to the write; a rewrite to
+    /// the body and title the document already has writes nothing.
+    pub async fn rewrite_document(
+        &mut self,
+        content: &str,
+        title: Option<&str>,
+        replace_all: bool,
+    ) -> Result<Rewritten, WorkspaceError> {
+        check_replacement(content, title, None)?;
+        let thread = self.thread_id();
+        if let Some(current) = self.repo().documents().document_for_edit(&thread).await? {
+            let same_title = checked_title(title)?.is_none_or(|title| title == current.title);
+            if current.content == content && same_title {
+                return Ok(Rewritten {
+                    document: current,
+                    changed: false,
+                });
+            }
+            if !replace_all {
+                loss::check_rewrite(&current.content, content)?;
+            }
+        }
+        let document = self.replace_document(content, title, None).await?;
+        Ok(Rewritten {
+            document,
+            changed: true,
+        })
     }
 
     /// Appends `text` to the body, creating the document when there is none. The text must

@@ -48,17 +48,17 @@ pub use actor::Actor;
 pub use announce::Source;
 pub use artifacts::{
     AGENT_LIST_DEFAULT, AGENT_LIST_MAX, ArtifactQuery, ChartAdded, INDEX_MAX, LIST_DEFAULT,
-    LIST_MAX, StoredArtifact, artifact_line,
+    LIST_MAX, MAX_ARTIFACT_TYPE_CHARS, StoredArtifact, artifact_line,
 };
 pub use conversation::{MAX_MESSAGE_CHARS, TurnEnd, TurnOpened, checked_message};
 pub use document::{
-    Appended, DocumentEdited, MAX_DOCUMENT_CHARS, MAX_DOCUMENT_TITLE_CHARS, TextEdit,
-    empty_document,
+    Appended, DocumentEdited, MAX_DOCUMENT_CHARS, MAX_DOCUMENT_TITLE_CHARS, Rewritten, TextEdit,
+    empty_document, loss,
 };
 pub use edit::{ChangeNote, Committed, Edit};
 pub use error::WorkspaceError;
 pub use history::{DocumentDiff, HistoryPage, RevertConflict};
-pub use objective::{MAX_OBJECTIVE_CHARS, normalize_objective};
+pub use objective::{MAX_OBJECTIVE_CHARS, ObjectiveSet, normalize_objective};
 pub use plan::{MAX_DEPTH, MAX_STEP_CHARS, StepDraft, StepPlacement};
 pub use preferences::{
     MAX_SUBTITLE_CHARS, MAX_TITLE_CHARS, PreferenceChange, PreferenceDraft, TargetOutcome,

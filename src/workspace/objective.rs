@@ -1,6 +1,7 @@
 //! The objective: the agent's one-line understanding of what the user wants. Either path sets
 //! it under the same rule: one line (runs of whitespace, line breaks included, become single
-//! spaces), not empty, at most [`MAX_OBJECTIVE_CHARS`].
+//! spaces), not empty, at most [`MAX_OBJECTIVE_CHARS`]. Setting the objective it already has
+//! writes nothing, so it makes no revision and the caller can say that nothing changed.
 
 use super::{
     Edit, Source, WorkspaceError, Workspaces,
@@ -17,16 +18,36 @@ pub fn normalize_objective(raw: &str) -> Result<String, WorkspaceError> {
     Ok(require_text(&line, "objective", MAX_OBJECTIVE_CHARS)?.to_string())
 }
 
+/// What setting the objective did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectiveSet {
+    /// The objective as stored (one line, trimmed).
+    pub objective: String,
+    /// Whether it differs from the one before; when not, nothing was written.
+    pub changed: bool,
+}
+
 impl Edit {
-    /// Sets or replaces the objective; returns it as stored.
-    pub async fn set_objective(&mut self, raw: &str) -> Result<String, WorkspaceError> {
+    /// Sets or replaces the objective; returns it as stored, and whether it changed. The
+    /// objective it already has is not written again.
+    pub async fn set_objective(&mut self, raw: &str) -> Result<ObjectiveSet, WorkspaceError> {
         let objective = normalize_objective(raw)?;
         let thread = self.thread_id();
+        let current = self.repo().objectives().get_objective(&thread).await?;
+        if current.as_deref() == Some(objective.as_str()) {
+            return Ok(ObjectiveSet {
+                objective,
+                changed: false,
+            });
+        }
         self.repo()
             .objectives()
             .set_objective(&thread, &objective)
             .await?;
-        Ok(objective)
+        Ok(ObjectiveSet {
+            objective,
+            changed: true,
+        })
     }
 }
 
@@ -42,6 +63,7 @@ impl Workspaces {
         let outcome = edit.set_objective(&objective).await;
         self.settle(edit, outcome, |_| "set the objective".to_string())
             .await
+            .map(|set| set.objective)
     }
 
     /// The objective, if one is set.

@@ -210,17 +210,6 @@ pub fn position_of(index: i64, len: usize) -> Option<usize> {
         .map(|i| i - 1)
 }
 
-/// "out of range: 7, 9 (the plan has 3 steps)" — `owner` and `noun` are e.g.
-/// `("the plan has", "step")`.
-pub fn describe_out_of_range(out: &[i64], len: usize, owner: &str, noun: &str) -> String {
-    let list: Vec<String> = out.iter().map(i64::to_string).collect();
-    format!(
-        "out of range: {} ({owner} {})",
-        list.join(", "),
-        plural(len, noun)
-    )
-}
-
 /// "1 step", "3 steps".
 pub fn plural(n: usize, noun: &str) -> String {
     if n == 1 {

@@ -8,15 +8,21 @@ import { ApiError, api, auth, report, threadPath } from './api.js';
 import { chartView, isChart } from './artifacts.js';
 import { $, h, icon, replaceChildren, setBanner, setSafeHtml, toast } from './dom.js';
 
-/** How a tool call went: 'ok', 'failed', or 'partial' (it ran, but skipped something, e.g. a lock). */
+/**
+ * How a tool call went: 'ok', 'failed', 'unchanged' (it ran but changed nothing: its summary
+ * starts with "nothing changed: ", e.g. every target locked), or 'partial' (it ran, but skipped
+ * something).
+ */
 function outcomeOf(result) {
   if (!result || result.success === false) return 'failed';
-  if (/skipped/i.test(result.summary || '')) return 'partial';
+  const summary = result.summary || '';
+  if (summary.startsWith('nothing changed: ')) return 'unchanged';
+  if (/skipped/i.test(summary)) return 'partial';
   return 'ok';
 }
 
-const OUTCOME_MARK = { ok: '✓', failed: '✕', partial: '!' };
-const OUTCOME_WORDS = { ok: 'done', failed: 'failed', partial: 'partly done' };
+const OUTCOME_MARK = { ok: '✓', failed: '✕', partial: '!', unchanged: '–' };
+const OUTCOME_WORDS = { ok: 'done', failed: 'failed', partial: 'partly done', unchanged: 'nothing changed' };
 
 export class ChatPanel {
   constructor(app) {

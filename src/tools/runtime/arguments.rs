@@ -3,11 +3,12 @@
 
 use serde_json::Value;
 
-use crate::tools::{ACTION_AND_REASONING, args::json_kind};
+use crate::tools::{ACTION_AND_REASONING, args::json_kind, spec::MAX_REASON_CHARS};
+use crate::workspace::rules::char_count;
 
-/// Takes `action_and_reasoning` out of the arguments; it must be a non-empty string. On
-/// failure the error comes with the arguments as sent (an empty sentence left out), for the
-/// record.
+/// Takes `action_and_reasoning` out of the arguments; it must be a non-empty string of at most
+/// [`MAX_REASON_CHARS`] characters. On failure the error comes with the arguments as sent (an
+/// empty sentence left out), for the record.
 pub fn split_action_and_reasoning(args: Value) -> Result<(String, Value), (String, Value)> {
     let mut map = match args {
         Value::Object(map) => map,
@@ -21,6 +22,15 @@ pub fn split_action_and_reasoning(args: Value) -> Result<(String, Value), (Strin
         return Err((message, Value::Object(map)));
     }
     let message = match map.remove(ACTION_AND_REASONING) {
+        Some(Value::String(text)) if char_count(text.trim()) > MAX_REASON_CHARS => {
+            let message = format!(
+                "`{ACTION_AND_REASONING}` is {} characters long; say what you are doing and why \
+                 in one short sentence (at most {MAX_REASON_CHARS} characters)",
+                char_count(text.trim())
+            );
+            map.insert(ACTION_AND_REASONING.to_string(), Value::String(text));
+            message
+        }
         Some(Value::String(text)) if !text.trim().is_empty() => {
             return Ok((text.trim().to_string(), Value::Object(map)));
         }
@@ -59,5 +69,21 @@ mod tests {
         assert!(split_action_and_reasoning(json!({"action_and_reasoning": ""})).is_err());
         assert!(split_action_and_reasoning(json!({"action_and_reasoning": 3})).is_err());
         assert!(split_action_and_reasoning(json!([1])).is_err());
+        let longest = "a".repeat(MAX_REASON_CHARS);
+        assert!(split_action_and_reasoning(json!({"action_and_reasoning": longest})).is_ok());
+        let (message, kept) = split_action_and_reasoning(
+            json!({"action_and_reasoning": format!(" {longest}b "), "x": 1}),
+        )
+        .err()
+        .unwrap_or_default();
+        assert!(
+            message.starts_with("`action_and_reasoning` is 501 characters long"),
+            "{message}"
+        );
+        assert_eq!(kept["x"], json!(1));
+        assert!(
+            kept["action_and_reasoning"].is_string(),
+            "kept for the record"
+        );
     }
 }

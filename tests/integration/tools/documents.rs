@@ -80,6 +80,12 @@ backend_tests! {
         assert_eq!(s, "objective set: Plan a trip to Crete");
         h.ok("set_objective", json!({"action_and_reasoning": "Refine.", "objective": "Plan a cheap trip"})).await;
         assert_eq!(h.workspace().await.objective.as_deref(), Some("Plan a cheap trip"));
+        // The same objective again (spaces aside) writes nothing, and says so first.
+        let before = h.state().await;
+        let record = h.call_full("set_objective", json!({"action_and_reasoning": "Refine.", "objective": " Plan a  cheap trip"})).await;
+        assert_eq!(record.envelope.summary.as_deref(), Some("nothing changed: the objective already reads \"Plan a cheap trip\""));
+        assert!(record.envelope.success && record.changed.is_empty());
+        h.assert_only_marked_since(&before).await;
         h.fail("set_objective", json!({"action_and_reasoning": "Clear.", "objective": "   "})).await;
         h.fail("set_objective", json!({"action_and_reasoning": "Long.", "objective": "x".repeat(501)})).await;
         h.fail("set_objective", json!({"action_and_reasoning": "Wrong.", "objective": ["a"]})).await;
@@ -191,7 +197,7 @@ backend_tests! {
         ]))).await;
         assert_eq!(
             record.envelope.summary.as_deref(),
-            Some("applied 2 edits (9 chars), but the document reads exactly as before: nothing changed")
+            Some("nothing changed: the 2 edits leave the document exactly as it was (9 chars); give new_text that differs from old_text")
         );
         assert!(record.changed.is_empty());
         assert_eq!(h.state().await.workspace, before.workspace);

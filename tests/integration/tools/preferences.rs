@@ -149,9 +149,11 @@ backend_tests! {
             {"index": 2, "kind": "hard"},
             {"index": 5, "kind": "hard"},
         ]}))).await;
-        assert!(s.starts_with("updated #2 \"Near a beach\"; skipped #1 \"Budget under 2,000 EUR\": locked"), "{s}");
-        assert!(s.contains("ask the user to unlock it first"), "{s}");
-        assert!(s.ends_with("; out of range: 5 (the list has 3 preferences)"), "{s}");
+        assert_eq!(
+            s,
+            "updated #2 \"Near a beach\"; skipped #1 \"Budget under 2,000 EUR\": locked by the user — ask the \
+             person to unlock it; skipped index 5: out of range (the list has 3 preferences)"
+        );
         let p = prefs(&h).await;
         assert_eq!(p[0], locked_row);
         assert_eq!(p[1].kind, PreferenceKind::Hard);
@@ -159,7 +161,7 @@ backend_tests! {
         // Nothing applied: still says which ones were locked.
         let after = h.state().await;
         let s = h.ok("update_preferences", args(json!({"updates": [{"index": 1, "title": "Anything"}]}))).await;
-        assert!(s.starts_with("no matching preferences found; skipped #1 \"Budget under 2,000 EUR\": locked"), "{s}");
+        assert_eq!(s, "nothing changed: #1 \"Budget under 2,000 EUR\" is locked by the user — ask the person to unlock it");
         h.assert_only_marked_since(&after).await;
 
         // Once the user unlocks it, the agent may change it.
@@ -176,9 +178,11 @@ backend_tests! {
         set_locked(&h, before[1].id, true).await;
 
         let s = h.ok("remove_preferences", args(json!({"indices": [3, 2, 1, 1, 0, 4]}))).await;
-        assert!(s.starts_with("removed #3 \"Quiet hotel\", #1 \"Budget under 2,000 EUR\"; skipped #2 \"Near a beach\": locked"), "{s}");
-        assert!(s.contains("cannot be removed"), "{s}");
-        assert!(s.ends_with("; out of range: 0, 4 (the list has 3 preferences)"), "{s}");
+        assert_eq!(
+            s,
+            "removed #3 \"Quiet hotel\", #1 \"Budget under 2,000 EUR\"; skipped #2 \"Near a beach\": locked by the \
+             user — ask the person to unlock it; skipped indices 0, 4: out of range (the list has 3 preferences)"
+        );
         let p = prefs(&h).await;
         assert_eq!(p.len(), 1);
         assert_eq!((p[0].id, p[0].title.as_str(), p[0].locked), (before[1].id, "Near a beach", true));
@@ -186,8 +190,11 @@ backend_tests! {
 
         let after = h.state().await;
         let s = h.ok("remove_preferences", args(json!({"indices": [1, 2]}))).await;
-        assert!(s.starts_with("no matching preferences found; skipped #1 \"Near a beach\": locked"), "{s}");
-        assert!(s.ends_with("out of range: 2 (the list has 1 preference)"), "{s}");
+        assert_eq!(
+            s,
+            "nothing changed: #1 \"Near a beach\" is locked by the user — ask the person to unlock it; index 2 is \
+             out of range (the list has 1 preference); use the numbers of the current list"
+        );
         h.assert_only_marked_since(&after).await;
 
         set_locked(&h, before[1].id, false).await;
@@ -200,7 +207,7 @@ backend_tests! {
     async fn out_of_range_only_finds_nothing(engine) {
         let h = Harness::new(engine).await;
         let s = h.ok("remove_preferences", args(json!({"indices": [1]}))).await;
-        assert_eq!(s, "no matching preferences found; out of range: 1 (the list has 0 preferences)");
+        assert_eq!(s, "nothing changed: index 1 is out of range (the list is empty); use the numbers of the current list");
         seed(&h).await;
         let before = h.state().await;
         let s = h.ok("update_preferences", args(json!({"updates": [
@@ -210,10 +217,10 @@ backend_tests! {
         ]}))).await;
         assert_eq!(
             s,
-            format!("no matching preferences found; out of range: 0, {}, {} (the list has 3 preferences)", i64::MIN, i64::MAX)
+            format!("nothing changed: indices 0, {}, {} are out of range (the list has 3 preferences); use the numbers of the current list", i64::MIN, i64::MAX)
         );
         let s = h.ok("remove_preferences", args(json!({"indices": [-1, 4]}))).await;
-        assert_eq!(s, "no matching preferences found; out of range: -1, 4 (the list has 3 preferences)");
+        assert_eq!(s, "nothing changed: indices -1, 4 are out of range (the list has 3 preferences); use the numbers of the current list");
         h.assert_only_marked_since(&before).await;
         h.cleanup().await;
     }

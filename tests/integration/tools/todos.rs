@@ -256,7 +256,7 @@ backend_tests! {
         let s = h.ok("toggle_todos", args(json!({"indices": [1, 0, 3, -2, 99, i64::MAX, i64::MIN]}))).await;
         assert_eq!(
             s,
-            format!("marked done: 1, 3; out of range: 0, -2, 99, {}, {} (the plan has 3 steps)", i64::MAX, i64::MIN)
+            format!("marked done: 1, 3; skipped indices 0, -2, 99, {}, {}: out of range (the plan has 3 steps)", i64::MAX, i64::MIN)
         );
         assert_eq!(plan(&h).await, expect(&[("a", 0, true), ("b", 0, false), ("c", 0, true)]));
 
@@ -273,7 +273,7 @@ backend_tests! {
         // Nothing in range: a successful call that reports and changes nothing.
         let before = h.state().await;
         let s = h.ok("toggle_todos", args(json!({"indices": [4, 0, -1]}))).await;
-        assert_eq!(s, "no matching steps found; out of range: 4, 0, -1 (the plan has 3 steps)");
+        assert_eq!(s, "nothing changed: indices 4, 0, -1 are out of range (the plan has 3 steps); use the step numbers of the current plan");
         h.assert_only_marked_since(&before).await;
 
         let e = h.fail("toggle_todos", args(json!({"indices": []}))).await;
@@ -284,7 +284,7 @@ backend_tests! {
     async fn toggle_todos_on_an_empty_plan_reports_every_index(engine) {
         let h = Harness::new(engine).await;
         let s = h.ok("toggle_todos", args(json!({"indices": [1]}))).await;
-        assert_eq!(s, "no matching steps found; out of range: 1 (the plan has 0 steps)");
+        assert_eq!(s, "nothing changed: index 1 is out of range (the plan is empty); add steps with add_todos first");
         assert!(plan(&h).await.is_empty());
         h.cleanup().await;
     }
@@ -300,7 +300,7 @@ backend_tests! {
             {"index": 7, "text": "nowhere"},
             {"index": 0, "text": "nowhere"},
         ]}))).await;
-        assert_eq!(s, "rewrote steps 3, 2; out of range: 7, 0 (the plan has 3 steps)");
+        assert_eq!(s, "rewrote steps 3, 2; skipped indices 7, 0: out of range (the plan has 3 steps)");
         // Depth and done stay as they were.
         assert_eq!(plan(&h).await, expect(&[("a", 0, false), ("B, rewritten", 1, true), ("C!", 0, false)]));
 
@@ -312,7 +312,7 @@ backend_tests! {
         ]}))).await;
         assert_eq!(
             s,
-            format!("no matching steps found; out of range: {}, {}, -1 (the plan has 3 steps)", i64::MIN, i64::MAX)
+            format!("nothing changed: indices {}, {}, -1 are out of range (the plan has 3 steps); use the step numbers of the current plan", i64::MIN, i64::MAX)
         );
         assert_eq!(plan(&h).await, expect(&[("a", 0, false), ("B, rewritten", 1, true), ("C!", 0, false)]));
         h.cleanup().await;
@@ -398,12 +398,12 @@ backend_tests! {
         let h = Harness::new(engine).await;
         seed_flat(&h, &["a", "b", "c"]).await;
         let s = h.ok("remove_todos", args(json!({"indices": [2, 9, 0, -4]}))).await;
-        assert_eq!(s, "removed step 2 \"b\" (2 steps left); out of range: 9, 0, -4 (the plan has 3 steps)");
+        assert_eq!(s, "removed step 2 \"b\" (2 steps left); skipped indices 9, 0, -4: out of range (the plan has 3 steps)");
         assert_eq!(plan(&h).await, expect(&[("a", 0, false), ("c", 0, false)]));
 
         let before = h.state().await;
         let s = h.ok("remove_todos", args(json!({"indices": [3, i64::MAX]}))).await;
-        assert_eq!(s, format!("no matching steps found; out of range: 3, {} (the plan has 2 steps)", i64::MAX));
+        assert_eq!(s, format!("nothing changed: indices 3, {} are out of range (the plan has 2 steps); use the step numbers of the current plan", i64::MAX));
         h.assert_only_marked_since(&before).await;
 
         let e = h.fail("remove_todos", args(json!({"indices": []}))).await;

@@ -234,14 +234,14 @@ async fn locked_preference_survives_the_agent(engine: Engine) {
         tools[0].contains("remove_preferences") && tools[1].contains("update_preferences"),
         "{tools:?}"
     );
-    // Each tool call says the preference was skipped because it is locked, and is not marked as a
-    // plain success (docs/UI.md: `.call-outcome` is `ok` or `failed`; the UI also has
-    // `partial` for a call that skipped some of its targets).
+    // Each tool call says that nothing changed because the preference is locked, and is not
+    // marked as a plain success (docs/UI.md: `.call-outcome` is `unchanged` for a call whose
+    // summary starts with "nothing changed: ").
     let calls = browser.texts(".turn .call").await;
     for call in &calls {
         assert!(
-            call.contains("skipped") && call.contains("locked"),
-            "each tool call should report the skipped, locked preference: {calls:?}"
+            call.contains("nothing changed") && call.contains("locked by the user"),
+            "each tool call should report the locked preference it left alone: {calls:?}"
         );
     }
     let classes = browser
@@ -253,8 +253,8 @@ async fn locked_preference_survives_the_agent(engine: Engine) {
     for class in classes.as_array().unwrap() {
         let class = class.as_str().unwrap();
         assert!(
-            !class.split(' ').any(|c| c == "ok"),
-            "a skipped attempt is marked as a plain success: {classes}"
+            class.split(' ').any(|c| c == "unchanged"),
+            "an attempt that changed nothing is not marked as such: {classes}"
         );
     }
 
