@@ -10,7 +10,7 @@ use crate::common::agent as agent_support;
 
 use agent_support::*;
 use common::mock_llm::{Call, MockLlm, Script, call};
-use haico::agent::{Aids, AgentConfig, Sampling};
+use haico::agent::{AgentConfig, Aids, Sampling};
 use serde_json::{Value, json};
 
 fn objective_call() -> Call {
