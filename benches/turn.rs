@@ -4,7 +4,8 @@
 //!
 //! `cargo bench --bench turn` — prints median and p90 per turn of 10 tool calls and per step,
 //! on SQLite and PostgreSQL, for a small workspace and for one holding a 1 MB document and
-//! 5,000 plan steps. A plain timing loop (not criterion) because a replay script is consumed
+//! 5,000 plan steps (`HAICO_LLM_AIDS=all` for the agent with the small-model aids). A plain
+//! timing loop (not criterion) because a replay script is consumed
 //! as it plays: the number of turns must be known up front.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -134,7 +135,17 @@ async fn run(engine: &str, large: bool) {
     std::fs::write(&script_path, script(TURNS + WARMUP).to_string()).unwrap();
     let model = Arc::new(ReplayModel::load(&script_path).unwrap());
     let runtime = ToolRuntime::with_bus(db.clone(), Arc::new(InProcessBus::new()));
-    let agent = Arc::new(Agent::new(runtime, model, AgentConfig::default()));
+    // `HAICO_LLM_AIDS=all cargo bench --bench turn` measures the small-model aids' own cost
+    // (the turn's notes in every snapshot, earlier turns read with their calls).
+    let aids = std::env::var("HAICO_LLM_AIDS")
+        .ok()
+        .map(|text| text.parse().expect("HAICO_LLM_AIDS: none, all or a list"))
+        .unwrap_or_default();
+    let config = AgentConfig {
+        aids,
+        ..AgentConfig::default()
+    };
+    let agent = Arc::new(Agent::new(runtime, model, config));
     let mut times = Vec::with_capacity(TURNS);
     for i in 0..TURNS + WARMUP {
         let started = Instant::now();

@@ -49,6 +49,11 @@ export HAICO_LLM_TIMEOUT_SECS=${HAICO_LLM_TIMEOUT_SECS:-600}
 # A 1.5B model sometimes repeats itself until its context is full; 1,024 tokens is room for
 # a document section and bounds a call at about a minute of writing.
 export HAICO_LLM_MAX_TOKENS=${HAICO_LLM_MAX_TOKENS:-1024}
+# Repeatable runs (llama.cpp samples at 0.8 unless told otherwise) and every small-model aid
+# (README: HAICO_LLM_AIDS); set HAICO_LLM_AIDS=none to measure the agent without them.
+export HAICO_LLM_TEMPERATURE=${HAICO_LLM_TEMPERATURE:-0}
+export HAICO_LLM_SEED=${HAICO_LLM_SEED:-42}
+export HAICO_LLM_AIDS=${HAICO_LLM_AIDS:-all}
 REPEAT=${REPEAT:-1}
 status=0
 offset=$( [ -f "$log" ] && wc -c <"$log" || echo 0 )

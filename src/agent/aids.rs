@@ -10,12 +10,14 @@
 
 use std::fmt;
 
+use super::model::ToolDefinition;
+
 /// Which aids are on.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Aids {
     /// Leave out the tools that only read what the workspace snapshot already shows
-    /// (`list_todos`, `list_preferences`, `list_artifacts`): a shorter head, fewer ways to
-    /// spend a step.
+    /// (`list_todos`, `list_preferences`, `list_artifacts`), and list `update_document` last:
+    /// a shorter head, fewer ways to spend a step ([`compact`]).
     pub compact_tools: bool,
     /// Short worked examples in the instructions.
     pub examples: bool,
@@ -110,10 +112,60 @@ impl fmt::Display for Aids {
     }
 }
 
+/// The read-only tools whose content the snapshot already shows; the compact tool set leaves
+/// them out (`get_artifact` stays: the snapshot lists artifacts, not their data).
+fn shown_in_snapshot(tool: &str) -> bool {
+    matches!(tool, "list_todos" | "list_preferences" | "list_artifacts")
+}
+
+/// The compact tool set (`compact-tools`): without the tools that read what the snapshot shows,
+/// and with `update_document` last. A small model reaches for the first tool that sounds like
+/// "update" (in the evaluation's traces it rewrote the document to change the objective, and
+/// pasted the whole workspace into it), so the targeted tools come before the rewrite.
+pub fn compact(definitions: &mut Vec<ToolDefinition>) {
+    definitions.retain(|tool| !shown_in_snapshot(&tool.name));
+    if let Some(at) = definitions.iter().position(|t| t.name == "update_document") {
+        let rewrite = definitions.remove(at);
+        definitions.push(rewrite);
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_compact_set_drops_the_reads_and_puts_the_rewrite_last() {
+        let tool = |name: &str| ToolDefinition {
+            name: name.into(),
+            description: String::new(),
+            parameters: serde_json::json!({}),
+        };
+        let mut tools: Vec<ToolDefinition> = [
+            "update_document",
+            "edit_document",
+            "list_todos",
+            "add_todos",
+            "list_preferences",
+            "list_artifacts",
+            "get_artifact",
+        ]
+        .into_iter()
+        .map(tool)
+        .collect();
+        compact(&mut tools);
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "edit_document",
+                "add_todos",
+                "get_artifact",
+                "update_document"
+            ]
+        );
+    }
 
     #[test]
     fn names_lists_and_removals() {

@@ -281,6 +281,47 @@ mod tests {
     }
 
     #[test]
+    fn earlier_calls_keep_their_reason_and_lose_long_texts() {
+        let shown = arguments_shown(
+            &serde_json::json!({"content": "y".repeat(1_000), "title": "Letter"}),
+            Some("Writing the letter."),
+        );
+        let value: Value = serde_json::from_str(&shown).unwrap_or_default();
+        assert_eq!(value["action_and_reasoning"], "Writing the letter.");
+        assert_eq!(value["title"], "Letter");
+        let content = value["content"].as_str().unwrap_or_default();
+        assert!(content.ends_with("[…700 more characters]"), "{content}");
+    }
+
+    #[test]
+    fn whole_turns_are_kept_newest_first_within_the_budget() {
+        let turn = |text: &str| {
+            vec![
+                ChatMessage::user(text),
+                ChatMessage::assistant(
+                    "",
+                    vec![ToolCallRequest {
+                        id: "c".into(),
+                        name: "set_objective".into(),
+                        arguments: "{}".into(),
+                    }],
+                ),
+                ChatMessage::tool("c", "set_objective", "ok"),
+                ChatMessage::assistant("done", Vec::new()),
+            ]
+        };
+        let all = fit_turns(vec![turn("first"), turn("second")], 1_000);
+        assert_eq!(all.len(), 8);
+        // A turn costs its texts, the call's name and arguments: 5 + 15 + 2 + 4 = 26 ("second": 27).
+        let newest = fit_turns(vec![turn("first"), turn("second")], 30);
+        assert_eq!(newest.len(), 4);
+        assert_eq!(
+            newest[0],
+            ChatMessage::user("[1 earlier turns of this conversation are not shown]\n\nsecond")
+        );
+    }
+
+    #[test]
     fn keeps_a_trailing_unanswered_message_marked() {
         let out = fit(
             vec![row("user", "a"), row("assistant", "b"), row("user", "c")],

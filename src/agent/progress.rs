@@ -78,6 +78,9 @@ impl TurnCalls {
         let next = if of_done_write {
             "That is done: do not call it again. If everything the person asked for is done, \
              answer them now"
+        } else if !earlier.succeeded {
+            "It would fail the same way again: change the arguments as the error says, use \
+             another tool, or answer the person"
         } else {
             "Go on with the next step, or answer the person if everything is done"
         };
@@ -236,6 +239,105 @@ mod tests {
                 .is_none()
         );
         assert!(calls.repeat_of("set_objective", &again).is_none());
+    }
+
+    #[test]
+    fn a_repeated_done_write_is_told_apart_from_a_repeated_failure() {
+        let mut calls = TurnCalls::default();
+        let steps = json!({"steps": [{"text": "Book"}]});
+        calls.record("add_todos", &steps, false, 1, &Envelope::ok("added 1 step"));
+        let repeat = calls.repeat("add_todos", &steps).unwrap();
+        assert!(repeat.of_done_write);
+        assert!(repeat.answer.contains("That is done"), "{}", repeat.answer);
+        let wrong = json!({"indices": [0]});
+        calls.record(
+            "toggle_todos",
+            &wrong,
+            false,
+            2,
+            &Envelope::failure("indices start at 1"),
+        );
+        let repeat = calls.repeat("toggle_todos", &wrong).unwrap();
+        assert!(
+            !repeat.of_done_write,
+            "a failed call repeated is no sign of a done request"
+        );
+        calls.record(
+            "list_todos",
+            &json!({}),
+            true,
+            3,
+            &Envelope::ok("1. [ ] Book"),
+        );
+        assert!(
+            !calls
+                .repeat("list_todos", &json!({}))
+                .unwrap()
+                .of_done_write
+        );
+    }
+
+    #[test]
+    fn the_notes_and_the_account_say_what_each_call_did() {
+        let mut calls = TurnCalls::default();
+        let empty = calls.notes("  Plan   the trip ");
+        assert!(
+            empty.contains("The person's request: Plan the trip\n"),
+            "{empty}"
+        );
+        assert!(
+            empty.contains("Done so far in this turn: nothing yet."),
+            "{empty}"
+        );
+        assert_eq!(calls.account(), "I did not change the workspace.");
+        calls.record(
+            "set_objective",
+            &json!({"objective": "Trip"}),
+            false,
+            1,
+            &Envelope::ok("objective set: Trip"),
+        );
+        calls.record(
+            "toggle_todos",
+            &json!({"indices": [9]}),
+            false,
+            2,
+            &Envelope::ok("nothing changed: index 9 is out of range (the plan is empty)"),
+        );
+        calls.record(
+            "add_todos",
+            &json!({}),
+            false,
+            3,
+            &Envelope::failure("steps is missing"),
+        );
+        calls.record(
+            "list_todos",
+            &json!({}),
+            true,
+            4,
+            &Envelope::ok("(no steps)"),
+        );
+        let notes = calls.notes(&"x".repeat(1_000));
+        assert!(
+            notes.contains("\n1. set_objective: objective set: Trip"),
+            "{notes}"
+        );
+        assert!(
+            notes.contains("\n2. toggle_todos: nothing changed: index 9"),
+            "{notes}"
+        );
+        assert!(
+            notes.contains("\n3. add_todos: failed, nothing changed (an error: steps is missing)"),
+            "{notes}"
+        );
+        assert!(notes.contains("…"), "a long request is cut: {notes}");
+        let account = calls.account();
+        assert!(account.starts_with("What I did:\n- set_objective: objective set: Trip"));
+        assert!(
+            !account.contains("list_todos"),
+            "reads are not in the account: {account}"
+        );
     }
 
     #[test]

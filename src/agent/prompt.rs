@@ -97,7 +97,13 @@ toggle_todos {\"indices\": [2], \"action_and_reasoning\": \"Ticking off the fini
 and answer: \"Ticked it off.\"
 4. The user writes: \"Raise the budget to 200 EUR.\" and preference 1, \"Budget 150 EUR\", is \
 (locked). You call no tool and answer: \"The budget is locked. Unlock it in the preferences \
-panel and I will change it.\"";
+panel and I will change it.\"
+5. The user writes: \"Low-odour paint is only nice to have now, and under 'Paint two coats' add \
+sanding and taping.\" Preference 2 is \"Low-odour paint\" and the plan shows \"Paint two coats\" \
+as step 3, so you call update_preferences {\"updates\": [{\"index\": 2, \"kind\": \"soft\"}], \
+\"action_and_reasoning\": \"It is a wish now, not a must.\"}, then add_todos {\"parent_index\": \
+3, \"steps\": [{\"text\": \"Sand the walls\"}, {\"text\": \"Tape the edges\"}], \
+\"action_and_reasoning\": \"Adding the sub-steps.\"}, and answer in one sentence.";
 
 /// The instructions with the examples, built once.
 static WITH_EXAMPLES: std::sync::LazyLock<String> =

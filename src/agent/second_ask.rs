@@ -49,12 +49,6 @@ was already done. Do not call any more tools in this turn. Answer the person now
 sentences: say what you changed, and what, if anything, they must do (for example unlock a \
 preference).]";
 
-/// The read-only tools whose content the snapshot already shows; the compact tool set leaves
-/// them out (`get_artifact` stays: the snapshot lists artifacts, not their data).
-pub fn shown_in_snapshot(tool: &str) -> bool {
-    matches!(tool, "list_todos" | "list_preferences" | "list_artifacts")
-}
-
 /// Words that ask for a change to the workspace. A message with one of them, or one that is not
 /// a question, is a change request.
 const ACTION_WORDS: &[&str] = &[

@@ -74,8 +74,8 @@ pub struct EditDocumentArgs {
 impl DocumentTools {
     #[workspace_tool(
         name = "update_document",
-        description = "Replace the whole document with new Markdown (and optionally its title). \
-                       To change part of it use edit_document; to add at the end, \
+        description = "Replace the document's whole text (never the objective, plan or \
+                       preferences). To change part of it use edit_document; to add at the end, \
                        append_to_document."
     )]
     async fn update_document(&self, edit: &mut Edit, args: UpdateDocumentArgs) -> ToolResult {

@@ -46,10 +46,9 @@ impl Agent {
         };
         let external = ExternalTools::now(self.mcp_servers(), chosen);
         let aids = self.config.aids;
-        let definitions: Vec<ToolDefinition> = tools
+        let mut definitions: Vec<ToolDefinition> = tools
             .specs()
             .into_iter()
-            .filter(|spec| !(aids.compact_tools && second_ask::shown_in_snapshot(spec.name)))
             .map(|spec| ToolDefinition {
                 name: spec.name.to_string(),
                 description: spec.description.to_string(),
@@ -57,6 +56,9 @@ impl Agent {
             })
             .chain(external.definitions())
             .collect();
+        if aids.compact_tools {
+            crate::agent::aids::compact(&mut definitions);
+        }
         let offered: Vec<&str> = tools
             .iter()
             .map(|tool| tool.name())

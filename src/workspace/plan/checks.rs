@@ -21,7 +21,9 @@ pub(super) fn checked_outline(steps: &[StepDraft]) -> Result<Vec<NewPlanStep>, W
         match previous {
             None if depth != 0 => {
                 return Err(WorkspaceError::invalid(format!(
-                    "`steps[0].depth` is {depth}: the first step of an outline must have depth 0"
+                    "`steps[0].depth` is {depth}: the first step of an outline must have depth \
+                     0. To add sub-steps under an existing step, give parent_index (that \
+                     step's number in the plan) and depth 0 for its direct sub-steps"
                 )));
             }
             Some(prev) if depth > prev + 1 => {
