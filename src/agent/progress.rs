@@ -17,6 +17,9 @@ const RESULT_CHARS: usize = 600;
 /// request, so they stay short).
 const NOTE_CHARS: usize = 160;
 
+/// Successful calls of one write tool in a turn from which the notes point the loop out.
+const REWRITES_NOTED: usize = 3;
+
 /// Longest quotation of the person's request in the turn's notes.
 const REQUEST_CHARS: usize = 400;
 
@@ -119,12 +122,36 @@ impl TurnCalls {
                 ));
             }
         }
+        if let Some((tool, times)) = self.most_repeated_write() {
+            out.push_str(&format!(
+                "\nYou have called {tool} {times} times in this turn: what it does is done. Do \
+                 not call it again unless the request needs something it still lacks."
+            ));
+        }
         out.push_str(
             "\nNext: call tools only for what the request still needs and is not done above; \
              when it is all done, answer the person in one or two sentences without calling a \
              tool.\n</this_turn>",
         );
         out
+    }
+
+    /// The write tool this turn called successfully most often, when that is
+    /// [`REWRITES_NOTED`] times or more: a small model that rewrites the document again and
+    /// again, a little longer each time, never repeats a call exactly, so only the count shows
+    /// the loop.
+    fn most_repeated_write(&self) -> Option<(&str, usize)> {
+        let mut counts: Vec<(&str, usize)> = Vec::new();
+        for made in self.made.iter().filter(|m| m.succeeded && !m.read_only) {
+            match counts.iter_mut().find(|(tool, _)| *tool == made.tool) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((made.tool.as_str(), 1)),
+            }
+        }
+        counts
+            .into_iter()
+            .filter(|(_, n)| *n >= REWRITES_NOTED)
+            .max_by_key(|(_, n)| *n)
     }
 
     /// The turn's calls in a few words each, for the person when the turn ends without the
@@ -332,6 +359,21 @@ mod tests {
             "{notes}"
         );
         assert!(notes.contains("…"), "a long request is cut: {notes}");
+        assert!(!notes.contains("times in this turn"), "{notes}");
+        for step in 5..8_i64 {
+            calls.record(
+                "update_document",
+                &json!({"content": step}),
+                false,
+                step,
+                &Envelope::ok("document updated"),
+            );
+        }
+        let looping = calls.notes("Scale it");
+        assert!(
+            looping.contains("You have called update_document 3 times in this turn"),
+            "{looping}"
+        );
         let account = calls.account();
         assert!(account.starts_with("What I did:\n- set_objective: objective set: Trip"));
         assert!(
