@@ -248,6 +248,7 @@ fn fit(rows: Vec<(String, String)>, budget: usize) -> Vec<ChatMessage> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
