@@ -16,8 +16,8 @@ use super::model::ToolDefinition;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Aids {
     /// Leave out the tools that only read what the workspace snapshot already shows
-    /// (`list_todos`, `list_preferences`, `list_artifacts`), and list `update_document` last:
-    /// a shorter head, fewer ways to spend a step ([`compact`]).
+    /// (`list_todos`, `list_preferences`, `list_artifacts`) and the whole-document rewrite
+    /// (`update_document`): a shorter head, fewer ways to spend a step ([`compact`]).
     pub compact_tools: bool,
     /// Short worked examples in the instructions.
     pub examples: bool,
@@ -29,15 +29,19 @@ pub struct Aids {
     pub turn_notes: bool,
     /// Earlier turns come back with the calls they made, not as prose only.
     pub history_calls: bool,
+    /// The model replies to the person with a tool call (`reply_to_user`), and every request
+    /// requires a call ([`super::reply`]).
+    pub reply_tool: bool,
 }
 
 /// The aids by the names the setting uses, in the order they are listed.
-const NAMES: [&str; 5] = [
+const NAMES: [&str; 6] = [
     "compact-tools",
     "examples",
     "ask-to-act",
     "turn-notes",
     "history-calls",
+    "reply-tool",
 ];
 
 impl Aids {
@@ -48,6 +52,7 @@ impl Aids {
         ask_to_act: true,
         turn_notes: true,
         history_calls: true,
+        reply_tool: true,
     };
 
     fn flag(&mut self, name: &str) -> Option<&mut bool> {
@@ -57,6 +62,7 @@ impl Aids {
             "ask-to-act" => &mut self.ask_to_act,
             "turn-notes" => &mut self.turn_notes,
             "history-calls" => &mut self.history_calls,
+            "reply-tool" => &mut self.reply_tool,
             _ => return None,
         })
     }
@@ -119,15 +125,13 @@ fn shown_in_snapshot(tool: &str) -> bool {
 }
 
 /// The compact tool set (`compact-tools`): without the tools that read what the snapshot shows,
-/// and with `update_document` last. A small model reaches for the first tool that sounds like
-/// "update" (in the evaluation's traces it rewrote the document to change the objective, and
-/// pasted the whole workspace into it), so the targeted tools come before the rewrite.
+/// and without `update_document`. A small model reaches for the whole-document rewrite for
+/// nearly everything (in the evaluation's traces it rewrote the document to change the
+/// objective, to drop plan steps and to fix one word, each time losing text), even listed
+/// last; `append_to_document` writes a new document and `edit_document` changes one, so the
+/// rewrite is the one tool a small model is better without.
 pub fn compact(definitions: &mut Vec<ToolDefinition>) {
-    definitions.retain(|tool| !shown_in_snapshot(&tool.name));
-    if let Some(at) = definitions.iter().position(|t| t.name == "update_document") {
-        let rewrite = definitions.remove(at);
-        definitions.push(rewrite);
-    }
+    definitions.retain(|tool| !shown_in_snapshot(&tool.name) && tool.name != "update_document");
 }
 
 #[cfg(test)]
@@ -136,7 +140,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_compact_set_drops_the_reads_and_puts_the_rewrite_last() {
+    fn the_compact_set_drops_the_reads_and_the_rewrite() {
         let tool = |name: &str| ToolDefinition {
             name: name.into(),
             description: String::new(),
@@ -156,15 +160,13 @@ mod tests {
         .collect();
         compact(&mut tools);
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-        assert_eq!(
-            names,
-            [
-                "edit_document",
-                "add_todos",
-                "get_artifact",
-                "update_document"
-            ]
-        );
+        assert_eq!(names, ["edit_document", "add_todos", "get_artifact"]);
+        let head = crate::agent::prompt::instructions_for(Aids::ALL);
+        assert!(!head.contains("update_document"), "{head}");
+        assert!(head.contains("reply_to_user") && head.contains("Examples"));
+        let full = crate::agent::prompt::instructions_for("examples".parse().unwrap());
+        assert!(full.contains("update_document only to write"), "{full}");
+        assert!(!full.contains("reply_to_user"));
     }
 
     #[test]
@@ -178,7 +180,7 @@ mod tests {
         assert!(!most.examples && most.compact_tools);
         assert_eq!(
             most.to_string(),
-            "compact-tools,ask-to-act,turn-notes,history-calls"
+            "compact-tools,ask-to-act,turn-notes,history-calls,reply-tool"
         );
         let err = "all,-exmaples".parse::<Aids>().unwrap_err();
         assert!(

@@ -14,6 +14,7 @@ pub mod model;
 pub mod progress;
 pub mod prompt;
 pub mod providers;
+pub mod reply;
 pub mod second_ask;
 pub mod text_calls;
 pub mod turn;

@@ -43,6 +43,9 @@ pub struct TurnCalls {
     failed_rounds: usize,
     /// The last failure's text, for the message that ends a turn going nowhere.
     last_error: Option<String>,
+    /// The model replies with [`reply_to_user`](super::reply::NAME), so that is what the
+    /// notes tell it to call when it is done.
+    reply_tool: bool,
 }
 
 #[derive(Debug)]
@@ -57,10 +60,29 @@ struct Made {
     read_only: bool,
     /// Whether it succeeded.
     succeeded: bool,
+    /// Whether it succeeded without changing anything ("nothing changed: …").
+    changed_nothing: bool,
     result: String,
 }
 
 impl TurnCalls {
+    /// The calls of a turn whose model replies with the reply tool (`reply_tool`) or in text.
+    pub fn new(reply_tool: bool) -> Self {
+        Self {
+            reply_tool,
+            ..Self::default()
+        }
+    }
+
+    /// How the notes say "answer the person".
+    fn answer_now(&self) -> &'static str {
+        if self.reply_tool {
+            "call reply_to_user now"
+        } else {
+            "answer them now"
+        }
+    }
+
     /// When `tool` was already called with `arguments` in this turn (and, for a read-only
     /// tool, nothing was written since), the failure text to answer the repeat with.
     pub fn repeat_of(&self, tool: &str, arguments: &Value) -> Option<String> {
@@ -77,15 +99,23 @@ impl TurnCalls {
                 && made.arguments == arguments
                 && (!made.read_only || made.writes_before == self.writes)
         })?;
-        let of_done_write = earlier.succeeded && !earlier.read_only;
-        let next = if of_done_write {
-            "That is done: do not call it again. If everything the person asked for is done, \
-             answer them now"
+        let of_done_write = earlier.succeeded && !earlier.read_only && !earlier.changed_nothing;
+        let next = if earlier.changed_nothing {
+            "It would change nothing again: use other arguments or another tool for what the \
+             request needs, or answer the person"
+                .to_string()
+        } else if of_done_write {
+            format!(
+                "That is done: do not call it again. If everything the person asked for is \
+                 done, {}",
+                self.answer_now()
+            )
         } else if !earlier.succeeded {
             "It would fail the same way again: change the arguments as the error says, use \
              another tool, or answer the person"
+                .to_string()
         } else {
-            "Go on with the next step, or answer the person if everything is done"
+            "Go on with the next step, or answer the person if everything is done".to_string()
         };
         Some(Repeat {
             answer: format!(
@@ -128,11 +158,15 @@ impl TurnCalls {
                  not call it again unless the request needs something it still lacks."
             ));
         }
-        out.push_str(
+        out.push_str(if self.reply_tool {
+            "\nNext: call tools only for what the request still needs and is not done above; \
+             when it is all done, call reply_to_user with one or two sentences for the \
+             person.\n</this_turn>"
+        } else {
             "\nNext: call tools only for what the request still needs and is not done above; \
              when it is all done, answer the person in one or two sentences without calling a \
-             tool.\n</this_turn>",
-        );
+             tool.\n</this_turn>"
+        });
         out
     }
 
@@ -204,6 +238,11 @@ impl TurnCalls {
             writes_before: self.writes,
             read_only,
             succeeded: envelope.success,
+            changed_nothing: envelope.success
+                && envelope
+                    .summary
+                    .as_deref()
+                    .is_some_and(|s| s.starts_with(crate::tools::NOTHING_CHANGED)),
             result: result.chars().take(RESULT_CHARS).collect(),
         });
     }
@@ -302,6 +341,25 @@ mod tests {
                 .repeat("list_todos", &json!({}))
                 .unwrap()
                 .of_done_write
+        );
+        let out_of_range = json!({"updates": [{"index": 1, "title": "Drop it"}]});
+        calls.record(
+            "update_preferences",
+            &out_of_range,
+            false,
+            4,
+            &Envelope::ok("nothing changed: index 1 is out of range (the list is empty)"),
+        );
+        let repeat = calls.repeat("update_preferences", &out_of_range).unwrap();
+        assert!(
+            !repeat.of_done_write,
+            "a write that changed nothing did nothing"
+        );
+        assert!(
+            repeat.answer.contains("It would change nothing again")
+                && !repeat.answer.contains("That is done"),
+            "{}",
+            repeat.answer
         );
     }
 

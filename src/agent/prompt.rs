@@ -105,9 +105,35 @@ as step 3, so you call update_preferences {\"updates\": [{\"index\": 2, \"kind\"
 3, \"steps\": [{\"text\": \"Sand the walls\"}, {\"text\": \"Tape the edges\"}], \
 \"action_and_reasoning\": \"Adding the sub-steps.\"}, and answer in one sentence.";
 
-/// The instructions with the examples, built once.
-static WITH_EXAMPLES: std::sync::LazyLock<String> =
-    std::sync::LazyLock::new(|| format!("{INSTRUCTIONS}{EXAMPLES}"));
+/// The instructions' sentence on the whole-document rewrite, which the compact tool set
+/// leaves out.
+const REWRITE_CLAUSE: &str = ", and \
+update_document only to write or restructure the whole document.";
+
+/// The same sentence for the compact tool set, which has no whole-document rewrite.
+const NO_REWRITE_CLAUSE: &str = "; there is no tool that rewrites the whole document.";
+
+/// The instructions with the aids that add to them, built once per combination so each
+/// configuration's head is the same bytes in every request: indexed by
+/// `[compact tools][examples][reply tool]`.
+static WITH_AIDS: std::sync::LazyLock<[[[String; 2]; 2]; 2]> = std::sync::LazyLock::new(|| {
+    let with = |compact: bool, examples: bool, reply: bool| {
+        let mut text = INSTRUCTIONS.to_string();
+        if compact {
+            text = text.replacen(REWRITE_CLAUSE, NO_REWRITE_CLAUSE, 1);
+        }
+        if reply {
+            text.push_str(crate::agent::reply::INSTRUCTIONS);
+        }
+        if examples {
+            text.push_str(EXAMPLES);
+        }
+        text
+    };
+    [false, true].map(|compact| {
+        [false, true].map(|examples| [false, true].map(|reply| with(compact, examples, reply)))
+    })
+});
 
 /// The head of every request: the same text for every thread and every call, so that with
 /// the tool list it forms a prefix a provider's prompt cache keeps.
@@ -117,11 +143,11 @@ pub fn instructions() -> &'static str {
 
 /// The head for a configuration's aids: byte-identical for every request of one configuration.
 pub fn instructions_for(aids: crate::agent::aids::Aids) -> &'static str {
-    if aids.examples {
-        WITH_EXAMPLES.as_str()
-    } else {
-        INSTRUCTIONS
+    if !aids.examples && !aids.reply_tool && !aids.compact_tools {
+        return INSTRUCTIONS;
     }
+    &WITH_AIDS[usize::from(aids.compact_tools)][usize::from(aids.examples)]
+        [usize::from(aids.reply_tool)]
 }
 
 /// How the snapshot message begins: it tells the model what the message is, since it comes

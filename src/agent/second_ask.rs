@@ -49,6 +49,13 @@ was already done. Do not call any more tools in this turn. Answer the person now
 sentences: say what you changed, and what, if anything, they must do (for example unlock a \
 preference).]";
 
+/// The note that asks for the reply after a repeated write, when the model replies with
+/// [`reply_to_user`](super::reply::NAME).
+pub const REPLY_NOTE: &str = "[Note from haico, not from the person: you repeated a call that \
+was already done. Call no other tool in this turn: call reply_to_user now with one or two \
+sentences: what you changed, and what, if anything, the person must do (for example unlock a \
+preference).]";
+
 /// Words that ask for a change to the workspace. A message with one of them, or one that is not
 /// a question, is a change request.
 const ACTION_WORDS: &[&str] = &[

@@ -100,15 +100,19 @@ pub enum StepOutcome {
     /// The loop did not run it (past the step limit, or the turn ended first).
     #[serde(rename = "not run")]
     NotRun,
+    /// The model's reply to the person (`HAICO_LLM_AIDS=reply-tool`): not a workspace call.
+    #[serde(rename = "reply")]
+    Reply,
 }
 
 impl StepOutcome {
-    /// `ok`, `failed` or `not run`.
+    /// `ok`, `failed`, `not run` or `reply`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Ok => "ok",
             Self::Failed => "failed",
             Self::NotRun => "not run",
+            Self::Reply => "reply",
         }
     }
 }
@@ -126,6 +130,12 @@ pub fn join(
         .enumerate()
         .map(|(i, turn)| {
             let number = i + 1;
+            let answer = turn
+                .messages
+                .iter()
+                .rev()
+                .find(|m| m.role == "assistant")
+                .map(|m| m.content.as_str());
             let mut steps = turn.tool_calls.iter().peekable();
             let model_calls = calls
                 .iter()
@@ -138,6 +148,9 @@ pub fn join(
                         .tool_calls
                         .iter()
                         .map(|asked| {
+                            if asked.name == crate::agent::reply::NAME {
+                                return reply_call(&asked.name, &asked.arguments, answer);
+                            }
                             let ran = if runs {
                                 steps.next_if(|step| step.tool == asked.name)
                             } else {
@@ -169,6 +182,23 @@ pub fn join(
             }
         })
         .collect()
+}
+
+/// A reply made with the reply tool: `reply` when it is the answer the person got, `failed`
+/// when the loop did not send it (no message, or sent back to make the changes first).
+fn reply_call(name: &str, arguments: &str, answer: Option<&str>) -> ToolCallTrace {
+    let sent = serde_json::from_str::<Value>(arguments)
+        .ok()
+        .and_then(|args| args.get("message")?.as_str().map(|m| m.trim().to_string()))
+        .is_some_and(|message| !message.is_empty() && answer == Some(message.as_str()));
+    ToolCallTrace {
+        outcome: if sent {
+            StepOutcome::Reply
+        } else {
+            StepOutcome::Failed
+        },
+        ..tool_call(name, arguments, None)
+    }
 }
 
 /// One tool call as asked, with the stored call it became (if it ran).

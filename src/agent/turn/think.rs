@@ -10,15 +10,16 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::{
     history::{load_history, load_history_with_calls},
-    model::{ChatMessage, ModelEvent, ModelRequest, ToolCallRequest, ToolDefinition},
-    progress::TurnCalls,
+    model::{ChatMessage, ModelEvent, ModelRequest, ToolCallRequest, ToolChoice, ToolDefinition},
+    progress::{FAILED_ROUNDS_LIMIT, TurnCalls},
     prompt::instructions_for,
+    reply,
     second_ask::{self, SecondAsk},
     text_calls::{self, TextToolCalls},
 };
 use crate::{
     ThreadId,
-    tools::{FailureKind, InTurn, ToolRuntime, Toolset, build_tools},
+    tools::{Envelope, FailureKind, InTurn, ToolRuntime, Toolset, build_tools},
     usage::{CallUsage, TurnUsage},
 };
 
@@ -59,10 +60,14 @@ impl Agent {
         if aids.compact_tools {
             crate::agent::aids::compact(&mut definitions);
         }
+        if aids.reply_tool {
+            definitions.push(reply::definition());
+        }
         let offered: Vec<&str> = tools
             .iter()
             .map(|tool| tool.name())
             .chain(external.names())
+            .chain(aids.reply_tool.then_some(reply::NAME))
             .collect();
         let workspaces = runtime.workspaces();
         let history = if aids.history_calls {
@@ -86,7 +91,9 @@ impl Agent {
             _ => messages.push(ChatMessage::user(message)),
         }
         let mut calls_made: usize = 0;
-        let mut made = TurnCalls::default();
+        let mut made = TurnCalls::new(aids.reply_tool);
+        // Replies that could not be sent (no message): a model that keeps at it ends the turn.
+        let mut unsent_replies = 0;
         // What the next request asks beyond the model's own choice (a second ask).
         let mut asking = SecondAsk::None;
         let mut asked_to_act = false;
@@ -113,7 +120,12 @@ impl Agent {
                 snapshot_role: self.config.snapshot_role,
                 tools: definitions.clone(),
                 max_tokens: self.config.max_tokens,
-                tool_choice: asking.tool_choice(),
+                // With the reply tool every answer is a call, and the server may enforce it.
+                tool_choice: if aids.reply_tool {
+                    ToolChoice::Required
+                } else {
+                    asking.tool_choice()
+                },
                 sampling: self.config.sampling.clone(),
             };
             let asked = std::mem::replace(&mut asking, SecondAsk::None);
@@ -134,7 +146,12 @@ impl Agent {
             };
             // Asked to answer after repeating a write, the model called tools again: the turn
             // ends here, telling the person what it did, rather than looping to the limit.
-            if asked == SecondAsk::Answer && (!calls.is_empty() || written.is_some()) {
+            let workspace_calls = calls
+                .iter()
+                .chain(written.iter().flatten())
+                .filter(|call| !reply::is_reply(call))
+                .count();
+            if asked == SecondAsk::Answer && workspace_calls > 0 {
                 return Outcome::Repeating(made.account());
             }
             let as_text = written.is_some();
@@ -172,8 +189,24 @@ impl Agent {
             let said = if as_text { String::new() } else { text.clone() };
             messages.push(ChatMessage::assistant(said.clone(), calls.clone()));
             let mut all_failed = true;
+            let mut any_failed = false;
             let mut repeated_write = false;
+            // The reply, if the answer holds one: the workspace calls before it run first.
+            let mut replied: Option<ToolCallRequest> = None;
             for call in calls {
+                if reply::is_reply(&call) {
+                    if replied.is_none() {
+                        replied = Some(call);
+                    } else {
+                        // Only the first reply counts; every call still gets its result.
+                        messages.push(ChatMessage::tool(
+                            call.id,
+                            call.name,
+                            Envelope::failure("only one reply is sent per answer").to_json_string(),
+                        ));
+                    }
+                    continue;
+                }
                 if calls_made >= self.config.max_tool_calls {
                     return Outcome::CallLimit(said);
                 }
@@ -189,11 +222,52 @@ impl Agent {
                     Self::run_call(runtime, &tools, &external, &call, at, &mut made, cancel).await;
                 repeated_write |= repeat;
                 all_failed &= !record.envelope.success;
+                any_failed |= !record.envelope.success;
                 messages.push(ChatMessage::tool(
                     call.id,
                     call.name,
                     record.envelope.to_json_string(),
                 ));
+            }
+            if let Some(call) = replied {
+                let ran_calls = workspace_calls > 0;
+                let unsent = match reply::message(&call) {
+                    Err(why) => Err(why),
+                    Ok(_) if any_failed => Err(reply::AFTER_FAILURE_NOTE.to_string()),
+                    // A change request answered with a reply alone, before any call: asked once
+                    // more to make the changes (never after a write, never twice).
+                    Ok(text)
+                        if aids.ask_to_act
+                            && !asked_to_act
+                            && calls_made == 0
+                            && second_ask::asks_for_changes(&request_text)
+                            && !second_ask::asks_back(&text) =>
+                    {
+                        asked_to_act = true;
+                        Err(reply::ACT_NOTE.to_string())
+                    }
+                    Ok(text) => Ok(text),
+                };
+                match unsent {
+                    Ok(text) => {
+                        self.publish_token(thread_id, &text);
+                        return Outcome::Answered(text);
+                    }
+                    Err(why) => {
+                        messages.push(ChatMessage::tool(
+                            call.id,
+                            call.name,
+                            Envelope::failure(why.clone()).to_json_string(),
+                        ));
+                        unsent_replies += 1;
+                        if unsent_replies >= FAILED_ROUNDS_LIMIT {
+                            return Outcome::NoProgress(why);
+                        }
+                        if !ran_calls {
+                            continue;
+                        }
+                    }
+                }
             }
             // At the limit the turn ends here, without asking the model once more.
             if calls_made >= self.config.max_tool_calls {
@@ -202,7 +276,11 @@ impl Agent {
             if repeated_write {
                 // The model lost track: ask it to answer the person now, in text.
                 asking = SecondAsk::Answer;
-                messages.push(ChatMessage::user(second_ask::ANSWER_NOTE));
+                messages.push(ChatMessage::user(if aids.reply_tool {
+                    second_ask::REPLY_NOTE
+                } else {
+                    second_ask::ANSWER_NOTE
+                }));
                 continue;
             }
             if made.round_ended(all_failed) {

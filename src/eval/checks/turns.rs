@@ -3,6 +3,7 @@
 //! what the last answer said.
 
 use super::*;
+use crate::eval::trace::StepOutcome;
 
 /// The envelope's text: its summary, or its error.
 pub(super) fn envelope_text(call: &StoredToolCall) -> &str {
@@ -181,7 +182,13 @@ fn ended_by_loop(turn: &StoredTurn, trace: &TurnTrace, max_steps: usize) -> Opti
             quote_up_to(error, ERROR_CHARS)
         ));
     }
-    if last.tool_calls.is_empty() {
+    // A reply sent with the reply tool is the model's own answer, as text would be.
+    if last.tool_calls.is_empty()
+        || last
+            .tool_calls
+            .iter()
+            .any(|call| call.outcome == StepOutcome::Reply)
+    {
         return None;
     }
     let steps = turn.tool_calls.len();

@@ -267,13 +267,14 @@ backend_tests! {
         whole_turn(setup.chat("t", "Hi?").await).await;
         let compact = &bodies(&setup)[0];
         let names = tool_names(compact);
-        for gone in ["list_todos", "list_preferences", "list_artifacts"] {
+        for gone in ["list_todos", "list_preferences", "list_artifacts", "update_document"] {
             assert!(!names.iter().any(|n| n == gone), "{gone} offered: {names:?}");
         }
         assert!(names.iter().any(|n| n == "get_artifact"));
         assert!(names.iter().any(|n| n == "edit_document"));
         let head = compact["messages"][0]["content"].as_str().unwrap().to_string();
         assert!(head.contains("Examples of the way of working"), "{head}");
+        assert!(!head.contains("update_document"), "no tool the list lacks: {head}");
         setup.cleanup().await;
 
         let setup = Setup::openai(engine, vec![Script::text("Hello.")]).await;
@@ -281,6 +282,7 @@ backend_tests! {
         whole_turn(setup.chat("t", "Hi?").await).await;
         let full = &bodies(&setup)[0];
         assert!(tool_names(full).iter().any(|n| n == "list_todos"));
+        assert!(tool_names(full).iter().any(|n| n == "update_document"));
         assert!(!full["messages"][0]["content"].as_str().unwrap().contains("Examples"));
         setup.cleanup().await;
     }
@@ -316,6 +318,90 @@ backend_tests! {
         assert_eq!(messages[3]["tool_call_id"], earlier["id"]);
         assert!(messages[3]["content"].as_str().unwrap().contains("\"success\":true"));
         assert_eq!(messages[4]["content"], "The goal is set.");
+        setup.cleanup().await;
+    }
+
+    async fn with_the_reply_tool_every_answer_is_a_call_and_the_reply_ends_the_turn(engine) {
+        let reply = |message: &str| call("reply_to_user", json!({"message": message}));
+        let aids: Aids = "reply-tool,ask-to-act".parse().unwrap();
+        let setup = with_aids(
+            engine,
+            aids,
+            vec![
+                // A change request first answered with a reply alone is sent back to act.
+                Script::tool_calls(vec![reply("I will note the goal.")]),
+                // A reply with no message is refused, with what to write.
+                Script::tool_calls(vec![call("reply_to_user", json!({}))]),
+                // The change and the reply in one answer: the change runs, the reply is sent.
+                Script::tool_calls(vec![objective_call(), reply("The goal is noted.")]),
+                // A pure question is answered by the reply alone.
+                Script::tool_calls(vec![reply("A calm week in Porto.")]),
+            ],
+        )
+        .await;
+        setup.server.create_thread("t").await;
+        let frames = whole_turn(setup.chat("t", "Plan a week in Porto").await).await;
+        let steps = named(&frames, "step");
+        assert_eq!(steps.len(), 1, "the reply is no workspace step: {steps:?}");
+        assert_step(steps[0], "set_objective", 1, true);
+        assert_eq!(
+            named(&frames, "message")[0].data["content"],
+            json!("The goal is noted.")
+        );
+        let tokens = token_text(&frames);
+        assert!(tokens.contains("The goal is noted."), "the reply is streamed: {tokens:?}");
+        let bodies = bodies(&setup);
+        assert_eq!(bodies.len(), 3);
+        for body in &bodies {
+            assert_eq!(body["tool_choice"], json!("required"), "{body}");
+            assert_eq!(tool_names(body).last().unwrap(), "reply_to_user");
+            let system = body["messages"][0]["content"].as_str().unwrap();
+            assert!(system.contains("call reply_to_user"), "{system}");
+        }
+        let results: Vec<String> = bodies[2]["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(results.len(), 2, "{results:?}");
+        assert!(results[0].contains("not sent: the request asks for changes"), "{results:?}");
+        assert!(results[1].contains("`message` is missing"), "{results:?}");
+        assert!(!last_text(&bodies[2]).contains("<this_turn>"), "turn notes are off");
+        let ws = setup.server.get("/api/threads/t/workspace").await.expect(200);
+        assert_eq!(ws["objective"], json!("A calm week in Porto"));
+
+        let frames = whole_turn(setup.chat("t", "What is the goal?").await).await;
+        assert!(named(&frames, "step").is_empty());
+        assert_eq!(
+            named(&frames, "message")[0].data["content"],
+            json!("A calm week in Porto.")
+        );
+        assert_eq!(setup.mock.request_count(), 4, "a question is answered at once");
+        setup.cleanup().await;
+    }
+
+    async fn a_reply_that_keeps_failing_ends_the_turn_with_why(engine) {
+        let setup = with_aids(
+            engine,
+            "reply-tool".parse().unwrap(),
+            vec![
+                Script::tool_calls(vec![call("reply_to_user", json!({"message": ""}))]),
+                Script::tool_calls(vec![call("reply_to_user", json!({"message": " "}))]),
+                Script::tool_calls(vec![call("reply_to_user", json!({"text": "Hi"}))]),
+                Script::text("never asked for"),
+            ],
+        )
+        .await;
+        setup.server.create_thread("t").await;
+        let frames = whole_turn(setup.chat("t", "Hello").await).await;
+        assert_eq!(setup.mock.request_count(), 3, "no fourth model call");
+        let message = named(&frames, "message")[0].data["content"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(message.contains("`message` is missing"), "{message}");
         setup.cleanup().await;
     }
 }
