@@ -36,7 +36,36 @@ impl Agent {
         kept: &mut Kept,
     ) -> Outcome {
         let Kept { prompt, usage } = kept;
-        let tools = build_tools(thread_id);
+        let policy = match self.policies.get() {
+            Some(policies) => match policies.policy(thread_id).await {
+                Ok(policy) => policy,
+                Err(err) => {
+                    return Outcome::Failed(format!("could not read the turn's policy: {err}"));
+                }
+            },
+            None => None,
+        };
+        let all_tools = build_tools(thread_id);
+        let tools = match &policy {
+            Some(policy) => Toolset::new(
+                thread_id.clone(),
+                all_tools
+                    .iter()
+                    .filter(|tool| policy.allows(tool.name()))
+                    .cloned()
+                    .collect::<Vec<_>>(),
+            ),
+            None => all_tools,
+        };
+        let allowed = |name: &str| policy.as_ref().is_none_or(|p| p.allows(name));
+        let max_tool_calls = policy
+            .as_ref()
+            .and_then(|p| p.max_tool_calls)
+            .unwrap_or(self.config.max_tool_calls);
+        let mut sampling = self.config.sampling.clone();
+        if let Some(temperature) = policy.as_ref().and_then(|p| p.temperature) {
+            sampling.temperature = Some(temperature);
+        }
         // Other MCP servers' tools (of the servers the thread chose) come after the
         // workspace's, in name order: the list is the same in every request until a server's
         // tools change (the prompt's stable head).
@@ -54,7 +83,12 @@ impl Agent {
                 description: spec.description.to_string(),
                 parameters: spec.parameters.clone(),
             })
-            .chain(external.definitions())
+            .chain(
+                external
+                    .definitions()
+                    .into_iter()
+                    .filter(|definition| allowed(&definition.name)),
+            )
             .collect();
         if aids.compact_tools {
             crate::agent::aids::compact(&mut definitions);
@@ -62,7 +96,7 @@ impl Agent {
         let offered: Vec<&str> = tools
             .iter()
             .map(|tool| tool.name())
-            .chain(external.names())
+            .chain(external.names().filter(|name| allowed(name)))
             .collect();
         let workspaces = runtime.workspaces();
         let history = if aids.history_calls {
@@ -104,17 +138,23 @@ impl Agent {
             if aids.turn_notes {
                 snapshot.push_str(&made.notes(&request_text));
             }
+            if policy.as_ref().is_some_and(|p| !p.snapshot) {
+                snapshot.clear();
+            }
             // Everything but the snapshot is what the previous request held, plus what this
             // turn added since: a provider's prompt cache keeps all of it.
             let request = ModelRequest {
-                system: instructions_for(aids).to_string(),
+                system: match policy.as_ref().and_then(|p| p.system_prompt.as_deref()) {
+                    Some(system) => system.to_string(),
+                    None => instructions_for(aids).to_string(),
+                },
                 messages: messages.clone(),
                 snapshot,
                 snapshot_role: self.config.snapshot_role,
                 tools: definitions.clone(),
                 max_tokens: self.config.max_tokens,
                 tool_choice: asking.tool_choice(),
-                sampling: self.config.sampling.clone(),
+                sampling: sampling.clone(),
             };
             let asked = std::mem::replace(&mut asking, SecondAsk::None);
             let answer = match self.ask(thread_id, &request, cancel, usage).await {
@@ -174,7 +214,7 @@ impl Agent {
             let mut all_failed = true;
             let mut repeated_write = false;
             for call in calls {
-                if calls_made >= self.config.max_tool_calls {
+                if calls_made >= max_tool_calls {
                     return Outcome::CallLimit(said);
                 }
                 if cancel.is_cancelled() {
@@ -185,8 +225,11 @@ impl Agent {
                     turn_index,
                     call_index: i64::try_from(calls_made).unwrap_or(i64::MAX),
                 };
-                let (record, repeat) =
-                    Self::run_call(runtime, &tools, &external, &call, at, &mut made, cancel).await;
+                let (record, repeat) = if allowed(&call.name) {
+                    Self::run_call(runtime, &tools, &external, &call, at, &mut made, cancel).await
+                } else {
+                    (Self::refuse_call(runtime, &tools, &call, at).await, false)
+                };
                 repeated_write |= repeat;
                 all_failed &= !record.envelope.success;
                 messages.push(ChatMessage::tool(
@@ -196,7 +239,7 @@ impl Agent {
                 ));
             }
             // At the limit the turn ends here, without asking the model once more.
-            if calls_made >= self.config.max_tool_calls {
+            if calls_made >= max_tool_calls {
                 return Outcome::CallLimit(said);
             }
             if repeated_write {
@@ -285,6 +328,33 @@ impl Agent {
         usage.add(call);
         finished?;
         Ok(Answer { text, calls, held })
+    }
+
+    /// Records a call of a tool the thread's policy leaves out, failed as a call of a tool
+    /// that does not exist (the model is not told that it exists elsewhere).
+    async fn refuse_call(
+        runtime: &ToolRuntime,
+        tools: &Toolset,
+        call: &ToolCallRequest,
+        at: InTurn,
+    ) -> crate::tools::ToolCall {
+        let args = serde_json::from_str::<Value>(&call.arguments)
+            .unwrap_or_else(|_| Value::String(call.arguments.chars().take(2_000).collect()));
+        runtime
+            .reject_in_turn(
+                tools,
+                &call.name,
+                args,
+                (
+                    FailureKind::UnknownTool,
+                    format!(
+                        "no tool named `{}`; use the tools you are offered",
+                        call.name
+                    ),
+                ),
+                at,
+            )
+            .await
     }
 
     /// Runs one requested call; arguments that are not a JSON object, and a call identical to
