@@ -8,6 +8,7 @@
 //! the document) is kept as written. Only the study's owner may ask for the raw export.
 
 use chrono::Utc;
+use futures::{StreamExt, TryStreamExt};
 use serde_json::{Map, Value, json};
 
 use super::{
@@ -24,6 +25,9 @@ use crate::{
 
 /// The format named on an export's first line.
 pub const FORMAT: &str = "haico-study/1";
+
+/// How many sessions are read at once for the data.
+const PARALLEL_READS: usize = 4;
 
 /// One session with what its thread recorded and its measures.
 #[derive(Debug, Clone)]
@@ -59,28 +63,43 @@ impl Studies {
         let sessions = repo.studies().sessions(&study.id).await;
         let _ = repo.rollback().await;
         let now = Utc::now();
-        let mut data = Vec::new();
-        for session in sessions?.into_iter().filter(|s| !s.preview) {
-            let lines = match session
-                .thread_id
-                .as_deref()
-                .and_then(|t| ThreadId::parse(t).ok())
-            {
-                Some(thread) => match self.workspaces.export(&thread).await {
-                    Ok(lines) => lines,
-                    Err(crate::workspace::WorkspaceError::UnknownThread(_)) => Vec::new(),
-                    Err(err) => return Err(err.into()),
-                },
-                None => Vec::new(),
-            };
-            let measures = measures::measure(&self.workspaces, &session, &lines, now).await?;
-            data.push(SessionData {
-                session,
-                lines,
-                measures,
-            });
-        }
+        // Sessions are read a few at a time: each is a handful of round trips on PostgreSQL,
+        // which overlap on the pool's connections instead of adding up.
+        let reads = sessions?
+            .into_iter()
+            .filter(|s| !s.preview)
+            .map(|session| self.session_data(session, now));
+        let data: Vec<SessionData> = futures::stream::iter(reads)
+            .buffered(PARALLEL_READS)
+            .try_collect()
+            .await?;
         Ok((study, design, data))
+    }
+
+    /// One session's recording and measures.
+    async fn session_data(
+        &self,
+        session: SessionRow,
+        now: chrono::DateTime<Utc>,
+    ) -> Result<SessionData, StudyError> {
+        let lines = match session
+            .thread_id
+            .as_deref()
+            .and_then(|t| ThreadId::parse(t).ok())
+        {
+            Some(thread) => match self.workspaces.export(&thread).await {
+                Ok(lines) => lines,
+                Err(crate::workspace::WorkspaceError::UnknownThread(_)) => Vec::new(),
+                Err(err) => return Err(err.into()),
+            },
+            None => Vec::new(),
+        };
+        let measures = measures::measure(&self.workspaces, &session, &lines, now).await?;
+        Ok(SessionData {
+            session,
+            lines,
+            measures,
+        })
     }
 
     /// Whether `principal` may have the raw export: the study's owner only (`403` for anyone

@@ -53,6 +53,19 @@ pub const PARTICIPANT_TOKEN_PREFIX: &str = "hsp_";
 /// The participant page's cookie.
 pub const PARTICIPANT_COOKIE: &str = "haico_participant";
 
+/// What a participant's session records, in the words a consent form can show: the
+/// participant page gets it with the consent text (`GET /api/participant`), and
+/// `docs/STUDIES.md` repeats it. Each item names where it is kept, so a change of what is
+/// recorded is a change of this list in the same module.
+pub const RECORDED: &[&str] = &[
+    "the study parameters your link carried that the study names (your platform id is replaced      by a pseudonym in every export)",
+    "when you entered, consented, started and finished, and which version of the task you had",
+    "every message you send and every answer of the assistant",
+    "every action of the assistant on the workspace, with its stated reason",
+    "every change to the workspace, who made it and when",
+    "how many words the language model read and wrote",
+];
+
 /// Why a study operation was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum StudyError {

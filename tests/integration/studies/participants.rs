@@ -37,6 +37,8 @@ backend_tests! {
         let (status, me) = as_participant(&server, new, Method::GET, "/api/participant", None).await;
         assert_eq!(status, 200, "{me}");
         assert_eq!(me["session"], first["session"]);
+        assert_eq!(me["consent"]["text"], "We record your messages and edits.");
+        assert!(me["consent"]["records"].as_array().unwrap().len() >= 5, "{me}");
         assert!(me.get("condition").is_none() && !me.to_string().contains("workspace\",\"label"));
 
         assert_eq!(enter(&server, &key, None).await.0, 422, "the id is required");
