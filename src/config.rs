@@ -235,6 +235,10 @@ pub struct GuardArgs {
     #[arg(long, env = "HAICO_SIGN_INS_PER_MINUTE",
           default_value_t = crate::http::DEFAULT_SIGN_INS_PER_MINUTE)]
     pub sign_ins_per_minute: u32,
+    /// Study entries an address may make in a minute (0: no limit).
+    #[arg(long, env = "HAICO_STUDY_ENTRIES_PER_MINUTE",
+          default_value_t = crate::http::DEFAULT_STUDY_ENTRIES_PER_MINUTE)]
+    pub study_entries_per_minute: u32,
 }
 
 impl GuardArgs {
@@ -255,6 +259,7 @@ impl GuardArgs {
         crate::http::RateLimits {
             chat_turns: crate::http::RateLimit::per_minute(self.chat_turns_per_minute),
             sign_ins: crate::http::RateLimit::per_minute(self.sign_ins_per_minute),
+            study_entries: crate::http::RateLimit::per_minute(self.study_entries_per_minute),
         }
     }
 }

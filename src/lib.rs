@@ -38,6 +38,7 @@ pub mod panels;
 pub mod people;
 pub mod replicas;
 pub mod store;
+pub mod studies;
 pub mod terminal;
 pub mod thread_id;
 pub mod tools;

@@ -23,4 +23,6 @@ pub use crate::usage::{CallUsage, TurnUsage};
 pub use aids::Aids;
 pub use model::{Sampling, SnapshotRole};
 pub use text_calls::TextToolCalls;
-pub use turn::{Agent, AgentConfig, DEFAULT_TURN_LEASE, StartError, StartedTurn};
+pub use turn::{
+    Agent, AgentConfig, DEFAULT_TURN_LEASE, StartError, StartedTurn, TurnPolicies, TurnPolicy,
+};

@@ -355,7 +355,7 @@ async fn run_on(
 
 /// Writes the starting workspace as a person would, panel by panel; an error says which item
 /// it came from.
-async fn seed(
+pub(crate) async fn seed(
     workspaces: &Workspaces,
     thread: &ThreadId,
     start: &StartingWorkspace,

@@ -46,7 +46,7 @@ pub struct Scenario {
 
 /// The workspace a scenario starts from, written through the user path (as a person would
 /// have set it up in the web UI), so locked preferences are really locked.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct StartingWorkspace {
     /// The objective.
@@ -64,7 +64,7 @@ pub struct StartingWorkspace {
 }
 
 /// The starting document.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct StartingDocument {
     /// Its title (the default title when left out).
@@ -75,7 +75,7 @@ pub struct StartingDocument {
 }
 
 /// One step of the starting plan.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct StartingStep {
     /// What the step is.
@@ -89,7 +89,7 @@ pub struct StartingStep {
 }
 
 /// One starting preference.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct StartingPreference {
     /// The constraint in a few words.

@@ -23,10 +23,10 @@ use utoipa_axum::{router::OpenApiRouter, routes};
 use super::guards::{Authorized, Read, UseServer};
 use super::{
     approvals, artifacts, chat, document, events, health, history, html, info, mcp_servers,
-    metrics, objective, people, plan, preferences,
+    metrics, objective, participant, people, plan, preferences,
     schema::{DocumentConflict, ErrorBody, ThreadPath},
     state::AppState,
-    suggestions, threads, tools,
+    studies, suggestions, threads, tools,
 };
 
 /// The name of the bearer security scheme in the document.
@@ -63,6 +63,8 @@ pub(super) fn guarded_routes() -> OpenApiRouter<AppState> {
         .merge(chat::router())
         .merge(events::router())
         .merge(people::router())
+        .merge(studies::router())
+        .merge(participant::router())
 }
 
 /// The OpenAPI document of the API: every route, its parameters, bodies and responses.
@@ -176,6 +178,8 @@ fn mcp_delete() {}
         (name = "agent", description = "Agent turns, the conversation, the live event stream and the tools"),
         (name = "mcp", description = "The same tools for MCP clients (streamable HTTP transport), one endpoint per thread"),
         (name = "people", description = "Accounts, signing in to the web UI, and sharing threads with roles"),
+        (name = "studies", description = "Human–AI studies: designs with conditions, previews, sessions, summaries, exports, replay"),
+        (name = "participants", description = "A study's participants: entering by the link, consent, Start, Finish, withdraw"),
     ),
 )]
 struct ApiDoc;

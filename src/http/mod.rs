@@ -32,11 +32,14 @@ mod mcp_servers;
 mod metrics;
 mod objective;
 mod open_files;
+mod participant;
 mod people;
 mod plan;
 mod preferences;
 mod schema;
 mod state;
+mod studies;
+mod study_data;
 mod suggestions;
 mod threads;
 mod tools;
@@ -58,7 +61,8 @@ pub use connections::{ConnectionLimits, DEFAULT_HEADER_TIMEOUT_SECS, DEFAULT_IDL
 pub use error::ApiError;
 pub use guards::auth::{ApiToken, InvalidApiToken};
 pub use guards::limits::{
-    DEFAULT_CHAT_TURNS_PER_MINUTE, DEFAULT_SIGN_INS_PER_MINUTE, RateLimit, RateLimits,
+    DEFAULT_CHAT_TURNS_PER_MINUTE, DEFAULT_SIGN_INS_PER_MINUTE, DEFAULT_STUDY_ENTRIES_PER_MINUTE,
+    RateLimit, RateLimits,
 };
 pub use guards::origin::{InvalidOriginPolicy, OriginPolicy};
 pub use guards::{ACCESS_TOKEN_PARAM, SESSION_COOKIE};
@@ -203,8 +207,16 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let closing = state.closing().clone();
+    // The study clock runs beside the server: deadlines hold with no browser open.
+    let clock = crate::studies::clock::spawn_clock(
+        state.studies().clone(),
+        state.agent().clone(),
+        closing.clone(),
+    );
     let app = app(state, config);
-    connections::serve(listener, app, &config.connections, closing, shutdown).await
+    let served = connections::serve(listener, app, &config.connections, closing, shutdown).await;
+    clock.abort();
+    served
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

@@ -14,6 +14,7 @@ use crate::{
     people::{People, Principal},
     replicas::DoorbellStatus,
     store::Database,
+    studies::{ConditionPolicies, Studies},
     tools::ToolRuntime,
     workspace::{Actor, Workspaces},
 };
@@ -58,6 +59,7 @@ pub(super) struct Guards {
 struct Shared {
     agent: Arc<Agent>,
     people: People,
+    studies: Studies,
     closing: CancellationToken,
     /// How the doorbell to the other replicas is doing, on a replicated server.
     doorbell: OnceLock<Arc<DoorbellStatus>>,
@@ -91,10 +93,13 @@ impl AppState {
         let people = People::new(db.clone());
         let runtime = ToolRuntime::over(Workspaces::new(db, bus));
         let agent = Arc::new(Agent::new(runtime.clone(), model, config));
+        let studies = Studies::new(runtime.workspaces().clone());
+        agent.use_policies(Arc::new(ConditionPolicies(studies.clone())));
         let copy = Copy {
             inner: Arc::new(Shared {
                 agent,
                 people,
+                studies,
                 closing: CancellationToken::new(),
                 doorbell: OnceLock::new(),
             }),
@@ -171,6 +176,11 @@ impl AppState {
     /// Accounts, sessions and who may see which thread.
     pub fn people(&self) -> &People {
         &self.copy.inner.people
+    }
+
+    /// The studies and their participants.
+    pub fn studies(&self) -> &Studies {
+        &self.copy.inner.studies
     }
 
     /// The workspaces: every read and change of a thread goes through them.

@@ -118,6 +118,12 @@ pub fn may(principal: &Principal, access: Access, op: Op) -> Result<(), Refusal>
     if *principal == Principal::Anonymous {
         return Err(Refusal::SignIn);
     }
+    // A participant's own thread is let in by the HTTP layer's participant rule
+    // (`studies::access`); everywhere else (MCP, other threads, the server's routes) it is
+    // nobody, told that what it asks for does not exist.
+    if matches!(principal, Principal::Participant(_)) {
+        return Err(Refusal::NoThread);
+    }
     if principal.is_admin() {
         return Ok(());
     }

@@ -92,6 +92,9 @@ pub enum Principal {
     User(User),
     /// Nobody: accounts or a token exist, and this request brought neither.
     Anonymous,
+    /// A study's participant (issue 42), by its token or cookie: it reaches only its own
+    /// thread, within its condition (`studies::access`), and is nobody anywhere else.
+    Participant(Box<crate::studies::Participant>),
 }
 
 impl Principal {
@@ -105,10 +108,26 @@ impl Principal {
 
     /// The person acting, for attribution and ownership: an account, or nobody in particular.
     pub fn actor(&self) -> Option<crate::workspace::Actor> {
+        if let Principal::Participant(participant) = self {
+            // Attributed by its pseudonymous reference; the id is its study owner's (it owns
+            // the participant's thread, and a participant makes no threads of its own).
+            return Some(crate::workspace::Actor {
+                id: participant.owner_id.unwrap_or_default(),
+                name: participant.attribution(),
+            });
+        }
         self.user().map(|user| crate::workspace::Actor {
             id: user.id,
             name: user.name.clone(),
         })
+    }
+
+    /// The participant, when it is one.
+    pub fn participant(&self) -> Option<&crate::studies::Participant> {
+        match self {
+            Principal::Participant(participant) => Some(participant),
+            _ => None,
+        }
     }
 
     /// Whether this principal administers the server (sees and manages every thread, manages
@@ -117,7 +136,7 @@ impl Principal {
         match self {
             Principal::Local | Principal::AdminToken => true,
             Principal::User(user) => user.role == ADMIN,
-            Principal::Anonymous => false,
+            Principal::Anonymous | Principal::Participant(_) => false,
         }
     }
 

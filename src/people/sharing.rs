@@ -54,7 +54,7 @@ impl People {
         recall: bool,
     ) -> Result<Option<Access>, PeopleError> {
         let user = match principal {
-            Principal::Anonymous => return Ok(Some(Access::None)),
+            Principal::Anonymous | Principal::Participant(_) => return Ok(Some(Access::None)),
             Principal::Local | Principal::AdminToken => {
                 let mut repo = self.db.autocommit_read().await?;
                 let found = repo.threads().get_thread(thread).await;
@@ -98,7 +98,7 @@ impl People {
         threads: Vec<Thread>,
     ) -> Result<Vec<Thread>, PeopleError> {
         let user = match principal {
-            Principal::Anonymous => return Ok(Vec::new()),
+            Principal::Anonymous | Principal::Participant(_) => return Ok(Vec::new()),
             Principal::Local | Principal::AdminToken => return Ok(threads),
             Principal::User(user) => user,
         };

@@ -54,8 +54,11 @@ impl ThreadsRepo<'_> {
 
     /// Lists threads, most recently active first.
     pub async fn list_threads(&mut self) -> Result<Vec<Thread>, StoreError> {
-        let sql =
-            format!("SELECT {THREAD_COLUMNS_WITH_OWNER} FROM threads ORDER BY updated_at DESC, id");
+        let sql = format!(
+            "SELECT {THREAD_COLUMNS_WITH_OWNER} FROM threads WHERE NOT EXISTS \
+                (SELECT 1 FROM study_sessions AS s WHERE s.thread_id = threads.id) \
+                ORDER BY updated_at DESC, id"
+        );
         let rows: Vec<ThreadRow> = self.fetch_all(&sql, &[]).await.context("listing threads")?;
         Ok(rows.into_iter().map(Thread::from).collect())
     }

@@ -40,6 +40,7 @@ pub mod preferences;
 pub mod recording;
 pub mod rules;
 mod service;
+mod study_events;
 pub mod suggestions;
 mod threads;
 mod view;

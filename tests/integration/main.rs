@@ -23,6 +23,7 @@ mod people;
 mod providers;
 mod replicas;
 mod store;
+mod studies;
 mod suggestions;
 mod tools;
 mod web_ui;

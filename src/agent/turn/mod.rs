@@ -9,9 +9,11 @@
 
 mod config;
 mod external;
+mod policy;
 mod think;
 
 pub use config::{AgentConfig, DEFAULT_TURN_LEASE};
+pub use policy::{TurnPolicies, TurnPolicy};
 
 use std::{
     collections::HashMap,
@@ -101,6 +103,8 @@ pub struct Agent {
     prompts: Mutex<HashMap<String, PromptCache>>,
     /// Other MCP servers whose tools the agent may call (`HAICO_MCP_SERVERS`). Set once.
     mcp_servers: OnceLock<McpServers>,
+    /// Per-thread policies (a study's conditions). Set once.
+    policies: OnceLock<Arc<dyn TurnPolicies>>,
 }
 
 /// How many threads' prompt reads an agent keeps between turns (each a few tens of KB: the
@@ -170,12 +174,18 @@ impl Agent {
             tasks: TaskTracker::new(),
             prompts: Mutex::new(HashMap::new()),
             mcp_servers: OnceLock::new(),
+            policies: OnceLock::new(),
         }
     }
 
     /// Offers the tools of `servers` to this agent's turns. Set once.
     pub fn use_mcp_servers(&self, servers: McpServers) {
         let _ = self.mcp_servers.set(servers);
+    }
+
+    /// Asks `policies` for each turn's policy. Set once.
+    pub fn use_policies(&self, policies: Arc<dyn TurnPolicies>) {
+        let _ = self.policies.set(policies);
     }
 
     /// The other MCP servers the agent uses, when any are configured.
@@ -191,6 +201,12 @@ impl Agent {
     /// Rings `doorbell` to reach turns running on other replicas. Set once.
     pub fn ring_with(&self, doorbell: Doorbell) {
         let _ = self.doorbell.set(doorbell);
+    }
+
+    /// The instructions every request of a thread without a policy begins with (a study's
+    /// export records them as the prompt its conditions ran with).
+    pub fn instructions(&self) -> &'static str {
+        super::prompt::instructions_for(self.config.aids)
     }
 
     /// The model, for logs.

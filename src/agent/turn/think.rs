@@ -37,7 +37,36 @@ impl Agent {
         kept: &mut Kept,
     ) -> Outcome {
         let Kept { prompt, usage } = kept;
-        let tools = build_tools(thread_id);
+        let policy = match self.policies.get() {
+            Some(policies) => match policies.policy(thread_id).await {
+                Ok(policy) => policy,
+                Err(err) => {
+                    return Outcome::Failed(format!("could not read the turn's policy: {err}"));
+                }
+            },
+            None => None,
+        };
+        let all_tools = build_tools(thread_id);
+        let tools = match &policy {
+            Some(policy) => Toolset::new(
+                thread_id.clone(),
+                all_tools
+                    .iter()
+                    .filter(|tool| policy.allows(tool.name()))
+                    .cloned()
+                    .collect::<Vec<_>>(),
+            ),
+            None => all_tools,
+        };
+        let allowed = |name: &str| policy.as_ref().is_none_or(|p| p.allows(name));
+        let max_tool_calls = policy
+            .as_ref()
+            .and_then(|p| p.max_tool_calls)
+            .unwrap_or(self.config.max_tool_calls);
+        let mut sampling = self.config.sampling.clone();
+        if let Some(temperature) = policy.as_ref().and_then(|p| p.temperature) {
+            sampling.temperature = Some(temperature);
+        }
         // Other MCP servers' tools (of the servers the thread chose) come after the
         // workspace's, in name order: the list is the same in every request until a server's
         // tools change (the prompt's stable head).
@@ -46,7 +75,7 @@ impl Agent {
             Err(err) => return Outcome::Failed(format!("could not read the thread: {err}")),
         };
         let external = ExternalTools::now(self.mcp_servers(), chosen);
-        let aids = self.config.aids;
+        let mut aids = self.config.aids;
         let mut definitions: Vec<ToolDefinition> = tools
             .specs()
             .into_iter()
@@ -55,18 +84,25 @@ impl Agent {
                 description: spec.description.to_string(),
                 parameters: spec.parameters.clone(),
             })
-            .chain(external.definitions())
+            .chain(
+                external
+                    .definitions()
+                    .into_iter()
+                    .filter(|definition| allowed(&definition.name)),
+            )
             .collect();
         if aids.compact_tools {
             crate::agent::aids::compact(&mut definitions);
         }
+        // A turn offered no tool at all (a study's plain-chat condition) answers in text.
+        aids.reply_tool &= !definitions.is_empty();
         if aids.reply_tool {
             definitions.push(reply::definition());
         }
         let offered: Vec<&str> = tools
             .iter()
             .map(|tool| tool.name())
-            .chain(external.names())
+            .chain(external.names().filter(|name| allowed(name)))
             .chain(aids.reply_tool.then_some(reply::NAME))
             .collect();
         let workspaces = runtime.workspaces();
@@ -111,10 +147,16 @@ impl Agent {
             if aids.turn_notes {
                 snapshot.push_str(&made.notes(&request_text));
             }
+            if policy.as_ref().is_some_and(|p| !p.snapshot) {
+                snapshot.clear();
+            }
             // Everything but the snapshot is what the previous request held, plus what this
             // turn added since: a provider's prompt cache keeps all of it.
             let request = ModelRequest {
-                system: instructions_for(aids).to_string(),
+                system: match policy.as_ref().and_then(|p| p.system_prompt.as_deref()) {
+                    Some(system) => system.to_string(),
+                    None => instructions_for(aids).to_string(),
+                },
                 messages: messages.clone(),
                 snapshot,
                 snapshot_role: self.config.snapshot_role,
@@ -126,7 +168,7 @@ impl Agent {
                 } else {
                     asking.tool_choice()
                 },
-                sampling: self.config.sampling.clone(),
+                sampling: sampling.clone(),
             };
             let asked = std::mem::replace(&mut asking, SecondAsk::None);
             let answer = match self.ask(thread_id, &request, cancel, usage).await {
@@ -207,7 +249,7 @@ impl Agent {
                     }
                     continue;
                 }
-                if calls_made >= self.config.max_tool_calls {
+                if calls_made >= max_tool_calls {
                     return Outcome::CallLimit(said);
                 }
                 if cancel.is_cancelled() {
@@ -218,8 +260,11 @@ impl Agent {
                     turn_index,
                     call_index: i64::try_from(calls_made).unwrap_or(i64::MAX),
                 };
-                let (record, repeat) =
-                    Self::run_call(runtime, &tools, &external, &call, at, &mut made, cancel).await;
+                let (record, repeat) = if allowed(&call.name) {
+                    Self::run_call(runtime, &tools, &external, &call, at, &mut made, cancel).await
+                } else {
+                    (Self::refuse_call(runtime, &tools, &call, at).await, false)
+                };
                 repeated_write |= repeat;
                 all_failed &= !record.envelope.success;
                 any_failed |= !record.envelope.success;
@@ -270,7 +315,7 @@ impl Agent {
                 }
             }
             // At the limit the turn ends here, without asking the model once more.
-            if calls_made >= self.config.max_tool_calls {
+            if calls_made >= max_tool_calls {
                 return Outcome::CallLimit(said);
             }
             if repeated_write {
@@ -363,6 +408,33 @@ impl Agent {
         usage.add(call);
         finished?;
         Ok(Answer { text, calls, held })
+    }
+
+    /// Records a call of a tool the thread's policy leaves out, failed as a call of a tool
+    /// that does not exist (the model is not told that it exists elsewhere).
+    async fn refuse_call(
+        runtime: &ToolRuntime,
+        tools: &Toolset,
+        call: &ToolCallRequest,
+        at: InTurn,
+    ) -> crate::tools::ToolCall {
+        let args = serde_json::from_str::<Value>(&call.arguments)
+            .unwrap_or_else(|_| Value::String(call.arguments.chars().take(2_000).collect()));
+        runtime
+            .reject_in_turn(
+                tools,
+                &call.name,
+                args,
+                (
+                    FailureKind::UnknownTool,
+                    format!(
+                        "no tool named `{}`; use the tools you are offered",
+                        call.name
+                    ),
+                ),
+                at,
+            )
+            .await
     }
 
     /// Runs one requested call; arguments that are not a JSON object, and a call identical to

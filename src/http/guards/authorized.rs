@@ -17,7 +17,7 @@
 use std::{collections::BTreeMap, marker::PhantomData};
 
 use axum::{
-    extract::{FromRequestParts, RawPathParams},
+    extract::{FromRequestParts, MatchedPath, RawPathParams},
     http::request::Parts,
     response::{IntoResponse, Response},
 };
@@ -35,6 +35,10 @@ use crate::{
         state::AppState,
     },
     people::{Need, Op, Principal, Refusal, ToolUse},
+    studies::{
+        Participant,
+        access::{ParticipantRoute, participant_route},
+    },
     tools::build_tools,
 };
 
@@ -83,6 +87,12 @@ impl<A: Asks> FromRequestParts<AppState> for Authorized<A> {
         if principal == Principal::Anonymous {
             return Err(refused(Refusal::SignIn, None));
         }
+        if let Principal::Participant(participant) = &principal {
+            if let Some(refusal) = participant_refusal(parts, &params, op, participant) {
+                return Err(refusal);
+            }
+            return Ok(Self(state.acting_as(principal), PhantomData));
+        }
         // Administrators are let through to any thread, so only others' ids are looked at.
         let thread = match (
             op.on_thread() && !principal.is_admin(),
@@ -100,10 +110,77 @@ impl<A: Asks> FromRequestParts<AppState> for Authorized<A> {
             }
         };
         match state.people().may(&principal, thread.as_ref(), op).await {
-            Ok(Ok(())) => Ok(Self(state.acting_as(principal), PhantomData)),
+            Ok(Ok(())) => {
+                researchers_only_read(state, &params, op).await?;
+                Ok(Self(state.acting_as(principal), PhantomData))
+            }
             Ok(Err(refusal)) => Err(refused(refusal, thread.as_ref())),
             Err(err) => Err(ApiError::from(err).into_response()),
         }
+    }
+}
+
+/// A study participant reaches only its own thread, and of it only what its condition shows
+/// (`studies::access`): anything else does not exist for it (`404`), a hidden panel is `403`,
+/// and a change outside its running time is `409` (`time is up` after the deadline). The
+/// answer to a request it may not make; `None` when it may.
+fn participant_refusal(
+    parts: &Parts,
+    params: &Params,
+    op: Op,
+    participant: &Participant,
+) -> Option<Response> {
+    let no_route = || ApiError::NotFound("no such route".to_string()).into_response();
+    if !op.on_thread() {
+        return Some(no_route());
+    }
+    let raw = params.get("thread_id").unwrap_or_default();
+    let thread = match ThreadId::parse(raw) {
+        Ok(thread) => thread,
+        Err(err) => return Some(ApiError::from(err).into_response()),
+    };
+    if participant.thread.as_ref() != Some(&thread) {
+        return Some(ApiError::thread_not_found(thread.as_str()).into_response());
+    }
+    let route = parts
+        .extensions
+        .get::<MatchedPath>()
+        .map(MatchedPath::as_str)
+        .unwrap_or_default();
+    match participant_route(parts.method.as_str(), route, &participant.panels) {
+        ParticipantRoute::Unknown => Some(no_route()),
+        ParticipantRoute::HiddenPanel => Some(
+            ApiError::Forbidden("this panel is not part of your task".to_string()).into_response(),
+        ),
+        ParticipantRoute::Allowed { writes: false } => None,
+        ParticipantRoute::Allowed { writes: true } => participant
+            .write_refusal()
+            .map(|refusal| crate::http::studies::StudyFailure(refusal).into_response()),
+    }
+}
+
+/// Researchers read their participants' threads and never change them: a change of a
+/// participant's thread by anyone but its participant is `403`, administrators included.
+async fn researchers_only_read(state: &AppState, params: &Params, op: Op) -> Result<(), Response> {
+    let changes = matches!(
+        op,
+        Op::Edit | Op::Chat | Op::CallTool(ToolUse::Writes) | Op::Share | Op::Delete
+    );
+    let Some(thread) = params
+        .get("thread_id")
+        .filter(|_| changes)
+        .and_then(|raw| ThreadId::parse(raw).ok())
+    else {
+        return Ok(());
+    };
+    match state.studies().is_participant_thread(&thread).await {
+        Ok(false) => Ok(()),
+        Ok(true) => Err(ApiError::Forbidden(
+            "this thread is a study participant's: researchers may read it but never change it"
+                .to_string(),
+        )
+        .into_response()),
+        Err(err) => Err(crate::http::studies::StudyFailure(err).into_response()),
     }
 }
 

@@ -33,6 +33,7 @@ use super::origin::is_safe;
 use crate::{
     http::{ApiError, state::AppState},
     people::{Principal, Refusal},
+    studies::{PARTICIPANT_COOKIE, PARTICIPANT_TOKEN_PREFIX},
 };
 
 /// The name of the web UI's session cookie.
@@ -162,6 +163,20 @@ async fn screen(state: &AppState, parts: &Parts) -> Result<Caller, Response> {
 /// Who the request is: the holder of the bearer token when it sent one, else the session of
 /// its cookie.
 async fn identify(state: &AppState, headers: &HeaderMap) -> Result<(Principal, Via), Response> {
+    // A study participant's token or cookie is looked at first: even in one-person mode, a
+    // participant link must never act as the server's own person.
+    if let Some(value) = headers.get(header::AUTHORIZATION)
+        && let Some(token) = bearer(value)
+        && token.starts_with(PARTICIPANT_TOKEN_PREFIX)
+    {
+        return by_token(state, token).await.map(|who| (who, Via::Token));
+    }
+    if !headers.contains_key(header::AUTHORIZATION)
+        && let Some(token) = cookie_value(headers, PARTICIPANT_COOKIE)
+        && let Ok(Some(participant)) = state.studies().participant(&token).await
+    {
+        return Ok((Principal::Participant(Box::new(participant)), Via::Cookie));
+    }
     let people = state.people();
     let accounts = people
         .accounts_exist()
@@ -192,6 +207,16 @@ async fn identify(state: &AppState, headers: &HeaderMap) -> Result<(Principal, V
 
 /// The holder of `token`: the administrator, or the person whose personal token it is.
 async fn by_token(state: &AppState, token: &str) -> Result<Principal, Response> {
+    if token.starts_with(PARTICIPANT_TOKEN_PREFIX) {
+        return match state.studies().participant(token).await {
+            Ok(Some(participant)) => Ok(Principal::Participant(Box::new(participant))),
+            Ok(None) => Err(unauthorized(
+                "the participant token is not valid: open the study's link again",
+                Some("invalid_token"),
+            )),
+            Err(err) => Err(super::super::studies::StudyFailure(err).into_response()),
+        };
+    }
     if state
         .admin_token()
         .is_some_and(|admin| admin.matches(token))
@@ -243,13 +268,18 @@ impl FromRequestParts<AppState> for TokenInQuery {
 
 /// The session key of the request's cookie, if it has one.
 pub(in crate::http) fn session_key(headers: &HeaderMap) -> Option<String> {
+    cookie_value(headers, SESSION_COOKIE)
+}
+
+/// The value of the request's cookie `name`, if it has one.
+fn cookie_value(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|value| value.to_str().ok())
         .flat_map(cookie::Cookie::split_parse)
         .filter_map(Result::ok)
-        .find(|c| c.name() == SESSION_COOKIE && !c.value().is_empty())
+        .find(|c| c.name() == name && !c.value().is_empty())
         .map(|c| c.value().to_string())
 }
 

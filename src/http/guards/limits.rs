@@ -30,6 +30,8 @@ use crate::people::Principal;
 pub const DEFAULT_CHAT_TURNS_PER_MINUTE: u32 = 30;
 /// Default sign-in attempts an address may make in a minute (and at once).
 pub const DEFAULT_SIGN_INS_PER_MINUTE: u32 = 20;
+/// Default study entries an address may make in a minute (and at once).
+pub const DEFAULT_STUDY_ENTRIES_PER_MINUTE: u32 = 30;
 /// Tracked callers past which the ones whose allowance has refilled are dropped.
 const SWEEP_AT: usize = 10_000;
 
@@ -65,6 +67,8 @@ pub struct RateLimits {
     pub chat_turns: Option<RateLimit>,
     /// `POST /api/session` per address (`HAICO_SIGN_INS_PER_MINUTE`).
     pub sign_ins: Option<RateLimit>,
+    /// `POST /api/s/{entry_key}/sessions` per address (`HAICO_STUDY_ENTRIES_PER_MINUTE`).
+    pub study_entries: Option<RateLimit>,
 }
 
 impl Default for RateLimits {
@@ -72,6 +76,7 @@ impl Default for RateLimits {
         Self {
             chat_turns: RateLimit::per_minute(DEFAULT_CHAT_TURNS_PER_MINUTE),
             sign_ins: RateLimit::per_minute(DEFAULT_SIGN_INS_PER_MINUTE),
+            study_entries: RateLimit::per_minute(DEFAULT_STUDY_ENTRIES_PER_MINUTE),
         }
     }
 }
@@ -81,6 +86,7 @@ impl Default for RateLimits {
 pub(in crate::http) struct Limiters {
     chat_turns: Option<DefaultKeyedRateLimiter<String>>,
     sign_ins: Option<DefaultKeyedRateLimiter<String>>,
+    study_entries: Option<DefaultKeyedRateLimiter<String>>,
     clock: DefaultClock,
 }
 
@@ -94,6 +100,7 @@ impl Limiters {
         Self {
             chat_turns: limiter(limits.chat_turns),
             sign_ins: limiter(limits.sign_ins),
+            study_entries: limiter(limits.study_entries),
             clock: DefaultClock::default(),
         }
     }
@@ -110,6 +117,9 @@ impl Limiters {
         let key = match principal {
             Principal::User(user) => format!("user {}", user.name),
             Principal::AdminToken => "the administrator's token".to_string(),
+            Principal::Participant(participant) => {
+                format!("participant {}", participant.session_ref)
+            }
             Principal::Local | Principal::Anonymous => address(request),
         };
         self.count(limiter, key, "HAICO_CHAT_TURNS_PER_MINUTE", "chat turns")
@@ -125,6 +135,19 @@ impl Limiters {
             address(request),
             "HAICO_SIGN_INS_PER_MINUTE",
             "sign-in attempts",
+        )
+    }
+
+    /// Counts a participant entering a study from the request's address.
+    pub(in crate::http) fn study_entry(&self, request: &Parts) -> Result<(), ApiError> {
+        let Some(limiter) = &self.study_entries else {
+            return Ok(());
+        };
+        self.count(
+            limiter,
+            address(request),
+            "HAICO_STUDY_ENTRIES_PER_MINUTE",
+            "study entries",
         )
     }
 
@@ -207,6 +230,7 @@ mod tests {
     #[test]
     fn past_the_burst_the_answer_says_when() {
         let limiters = Limiters::new(RateLimits {
+            study_entries: None,
             chat_turns: None,
             sign_ins: Some(RateLimit {
                 burst: NonZeroU32::new(2).unwrap(),

@@ -387,7 +387,7 @@ backend_tests! {
         let server = TestServer::with_config(
             &db.db,
             HttpConfig {
-                rate_limits: RateLimits { chat_turns: two_a_second(), sign_ins: two_a_second() },
+                rate_limits: RateLimits { chat_turns: two_a_second(), sign_ins: two_a_second(), study_entries: None },
                 ..HttpConfig::default()
             },
         )

@@ -90,6 +90,28 @@ const ROUTES: &[(&str, &str)] = &[
     ("GET", "/api/threads/{thread_id}/members"),
     ("PUT", "/api/threads/{thread_id}/members/{name}"),
     ("DELETE", "/api/threads/{thread_id}/members/{name}"),
+    ("POST", "/api/studies"),
+    ("GET", "/api/studies"),
+    ("GET", "/api/studies/{study_id}"),
+    ("PATCH", "/api/studies/{study_id}"),
+    ("DELETE", "/api/studies/{study_id}"),
+    ("POST", "/api/studies/{study_id}/open"),
+    ("POST", "/api/studies/{study_id}/close"),
+    ("POST", "/api/studies/{study_id}/preview"),
+    ("GET", "/api/studies/{study_id}/sessions"),
+    ("GET", "/api/studies/{study_id}/summary"),
+    ("GET", "/api/studies/{study_id}/export"),
+    ("GET", "/api/studies/{study_id}/sessions.csv"),
+    (
+        "GET",
+        "/api/studies/{study_id}/sessions/{session_ref}/timeline",
+    ),
+    ("POST", "/api/s/{entry_key}/sessions"),
+    ("GET", "/api/participant"),
+    ("POST", "/api/participant/consent"),
+    ("POST", "/api/participant/start"),
+    ("POST", "/api/participant/finish"),
+    ("POST", "/api/participant/withdraw"),
 ];
 
 /// Routes open to everyone, with no token (health checks, signing in).
@@ -98,6 +120,13 @@ const OPEN: &[(&str, &str)] = &[
     ("GET", "/api/session"),
     ("POST", "/api/session"),
     ("DELETE", "/api/session"),
+    // A study's participants act by their own token, or by nothing yet.
+    ("POST", "/api/s/{entry_key}/sessions"),
+    ("GET", "/api/participant"),
+    ("POST", "/api/participant/consent"),
+    ("POST", "/api/participant/start"),
+    ("POST", "/api/participant/finish"),
+    ("POST", "/api/participant/withdraw"),
 ];
 
 /// Routes that take a JSON request body.
@@ -123,6 +152,11 @@ const WITH_BODY: &[(&str, &str)] = &[
     ("POST", "/api/session"),
     ("POST", "/api/users"),
     ("PUT", "/api/threads/{thread_id}/members/{name}"),
+    ("POST", "/api/studies"),
+    ("PATCH", "/api/studies/{study_id}"),
+    ("POST", "/api/studies/{study_id}/preview"),
+    ("POST", "/api/s/{entry_key}/sessions"),
+    ("POST", "/api/participant/consent"),
 ];
 
 /// Routes that take a body that is not JSON, with its media type.
@@ -440,6 +474,9 @@ fn concrete(template: &str) -> String {
         .replace("{suggestion_id}", "1")
         .replace("{call_id}", "1-1")
         .replace("{name}", "nobody")
+        .replace("{study_id}", "no-such-study")
+        .replace("{session_ref}", "nosuchss")
+        .replace("{entry_key}", "no-such-entry-key")
 }
 
 /// Whether the router answered with its own fallbacks: `404 no such route` or `405`.

@@ -67,6 +67,10 @@ enum Need {
     Writer,
     /// Its owner.
     Owner,
+    /// A study's owner (and administrators); for anyone else the study does not exist.
+    StudyOwner,
+    /// A study participant (by its token); nobody else has a session there (404).
+    Participant,
 }
 
 /// Every route: method, route template, who it is for.
@@ -182,6 +186,35 @@ const TABLE: &[(&str, &str, Need)] = &[
         "/api/threads/{thread_id}/members/{name}",
         Need::Owner,
     ),
+    ("POST", "/api/studies", Need::Signed),
+    ("GET", "/api/studies", Need::Signed),
+    ("GET", "/api/studies/{study_id}", Need::StudyOwner),
+    ("PATCH", "/api/studies/{study_id}", Need::StudyOwner),
+    ("POST", "/api/studies/{study_id}/open", Need::StudyOwner),
+    ("POST", "/api/studies/{study_id}/preview", Need::StudyOwner),
+    ("POST", "/api/studies/{study_id}/close", Need::StudyOwner),
+    // Anyone may enter a study by its link; this one leads nowhere (404).
+    ("POST", "/api/s/{entry_key}/sessions", Need::Open),
+    ("GET", "/api/participant", Need::Participant),
+    ("POST", "/api/participant/consent", Need::Participant),
+    ("POST", "/api/participant/start", Need::Participant),
+    ("POST", "/api/participant/finish", Need::Participant),
+    ("POST", "/api/participant/withdraw", Need::Participant),
+    ("GET", "/api/studies/{study_id}/sessions", Need::StudyOwner),
+    ("GET", "/api/studies/{study_id}/summary", Need::StudyOwner),
+    ("GET", "/api/studies/{study_id}/export", Need::StudyOwner),
+    (
+        "GET",
+        "/api/studies/{study_id}/sessions.csv",
+        Need::StudyOwner,
+    ),
+    // No such session: those let in get 404.
+    (
+        "GET",
+        "/api/studies/{study_id}/sessions/{session_ref}/timeline",
+        Need::StudyOwner,
+    ),
+    ("DELETE", "/api/studies/{study_id}", Need::StudyOwner),
     // Deletes last, the thread's own very last.
     (
         "DELETE",
@@ -200,6 +233,8 @@ const TABLE: &[(&str, &str, Need)] = &[
 fn refusal(need: Need, who: Who) -> Option<u16> {
     match (need, who) {
         (Need::Open, _) => None,
+        // Nobody in this walk is a participant.
+        (Need::Participant, _) => Some(404),
         (_, Who::Anonymous) => Some(401),
         (_, Who::Admin) => None,
         (Need::Signed, _) => None,
@@ -210,12 +245,15 @@ fn refusal(need: Need, who: Who) -> Option<u16> {
         (Need::Writer, _) => None,
         (Need::Owner, Who::Owner) => None,
         (Need::Owner, _) => Some(403),
+        (Need::StudyOwner, Who::Owner) => None,
+        (Need::StudyOwner, _) => Some(404),
     }
 }
 
 /// The thread, its items and the people of one walk.
 pub(super) struct Fixture {
     pub(super) thread: String,
+    study: String,
     pref: i64,
     todo: i64,
     artifact: i64,
@@ -352,12 +390,33 @@ pub(super) async fn make_thread(server: &TestServer, people: &People, id: &str) 
     )
     .await;
     assert_eq!(chart.status, 200);
+    let study = send(
+        server,
+        Method::POST,
+        "/api/studies",
+        owner,
+        Some(&study_design()),
+    )
+    .await;
+    assert_eq!(study.status, 201, "{:?}", study.json());
     Fixture {
+        study: study.json()["id"].as_str().unwrap().to_string(),
         thread: id.to_string(),
         pref: pref.json()["id"].as_i64().unwrap(),
         todo: todo.json()["id"].as_i64().unwrap(),
         artifact: chart.json()["artifact_id"].as_i64().unwrap(),
     }
+}
+
+/// A minimal valid study design.
+fn study_design() -> Value {
+    json!({
+        "title": "Walk study",
+        "task": {"title": "Task", "instructions": "Do it."},
+        "consent": {"text": "We record what you do."},
+        "completion": {"completed": {"code": "C1"}},
+        "conditions": [{"key": "chat", "label": "Chat", "panels": [], "tools": []}],
+    })
 }
 
 /// The concrete request for a route template.
@@ -373,6 +432,9 @@ fn concrete(route: &str, method: &str, fx: &Fixture, who: Who) -> (String, Optio
         .replace("{call_id}", "1-1")
         .replace("{tool_name}", "set_objective")
         .replace("{*path}", "app.css")
+        .replace("{study_id}", &fx.study)
+        .replace("{session_ref}", "nosuchss")
+        .replace("{entry_key}", "no-such-entry-key-anywhere")
         .replace("/api/users/{name}", "/api/users/spare")
         .replace("{name}", "someone");
     let body = match (method, route) {
@@ -408,6 +470,11 @@ fn concrete(route: &str, method: &str, fx: &Fixture, who: Who) -> (String, Optio
                        "clientInfo": {"name": "walk", "version": "0"}},
         })),
         ("PUT", "/api/threads/{thread_id}/members/{name}") => Some(json!({"role": "viewer"})),
+        ("POST", "/api/studies") => Some(study_design()),
+        ("PATCH", "/api/studies/{study_id}") => Some(json!({"title": "Renamed study"})),
+        ("POST", "/api/studies/{study_id}/preview") => Some(json!({"condition": "chat"})),
+        ("POST", "/api/s/{entry_key}/sessions") => Some(json!({"participant_id": "walker"})),
+        ("POST", "/api/participant/consent") => Some(json!({"agree": true})),
         _ => None,
     };
     let path = match route {
@@ -434,6 +501,9 @@ fn success(method: &str, route: &str) -> u16 {
         ) => 404,
         ("POST", "/api/threads/{thread_id}/turns/{turn_index}/revert") => 409,
         ("POST", "/api/threads/{thread_id}/approvals/{call_id}") => 404,
+        ("POST", "/api/s/{entry_key}/sessions") => 404,
+        ("GET", "/api/studies/{study_id}/sessions/{session_ref}/timeline") => 404,
+        ("POST", "/api/studies" | "/api/studies/{study_id}/preview") => 201,
         ("POST", "/api/users" | "/api/threads" | "/api/threads/{thread_id}/fork")
         | ("POST", "/api/threads/{thread_id}/todos" | "/api/threads/{thread_id}/preferences") => {
             201
@@ -498,7 +568,7 @@ backend_tests! {
                         if status == 401 {
                             assert!(answer.header(header::WWW_AUTHENTICATE).is_some(), "{what}");
                         }
-                        if status == 404 {
+                        if status == 404 && route.contains("{thread_id}") {
                             assert_eq!(
                                 body["error"],
                                 json!(format!("thread `{}` does not exist", fx.thread)),
@@ -600,13 +670,16 @@ fn every_route_has_a_decision() {
         };
         assert_eq!(
             responses.contains_key("401"),
-            *need != Need::Open || *route == "/api/session" && *method == "POST",
+            !matches!(need, Need::Open | Need::Participant)
+                || *route == "/api/session" && *method == "POST",
             "{method} {route}: a documented 401 for {need:?}"
         );
         assert_eq!(
             responses.contains_key("403"),
             matches!(need, Need::Admin | Need::Writer | Need::Owner)
-                || *route == "/api/session" && *method == "POST",
+                || *route == "/api/session" && *method == "POST"
+                // The raw export is its owner's alone, even among those who see the study.
+                || *route == "/api/studies/{study_id}/export",
             "{method} {route}: a documented 403 for {need:?}"
         );
     }

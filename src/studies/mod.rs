@@ -1,0 +1,256 @@
+//! Studies (issue 42, SPEC §14): a researcher designs a study (a task, conditions, consent,
+//! a clock, completion codes), opens it, and shares its entry link; each participant who
+//! consents is assigned to a condition and works in a thread of their own, seeded from the
+//! task and reduced to the condition's panels and tools. Everything a session does is the
+//! thread's ordinary record (revisions, messages, steps), so the data and the replay come from
+//! what haico keeps anyway.
+//!
+//! This module holds the rules; `http/studies.rs` and `http/participant.rs` only translate.
+//! - `design.rs`: what a design may say, every refusal naming its path;
+//! - `lifecycle.rs`: create, change, open, close, delete a study; who may see it;
+//! - `participants.rs`: entering, consent and balanced assignment, Start, Finish, withdraw;
+//! - `access.rs`: what a participant's token reaches (its own thread, within its condition);
+//! - `clock.rs`: the deadline, enforced by the server with no browser open;
+//! - `policy.rs`: the condition as the agent's per-thread policy;
+//! - `measures.rs`, `export.rs`: per-session measures, the summary, the exports;
+//! - `pseudonym.rs`: the keyed hash that replaces participant ids in exports.
+
+pub mod access;
+pub mod clock;
+pub mod design;
+pub mod export;
+mod lifecycle;
+pub mod measures;
+mod participants;
+mod policy;
+pub mod pseudonym;
+
+use std::{
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use base64::Engine as _;
+use chrono::{DateTime, Utc};
+
+pub use design::{Design, DesignError};
+pub use lifecycle::{StudyChange, StudyView};
+pub use participants::{Entered, ParticipantView};
+pub use policy::ConditionPolicies;
+
+use crate::{
+    ThreadId,
+    store::{Database, StoreError, StudyRow},
+    workspace::{WorkspaceError, Workspaces},
+};
+
+/// What every participant token starts with, so one is recognised (and never mistaken for a
+/// personal token) before any lookup.
+pub const PARTICIPANT_TOKEN_PREFIX: &str = "hsp_";
+/// The participant page's cookie.
+pub const PARTICIPANT_COOKIE: &str = "haico_participant";
+
+/// What a participant's session records, in the words a consent form can show: the
+/// participant page gets it with the consent text (`GET /api/participant`), and
+/// `docs/STUDIES.md` repeats it. Each item names where it is kept, so a change of what is
+/// recorded is a change of this list in the same module.
+pub const RECORDED: &[&str] = &[
+    "the study parameters your link carried that the study names (your platform id is replaced      by a pseudonym in every export)",
+    "when you entered, consented, started and finished, and which version of the task you had",
+    "every message you send and every answer of the assistant",
+    "every action of the assistant on the workspace, with its stated reason",
+    "every change to the workspace, who made it and when",
+    "how many words the language model read and wrote",
+];
+
+/// Why a study operation was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum StudyError {
+    /// A design field is invalid (HTTP `422`, naming its path).
+    #[error(transparent)]
+    Design(#[from] DesignError),
+    /// The request is malformed: an unknown field, bad JSON (HTTP `400`).
+    #[error("{0}")]
+    BadRequest(String),
+    /// A value breaks a rule (HTTP `422`).
+    #[error("{0}")]
+    Invalid(String),
+    /// No such study or session, for this caller (HTTP `404`).
+    #[error("{0}")]
+    NotFound(String),
+    /// The study is closed (HTTP `410`).
+    #[error("this study is closed and takes no more participants")]
+    Closed,
+    /// The request conflicts with the study's or the session's state (HTTP `409`).
+    #[error("{0}")]
+    Conflict(String),
+    /// No condition can take anyone (HTTP `409` with `status: "full"`).
+    #[error("the study is full: no condition takes more participants")]
+    Full,
+    /// The session's time is up (HTTP `409`).
+    #[error("time is up")]
+    TimeIsUp,
+    /// Finish before enough turns (HTTP `409` with `needs`).
+    #[error("finish after {turns} more turn(s) with the assistant")]
+    NeedsTurns {
+        /// Turns still to make.
+        turns: i64,
+    },
+    /// The caller may see the study but not do this (HTTP `403`).
+    #[error("{0}")]
+    Forbidden(String),
+    /// The workspace refused a change.
+    #[error(transparent)]
+    Workspace(#[from] WorkspaceError),
+    /// The database failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Something inside failed (no randomness, a stored design that no longer reads).
+    #[error("{0}")]
+    Internal(String),
+}
+
+/// A participant, as a request's token says: its session and what its condition lets it reach.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Participant {
+    /// The session's pseudonymous reference.
+    pub session_ref: String,
+    /// Its study.
+    pub study_id: String,
+    /// Its study's owner (the owner of its thread).
+    pub owner_id: Option<i64>,
+    /// Its thread, once assigned.
+    pub thread: Option<ThreadId>,
+    /// The session's status.
+    pub status: String,
+    /// When its time is up.
+    pub deadline: Option<DateTime<Utc>>,
+    /// The panels its condition shows.
+    pub panels: Vec<String>,
+}
+
+impl Participant {
+    /// The name its changes are attributed to.
+    pub fn attribution(&self) -> String {
+        format!("participant:{}", self.session_ref)
+    }
+
+    /// Why it may not change its thread now, if it may not: before Start, after the end, or
+    /// past the deadline (which the clock may not have recorded yet).
+    pub fn write_refusal(&self) -> Option<StudyError> {
+        match self.status.as_str() {
+            "active" if self.deadline.is_some_and(|d| d <= Utc::now()) => {
+                Some(StudyError::TimeIsUp)
+            }
+            "active" => None,
+            "assigned" => Some(StudyError::Conflict(
+                "press Start first: the task has not started".to_string(),
+            )),
+            "timed_out" => Some(StudyError::TimeIsUp),
+            _ => Some(StudyError::Conflict(
+                "this session has ended; nothing can be changed".to_string(),
+            )),
+        }
+    }
+}
+
+/// The studies of one database. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Studies {
+    db: Database,
+    workspaces: Workspaces,
+    /// Whether sessions are known to exist (then a write to a thread asks whether it is a
+    /// participant's); once they do, they do.
+    sessions: Arc<AtomicBool>,
+    /// When the database was last asked, while none did.
+    last_check: Arc<Mutex<Option<Instant>>>,
+}
+
+/// How long a server without sessions trusts its last look (another replica may make one).
+const RECHECK: Duration = Duration::from_secs(1);
+
+impl Studies {
+    /// The studies over `workspaces`' database.
+    pub fn new(workspaces: Workspaces) -> Self {
+        Self {
+            db: workspaces.database().clone(),
+            workspaces,
+            sessions: Arc::default(),
+            last_check: Arc::default(),
+        }
+    }
+
+    /// Whether `thread` is a participant's (researchers may read it, never change it). Costs
+    /// nothing on a database that never had a session.
+    pub async fn is_participant_thread(&self, thread: &ThreadId) -> Result<bool, StudyError> {
+        if !self.sessions_exist().await? {
+            return Ok(false);
+        }
+        let mut repo = self.db.autocommit_read().await?;
+        let found = repo.studies().session_of_thread(thread.as_str()).await;
+        let _ = repo.rollback().await;
+        Ok(found?.is_some())
+    }
+
+    async fn sessions_exist(&self) -> Result<bool, StudyError> {
+        if self.sessions.load(Ordering::Relaxed) {
+            return Ok(true);
+        }
+        {
+            let Ok(mut last) = self.last_check.lock() else {
+                return Ok(true);
+            };
+            if last.is_some_and(|at| at.elapsed() < RECHECK) {
+                return Ok(false);
+            }
+            *last = Some(Instant::now());
+        }
+        let mut repo = self.db.autocommit_read().await?;
+        let any = repo.studies().any_session().await;
+        let _ = repo.rollback().await;
+        let any = any?;
+        if any {
+            self.sessions.store(true, Ordering::Relaxed);
+        }
+        Ok(any)
+    }
+
+    /// Remembers that sessions exist now (this process made one).
+    fn sessions_made(&self) {
+        self.sessions.store(true, Ordering::Relaxed);
+    }
+
+    /// The workspaces the sessions' threads live in.
+    pub fn workspaces(&self) -> &Workspaces {
+        &self.workspaces
+    }
+}
+
+/// The design a stored study holds.
+fn design_of(row: &StudyRow) -> Result<Design, StudyError> {
+    serde_json::from_str(&row.design)
+        .map_err(|err| StudyError::Internal(format!("a stored design does not read: {err}")))
+}
+
+/// `n` random URL-safe characters.
+fn random_text(bytes: usize) -> Result<String, StudyError> {
+    let mut buf = vec![0u8; bytes];
+    getrandom::fill(&mut buf)
+        .map_err(|err| StudyError::Internal(format!("no randomness from the system: {err}")))?;
+    Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(buf))
+}
+
+/// A session reference: 8 lowercase letters and digits.
+fn new_session_ref() -> Result<String, StudyError> {
+    const ALPHABET: &[u8] = b"abcdefghijkmnpqrstuvwxyz23456789";
+    let mut buf = [0u8; 8];
+    getrandom::fill(&mut buf)
+        .map_err(|err| StudyError::Internal(format!("no randomness from the system: {err}")))?;
+    Ok(buf
+        .iter()
+        .map(|b| char::from(ALPHABET[usize::from(*b) % ALPHABET.len()]))
+        .collect())
+}
