@@ -133,6 +133,10 @@ impl Agent {
         // What the next request asks beyond the model's own choice (a second ask).
         let mut asking = SecondAsk::None;
         let mut asked_to_act = false;
+        // A note of the loop's for the next request only, read after the snapshot: a small
+        // model follows the last thing it reads and copies its own earlier calls, so a note
+        // buried before the snapshot loses to the call it just repeated (`turn-notes`).
+        let mut last_note: Option<&'static str> = None;
         loop {
             if cancel.is_cancelled() {
                 return Outcome::Cancelled;
@@ -149,6 +153,10 @@ impl Agent {
             }
             if policy.as_ref().is_some_and(|p| !p.snapshot) {
                 snapshot.clear();
+            }
+            if let Some(note) = last_note.take() {
+                snapshot.push_str("\n\n");
+                snapshot.push_str(note);
             }
             // Everything but the snapshot is what the previous request held, plus what this
             // turn added since: a provider's prompt cache keeps all of it.
@@ -321,11 +329,16 @@ impl Agent {
             if repeated_write {
                 // The model lost track: ask it to answer the person now, in text.
                 asking = SecondAsk::Answer;
-                messages.push(ChatMessage::user(if aids.reply_tool {
+                let note = if aids.reply_tool {
                     second_ask::REPLY_NOTE
                 } else {
                     second_ask::ANSWER_NOTE
-                }));
+                };
+                if aids.turn_notes {
+                    last_note = Some(note);
+                } else {
+                    messages.push(ChatMessage::user(note));
+                }
                 continue;
             }
             if made.round_ended(all_failed) {

@@ -382,6 +382,42 @@ backend_tests! {
         setup.cleanup().await;
     }
 
+    async fn with_turn_notes_the_note_after_a_repeat_is_read_last(engine) {
+        let reply = |message: &str| call("reply_to_user", json!({"message": message}));
+        let setup = with_aids(
+            engine,
+            "turn-notes,reply-tool".parse().unwrap(),
+            vec![
+                Script::tool_calls(vec![plan_call("Laying out the steps.")]),
+                Script::tool_calls(vec![plan_call("Laying out the steps.")]),
+                Script::tool_calls(vec![reply("The plan has two steps.")]),
+            ],
+        )
+        .await;
+        setup.server.create_thread("t").await;
+        let frames = whole_turn(setup.chat("t", "Plan the trip").await).await;
+        assert_eq!(
+            named(&frames, "message")[0].data["content"],
+            json!("The plan has two steps.")
+        );
+        let bodies = bodies(&setup);
+        assert_eq!(bodies.len(), 3);
+        // After the repeat the note ends the request, after the turn's notes, where a small
+        // model reads it; no user message carries it.
+        let last = last_text(&bodies[2]);
+        let (_, after) = last.split_once("</this_turn>").unwrap();
+        assert!(
+            after.trim_start().starts_with("[Note from haico")
+                && after.contains("call reply_to_user now"),
+            "{last}"
+        );
+        assert_eq!(user_texts(&bodies[2]), ["Plan the trip"], "{}", bodies[2]);
+        assert!(!last_text(&bodies[1]).contains("[Note from haico"));
+        let ws = setup.server.get("/api/threads/t/workspace").await.expect(200);
+        assert_eq!(ws["todos"].as_array().unwrap().len(), 2, "added once");
+        setup.cleanup().await;
+    }
+
     async fn a_reply_that_keeps_failing_ends_the_turn_with_why(engine) {
         let setup = with_aids(
             engine,
