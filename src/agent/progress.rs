@@ -31,6 +31,8 @@ pub struct Repeat {
     /// Whether the earlier call was a write that succeeded: the model has lost track of what
     /// it did, and the turn asks it to answer the person instead of going on.
     pub of_done_write: bool,
+    /// The repeat in words for the person, should the turn end on it.
+    pub for_person: String,
 }
 
 /// The calls of one turn.
@@ -117,7 +119,13 @@ impl TurnCalls {
         } else {
             "Go on with the next step, or answer the person if everything is done".to_string()
         };
+        let for_person = format!(
+            "{tool} once more with the same arguments, which this turn had already called \
+             (it returned: {})",
+            earlier.result
+        );
         Some(Repeat {
+            for_person,
             answer: format!(
                 "this exact call ({tool} with the same arguments) was already made in this \
                  turn, as step {}, so it was not run again. It returned: {}. {next}.",
@@ -256,6 +264,12 @@ impl TurnCalls {
             0
         };
         self.failed_rounds >= FAILED_ROUNDS_LIMIT
+    }
+
+    /// Remembers a repeat, which is refused without being recorded as a call, as the last
+    /// failure: a turn that ends on repeats says what was repeated.
+    pub fn note_repeat(&mut self, repeat: &Repeat) {
+        self.last_error = Some(repeat.for_person.clone());
     }
 
     /// The last failure's text.
@@ -473,5 +487,27 @@ mod tests {
             &Envelope::failure("no such tool"),
         );
         assert_eq!(calls.last_error(), Some("no such tool"));
+    }
+
+    #[test]
+    fn a_turn_that_ends_on_repeats_says_what_was_repeated() {
+        let mut calls = TurnCalls::default();
+        let args = json!({"updates": [{"index": 1, "title": "John"}]});
+        calls.record(
+            "update_preferences",
+            &args,
+            false,
+            1,
+            &Envelope::ok("nothing changed: index 1 is out of range"),
+        );
+        assert_eq!(calls.last_error(), None, "nothing failed yet");
+        let repeat = calls.repeat("update_preferences", &args).unwrap();
+        calls.note_repeat(&repeat);
+        let said = calls.last_error().unwrap();
+        assert!(
+            said.starts_with("update_preferences once more")
+                && said.contains("index 1 is out of range"),
+            "{said}"
+        );
     }
 }

@@ -495,8 +495,9 @@ impl Agent {
         };
         if tools.get(name).is_none() && external.handles(name) {
             return match made.repeat(name, &args) {
-                Some(repeat) => (
-                    runtime
+                Some(repeat) => {
+                    made.note_repeat(&repeat);
+                    let record = runtime
                         .reject_in_turn(
                             tools,
                             name,
@@ -504,9 +505,9 @@ impl Agent {
                             (FailureKind::Repeated, repeat.answer),
                             at,
                         )
-                        .await,
-                    repeat.of_done_write,
-                ),
+                        .await;
+                    (record, repeat.of_done_write)
+                }
                 None => {
                     let record = external
                         .call(runtime, tools.thread_id(), name, args.clone(), at, cancel)
@@ -521,7 +522,11 @@ impl Agent {
             };
         }
         let read_only = tools.get(name).is_some_and(|tool| tool.read_only());
-        let (record, of_done_write) = match made.repeat(name, &args) {
+        let repeat = made.repeat(name, &args);
+        if let Some(repeat) = &repeat {
+            made.note_repeat(repeat);
+        }
+        let (record, of_done_write) = match repeat {
             Some(repeat) => (
                 runtime
                     .reject_in_turn(
