@@ -359,7 +359,7 @@ export class ChatPanel {
     this.input.disabled = readOnly;
     this.input.placeholder = readOnly
       ? this.app.closedChatText || 'Only its owner and editors can write to the agent in this thread.'
-      : 'Ask the agent… (Enter sends, Shift+Enter adds a line)';
+      : `${this.app.mode === 'participant' ? 'Write to the assistant' : 'Ask the agent'}… (Enter sends, Shift+Enter adds a line)`;
     $('#chat-state').textContent = busy ? 'working…' : '';
   }
 

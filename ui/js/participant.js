@@ -169,6 +169,9 @@ export class ParticipantPage {
     this.app.showOnly(view.panels || []);
     this.app.watcher = (name, data) => this.onEvent(name, data);
     this.app.open(view.thread_id);
+    // The app heads a thread with its title from the thread list, which a participant has not.
+    this.app.setHeading(view.task.title);
+    document.title = `${view.task.title} · study`;
   }
 
   showEnd(view) {
