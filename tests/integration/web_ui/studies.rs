@@ -88,6 +88,16 @@ async fn clipboard(browser: &Browser) -> String {
         .to_string()
 }
 
+/// `HAICO_STUDIES_SCREENSHOT=1` saves the page as it is now as `docs/{name}` (docs/STUDIES.md),
+/// from the SQLite run only.
+async fn doc_screenshot(browser: &Browser, engine: Engine, name: &str) {
+    if engine == Engine::Sqlite && std::env::var_os("HAICO_STUDIES_SCREENSHOT").is_some() {
+        browser
+            .screenshot(&std::path::Path::new("docs").join(name))
+            .await;
+    }
+}
+
 /// Sets a textarea's text as typing would (an `input` event follows).
 async fn set_text(browser: &Browser, css: &str, text: &str) {
     browser
@@ -160,6 +170,11 @@ async fn participant_consents_works_finishes_and_gets_the_code(engine: Engine) {
     browser
         .wait_text("#objective-text", "A dinner for four")
         .await;
+    assert_eq!(
+        browser.text("#thread-heading").await.as_deref(),
+        Some("Plan a dinner"),
+        "the task's title heads the page, not its thread's id"
+    );
     assert!(browser.is_visible("#document").await);
     for hidden in [
         "#plan",
@@ -219,6 +234,7 @@ async fn participant_consents_works_finishes_and_gets_the_code(engine: Engine) {
     browser
         .wait_attr("#participant-finish", "data-can-finish", "true")
         .await;
+    doc_screenshot(&browser, engine, "study-participant.png").await;
     browser.click("#participant-finish").await;
 
     // The end screen: the code, a copy button, the way back.
@@ -654,6 +670,15 @@ async fn researcher_designs_opens_watches_and_replays(engine: Engine) {
             "1",
         )
         .await;
+    if engine == Engine::Sqlite && std::env::var_os("HAICO_STUDIES_SCREENSHOT").is_some() {
+        browser
+            .js(
+                "document.querySelector('#studies-page').scrollTop = 0; return true;",
+                vec![],
+            )
+            .await;
+        doc_screenshot(&browser, engine, "study-page.png").await;
+    }
 
     // Replay: it opens at Start (after the seed), the workspace as it was then.
     browser
@@ -722,6 +747,7 @@ async fn researcher_designs_opens_watches_and_replays(engine: Engine) {
     browser
         .wait_text("#replay-chat .replay-step", "set_objective")
         .await;
+    doc_screenshot(&browser, engine, "study-replay.png").await;
 
     // Step back one event, then play at 16× to the end.
     browser.click("#replay-back").await;
