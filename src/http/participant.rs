@@ -21,6 +21,7 @@ use super::{
     state::AppState,
     studies::StudyFailure,
 };
+use crate::markdown::to_safe_html;
 use crate::studies::{PARTICIPANT_COOKIE, Participant, ParticipantView, StudyError};
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
@@ -63,9 +64,12 @@ fn view_json(view: &ParticipantView) -> Value {
     json!({
         "session": view.session_ref,
         "status": view.status,
-        "task": {"title": view.task_title, "instructions": view.instructions},
-        "consent": {"text": view.consent.0, "required": view.consent.1,
-                    "records": crate::studies::RECORDED},
+        // The page shows the Markdown rendered here: a participant reaches no other route
+        // that renders (`POST /api/markdown` is not its).
+        "task": {"title": view.task_title, "instructions": view.instructions,
+                 "instructions_html": to_safe_html(&view.instructions)},
+        "consent": {"text": view.consent.0, "html": to_safe_html(&view.consent.0),
+                    "required": view.consent.1, "records": crate::studies::RECORDED},
         "thread_id": view.thread_id,
         "panels": view.panels,
         "deadline": view.deadline,

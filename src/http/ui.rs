@@ -3,6 +3,12 @@
 //!
 //! - `GET /` and `GET /t/{thread_id}` answer `index.html` (the page reads the thread id from
 //!   its own URL, so a deep link works after a reload);
+//! - `GET /studies` and `GET /studies/{study_id}` answer it too: the researcher's *Studies*
+//!   page is a mode of the same page (it needs the same sign-in and token handling);
+//! - `GET /s/{entry_key}` answers it for a study's participants (the page turns into the
+//!   participant's consent → task → end screens), with `404` when no open or closed study has
+//!   that link, so a mistyped link is visibly wrong even to a tool that only reads statuses;
+//!   the page itself then says in words what to do;
 //! - `GET /assets/{*path}` answers a file of the folder, with its content type by extension,
 //!   or `404 {"error"}`.
 //!
@@ -23,7 +29,7 @@ use std::{borrow::Cow, fmt::Write as _};
 use axum::{
     Router,
     body::Body,
-    extract::{Path, rejection::PathRejection},
+    extract::{Path, State, rejection::PathRejection},
     http::{HeaderMap, HeaderValue, StatusCode, header},
     middleware,
     response::{IntoResponse, Response},
@@ -32,6 +38,7 @@ use axum::{
 use rust_embed::Embed;
 
 use super::{error::ApiError, state::AppState};
+use crate::studies::StudyError;
 
 /// The folder, embedded in release builds and read from disk in debug builds.
 #[derive(Embed)]
@@ -39,7 +46,14 @@ use super::{error::ApiError, state::AppState};
 struct Assets;
 
 /// The route templates of the shell: open without a token for `GET` (and `HEAD`).
-pub const ROUTES: [&str; 3] = ["/", "/t/{thread_id}", "/assets/{*path}"];
+pub const ROUTES: [&str; 6] = [
+    "/",
+    "/t/{thread_id}",
+    "/assets/{*path}",
+    "/studies",
+    "/studies/{study_id}",
+    "/s/{entry_key}",
+];
 
 /// The page's file.
 const INDEX: &str = "index.html";
@@ -57,6 +71,9 @@ pub(super) fn router() -> Router<AppState> {
         .route(ROUTES[0], get(index))
         .route(ROUTES[1], get(index))
         .route(ROUTES[2], get(asset))
+        .route(ROUTES[3], get(index))
+        .route(ROUTES[4], get(index))
+        .route(ROUTES[5], get(participant_page))
         .layer(middleware::map_response(security_headers))
 }
 
@@ -65,7 +82,7 @@ pub fn has_index() -> bool {
     Assets::get(INDEX).is_some()
 }
 
-/// `GET /` and `GET /t/{thread_id}`: the page.
+/// `GET /`, `GET /t/{thread_id}` and the studies pages: the page.
 async fn index(headers: HeaderMap) -> Response {
     serve(INDEX, &headers).unwrap_or_else(|| {
         ApiError::NotFound(
@@ -75,6 +92,39 @@ async fn index(headers: HeaderMap) -> Response {
         )
         .into_response()
     })
+}
+
+/// `GET /s/{entry_key}`: the page, for a study's participant. The status says whether the
+/// link leads anywhere (`404` for an unknown or draft study, as its API answers); a closed
+/// study's page is served as usual and says so itself (its API answers `410`). The page is
+/// served whatever the answer, so a participant always reads what to do in words.
+async fn participant_page(
+    State(state): State<AppState>,
+    entry_key: Result<Path<String>, PathRejection>,
+    headers: HeaderMap,
+) -> Response {
+    let status = match entry_key {
+        Ok(Path(key)) => match state.studies().check_entry(&key).await {
+            Ok(()) | Err(StudyError::Closed) => StatusCode::OK,
+            Err(StudyError::NotFound(_)) => StatusCode::NOT_FOUND,
+            Err(err) => {
+                // The database did not answer: the page still loads and its own request says
+                // what went wrong.
+                tracing::warn!(error = %err, "the study of a participant link could not be read");
+                StatusCode::OK
+            }
+        },
+        Err(_) => StatusCode::NOT_FOUND,
+    };
+    if status == StatusCode::OK {
+        return index(headers).await;
+    }
+    // Not `304`: a page kept from another link must not stand in for this one's refusal.
+    let mut response = index(HeaderMap::new()).await;
+    if response.status() == StatusCode::OK {
+        *response.status_mut() = status;
+    }
+    response
 }
 
 /// `GET /assets/{*path}`: one file.

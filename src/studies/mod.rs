@@ -58,7 +58,7 @@ pub const PARTICIPANT_COOKIE: &str = "haico_participant";
 /// `docs/STUDIES.md` repeats it. Each item names where it is kept, so a change of what is
 /// recorded is a change of this list in the same module.
 pub const RECORDED: &[&str] = &[
-    "the study parameters your link carried that the study names (your platform id is replaced      by a pseudonym in every export)",
+    "the study parameters your link carried that the study names (your platform id is replaced by a pseudonym in every export)",
     "when you entered, consented, started and finished, and which version of the task you had",
     "every message you send and every answer of the assistant",
     "every action of the assistant on the workspace, with its stated reason",

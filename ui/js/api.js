@@ -24,7 +24,20 @@ export function token() {
 }
 
 let memoryToken = '';
-function currentToken() { return auth.useToken ? token() || memoryToken : ''; }
+function currentToken() {
+  if (auth.participant) return auth.participantToken;
+  return auth.useToken ? token() || memoryToken : '';
+}
+
+/**
+ * Makes the page a study participant's: its requests carry `participantToken` (a researcher's
+ * preview) or nothing (the participant cookie the entry set goes along by itself), never the
+ * researcher's stored token, and a `401` is the caller's to explain, not a sign-in form.
+ */
+export function actAsParticipant(participantToken = '') {
+  auth.participant = true;
+  auth.participantToken = participantToken;
+}
 
 /** Drops the stored token (signing out of an account that used one). */
 export function forgetToken() {
@@ -38,7 +51,7 @@ export function forgetToken() {
  * without accounts; with accounts only while that token works, for an administrator).
  * `me`: the person (`{name, role}`; `name` is null for the administrator's token).
  */
-export const auth = { accounts: false, useToken: true, me: null };
+export const auth = { accounts: false, useToken: true, me: null, participant: false, participantToken: '' };
 
 let onSessionLost = null;
 let regaining = null;
@@ -105,7 +118,7 @@ export function watchReachability(reachable, unreachable) {
  * tries again, unless `probe` (the caller handles it); `anonymous` sends no token at all (the
  * session routes: a stale token would make even them answer `401`).
  */
-async function send(method, path, body, { raw = false, anonymous = false, probe = anonymous } = {}) {
+async function send(method, path, body, { raw = false, anonymous = false, probe = anonymous || auth.participant } = {}) {
   let sentToken = anonymous ? '' : currentToken();
   for (let attempt = 0; attempt < 3; attempt++) {
     const headers = {};

@@ -105,7 +105,10 @@ export class ChatPanel {
     if (this.messages.querySelector('.turn')) {
       empty?.remove();
     } else if (!empty) {
-      this.messages.append(h('p', { class: 'chat-empty' }, 'Tell the agent what you are working on. It keeps the objective, plan, document and preferences beside this chat up to date, and you can edit them too.'));
+      const text = this.app.mode === 'participant'
+        ? 'Write to the assistant to begin.'
+        : 'Tell the agent what you are working on. It keeps the objective, plan, document and preferences beside this chat up to date, and you can edit them too.';
+      this.messages.append(h('p', { class: 'chat-empty' }, text));
     }
   }
 
@@ -165,6 +168,7 @@ export class ChatPanel {
 
   /** The calls waiting for the person's approval (`GET …/approvals`), after a (re)load. */
   async loadApprovals() {
+    if (this.app.mode === 'participant') return; // not a participant's route
     try {
       const waiting = await api.get(threadPath(this.app.threadId, '/approvals'));
       for (const request of waiting) this.addApproval(this.turnView(request.turn_index), request);
@@ -291,6 +295,7 @@ export class ChatPanel {
    * (A turn without a successful call changed nothing; the server would say so too.)
    */
   offerUndo(view) {
+    if (this.app.mode === 'participant') return; // a participant's turns stay as they were made
     if (view.actions || !view.callList || !view.callList.querySelector('.call:not(.failed)')) return;
     const button = h('button', { type: 'button', class: 'button small turn-undo', dataset: { turnIndex: view.index } }, icon('undo'), 'Undo this turn');
     button.addEventListener('click', () => this.undo(view, button));
@@ -353,8 +358,8 @@ export class ChatPanel {
     $('#chat-send').disabled = busy || readOnly;
     this.input.disabled = readOnly;
     this.input.placeholder = readOnly
-      ? 'Only its owner and editors can write to the agent in this thread.'
-      : 'Ask the agent… (Enter sends, Shift+Enter adds a line)';
+      ? this.app.closedChatText || 'Only its owner and editors can write to the agent in this thread.'
+      : `${this.app.mode === 'participant' ? 'Write to the assistant' : 'Ask the agent'}… (Enter sends, Shift+Enter adds a line)`;
     $('#chat-state').textContent = busy ? 'working…' : '';
   }
 
@@ -471,8 +476,8 @@ export class ChatPanel {
         const content = this.answerContent(view);
         content.classList.remove('streaming');
         content.textContent = data.content || '';
-        api.post('/api/markdown', { markdown: data.content || '' })
-          .then((rendered) => this.setAnswerHtml(view, rendered.html, data.content))
+        this.rendered(data.turn_index ?? view.index, data.content || '')
+          .then((html) => this.setAnswerHtml(view, html, data.content))
           .catch(() => {});
         break;
       }
@@ -503,6 +508,18 @@ export class ChatPanel {
         break;
     }
     if (nearBottom) this.scrollToEnd();
+  }
+
+  /**
+   * The answer's HTML: from `POST /api/markdown`, or, for a participant (who may not call it),
+   * from its own thread's `GET …/messages?html=true`.
+   */
+  async rendered(turnIndex, markdown) {
+    if (this.app.mode !== 'participant') return (await api.post('/api/markdown', { markdown })).html;
+    const turns = await api.get(threadPath(this.app.threadId, '/messages?html=true'));
+    const answer = turns.find((t) => t.turn_index === turnIndex)?.messages.filter((m) => m.role === 'assistant').pop();
+    if (!answer || answer.html === undefined) throw new Error('no rendered answer yet');
+    return answer.html;
   }
 
   async fillUser(view) {

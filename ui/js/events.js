@@ -8,7 +8,8 @@
 
 import { checkSignedIn, threadPath, tokenQuery } from './api.js';
 
-const EVENT_NAMES = ['turn', 'token', 'step', 'approval', 'artifact', 'workspace', 'message', 'error', 'done'];
+// `study`: a study participant's clock (a time warning, the session's end).
+const EVENT_NAMES = ['turn', 'token', 'step', 'approval', 'artifact', 'workspace', 'message', 'error', 'done', 'study'];
 
 export class ThreadEvents {
   /**

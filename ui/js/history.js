@@ -8,18 +8,12 @@
 
 import { api, report, threadPath } from './api.js';
 import { parseUnified, renderUnified } from './diff.js';
-import { $, h, replaceChildren, setSafeHtml, toast } from './dom.js';
+import { $, h, replaceChildren, toast } from './dom.js';
+import { snapshotSections } from './snapshot.js';
 
 const PAGE = 50;
 /** The panels a restore can set back (artifacts are records: never removed). */
 const RESTORABLE = ['objective', 'document', 'plan', 'preferences'];
-const PANEL_TITLES = {
-  objective: 'Objective',
-  document: 'Document',
-  plan: 'Plan',
-  preferences: 'Preferences',
-  artifacts: 'Artifacts',
-};
 
 /** A time, with the date when it is not today. */
 function when(iso) {
@@ -338,70 +332,16 @@ export class HistoryPanel {
   }
 
   drawSnapshot(ws, revision) {
-    const rev = revision.rev;
-    const changed = new Set(revision.panels || []);
-    const current = rev === this.latest;
-    const section = (panel, body, meta = '') => h('section', {
-      class: `snap-panel${changed.has(panel) ? ' changed' : ''}`,
-      dataset: { panel },
-      'aria-labelledby': `snap-${panel}-heading`,
-    },
-    h('div', { class: 'snap-head' },
-      h('h4', { id: `snap-${panel}-heading` }, PANEL_TITLES[panel]),
-      meta ? h('span', { class: 'panel-meta' }, meta) : null,
-      changed.has(panel) ? h('span', { class: 'rev-badge changed' }, 'changed in this revision') : null,
-      RESTORABLE.includes(panel)
+    const current = revision.rev === this.latest;
+    const arts = ws.artifacts || [];
+    replaceChildren($('#history-snapshot'), snapshotSections(ws, {
+      changed: new Set(revision.panels || []),
+      meta: { artifacts: arts.length ? 'kept by every restore' : '' },
+      extra: (panel) => (RESTORABLE.includes(panel)
         ? h('button', { type: 'button', class: 'button small', dataset: { restorePanel: panel }, disabled: current || this.app.readOnly },
           `Restore only the ${panel}`)
         : null),
-    body);
-
-    const objective = h('p', { class: `snap-objective${ws.objective ? '' : ' placeholder'}` }, ws.objective || 'No objective.');
-
-    let documentBody;
-    if (ws.document && ws.document.content) {
-      const view = h('div', { class: 'snap-document-view markdown' });
-      setSafeHtml(view, ws.document.html ?? '');
-      if (!ws.document.html) view.textContent = ws.document.content;
-      documentBody = h('div', {}, h('h5', { class: 'snap-document-title' }, ws.document.title || 'Document'), view);
-    } else {
-      documentBody = h('p', { class: 'empty' }, 'No document.');
-    }
-
-    const steps = ws.todos || [];
-    const plan = steps.length
-      ? h('ol', { class: 'snap-plan' }, steps.map((s) => {
-        const li = h('li', { class: s.done ? 'done' : '', dataset: { stepId: s.id, depth: s.depth || 0 } },
-          h('span', { class: 'snap-done', 'aria-label': s.done ? 'done' : 'not done', role: 'img' }, s.done ? '✓' : '○'),
-          h('span', { class: 'snap-step-text' }, s.text));
-        li.style.setProperty('--depth', String(s.depth || 0));
-        return li;
-      }))
-      : h('p', { class: 'empty' }, 'No plan.');
-
-    const prefs = ws.preferences || [];
-    const preferences = prefs.length
-      ? h('ul', { class: 'snap-preferences' }, prefs.map((p) => h('li', { dataset: { preferenceId: p.id }, class: p.locked ? 'locked' : '' },
-        h('span', { class: `pref-kind ${p.kind}` }, p.kind),
-        h('span', { class: 'snap-pref-body' },
-          h('span', { class: 'snap-pref-title' }, p.title),
-          p.subtitle ? h('span', { class: 'snap-pref-subtitle' }, p.subtitle) : null),
-        p.locked ? h('span', { class: 'snap-pref-locked' }, 'locked') : null)))
-      : h('p', { class: 'empty' }, 'No preferences.');
-
-    const arts = ws.artifacts || [];
-    const artifacts = arts.length
-      ? h('ul', { class: 'snap-artifacts' }, arts.map((a) => h('li', { dataset: { artifactId: a.id } },
-        h('span', { class: 'artifact-title' }, a.title || a.artifact_type),
-        h('span', { class: 'panel-meta' }, `${a.artifact_type} · turn ${a.turn_index}`))))
-      : h('p', { class: 'empty' }, 'No artifacts.');
-
-    replaceChildren($('#history-snapshot'),
-      section('objective', objective),
-      section('document', documentBody, ws.document && ws.document.version ? `v${ws.document.version}` : ''),
-      section('plan', plan, steps.length ? `${steps.filter((s) => s.done).length} of ${steps.length} done` : ''),
-      section('preferences', preferences),
-      section('artifacts', artifacts, arts.length ? 'kept by every restore' : ''));
+    }));
   }
 
   async restore(panels) {

@@ -2,6 +2,10 @@
 // accounts), opens a thread (from the URL), keeps every panel in sync with the thread's events
 // stream, reports the connection and model state, and shows what this person may do with the
 // open thread (sharing for its owner, a read-only page for a viewer).
+//
+// The same page serves two more modes, by its path: `/s/{entry_key}` is a study participant's
+// (participant.js walks it through the study and opens its one thread here, reduced to its
+// condition's panels), and `/studies…` is the researcher's Studies page (studies.js).
 
 import { ApiError, api, auth, report, threadPath, watchReachability, whenForbidden } from './api.js';
 import { ArtifactsPanel } from './artifacts.js';
@@ -13,11 +17,13 @@ import { ThreadEvents } from './events.js';
 import { HistoryPanel } from './history.js';
 import { ObjectivePanel } from './objective.js';
 import { PlanPanel } from './plan.js';
+import { ParticipantPage } from './participant.js';
 import { PreferencesPanel } from './preferences.js';
 import { SessionPanel } from './session.js';
 import { SuggestionsPanel } from './suggestions.js';
 import { ServersDialog } from './servers.js';
 import { ShareDialog } from './share.js';
+import { StudiesPage } from './studies.js';
 import { ThreadsPanel } from './threads.js';
 
 const LAST_THREAD = 'haico.lastThread';
@@ -30,6 +36,13 @@ const PANEL_SECTIONS = {
   artifacts: '#artifacts',
   suggestions: '#suggestions',
 };
+
+/** Which page this is, by its path: a study participant's, the researcher's studies, or the workspace. */
+function pageMode() {
+  if (/^\/s\/[^/]+\/?$/.test(location.pathname)) return 'participant';
+  if (/^\/studies(\/[^/]+)?\/?$/.test(location.pathname)) return 'studies';
+  return 'workspace';
+}
 
 /**
  * Reloads one panel at a time: a burst of events costs one request in flight plus one after,
@@ -69,9 +82,15 @@ class Reloader {
 
 class App {
   constructor() {
+    this.mode = pageMode();
     this.threadId = null;
     this.events = null;
     this.readOnly = false;
+    // A participant's page: the panels its condition shows (null: every panel).
+    this.shown = null;
+    // Told of every event of the open thread before the panels are (the participant page
+    // follows `study` and `done` events).
+    this.watcher = null;
     this.session = new SessionPanel();
     this.threads = new ThreadsPanel(this);
     this.preferences = new PreferencesPanel(this);
@@ -99,10 +118,17 @@ class App {
   async start() {
     drawStaticIcons();
     initBanner();
+    document.body.dataset.mode = this.mode;
     watchReachability(
       () => setBanner('offline', null),
       () => setBanner('offline', "Can't reach the haico server. Check that it is still running; this page reconnects by itself and nothing you typed is lost."),
     );
+    if (this.mode === 'participant') {
+      // No sign-in, thread list, server information or tools: a participant reaches only its
+      // own session and thread.
+      await new ParticipantPage(this).start();
+      return;
+    }
     $('#toggle-threads').addEventListener('click', () => {
       const open = document.body.classList.toggle('threads-open');
       $('#toggle-threads').setAttribute('aria-expanded', String(open));
@@ -110,6 +136,10 @@ class App {
     $('#export-thread').addEventListener('click', () => this.exportThread());
     // Signed in (or not needed) before anything else asks the server.
     await this.session.begin();
+    if (this.mode === 'studies') {
+      await new StudiesPage().start();
+      return;
+    }
     window.addEventListener('popstate', () => this.route(false));
     // A refused change: what this person may do changed (an owner made them a viewer).
     whenForbidden(() => { this.threads.load().catch(() => {}); });
@@ -181,7 +211,9 @@ class App {
     this.threadId = threadId;
     document.body.dataset.ready = 'false';
     document.body.classList.remove('threads-open');
-    try { localStorage.setItem(LAST_THREAD, threadId); } catch { /* ignore */ }
+    if (this.mode === 'workspace') {
+      try { localStorage.setItem(LAST_THREAD, threadId); } catch { /* ignore */ }
+    }
     const url = `/t/${encodeURIComponent(threadId)}`;
     if (push && location.pathname !== url) history.pushState({}, '', url);
     else if (replace && location.pathname !== url) history.replaceState({}, '', url);
@@ -200,6 +232,29 @@ class App {
       onOpen: () => this.syncer.request(),
       onState: (state) => this.setConnection(state),
     });
+  }
+
+  /**
+   * A participant's page shows only its condition's `panels` (none: a plain chat); the
+   * others are hidden and never asked for (the server would refuse them).
+   */
+  showOnly(panels) {
+    this.shown = new Set(panels);
+    for (const [panel, selector] of Object.entries(PANEL_SECTIONS)) {
+      if (panel !== 'suggestions') $(selector).hidden = !this.shown.has(panel);
+    }
+    const left = ['plan', 'preferences', 'artifacts'].some((p) => this.shown.has(p));
+    const centre = ['objective', 'document'].some((p) => this.shown.has(p));
+    $('.column.left').hidden = !left;
+    $('.column.centre').hidden = !centre;
+    document.body.classList.toggle('no-left', !left);
+    document.body.classList.toggle('no-centre', !centre);
+  }
+
+  /** Whether `panel` is on this page (suggestions live in the document). */
+  shows(panel) {
+    if (!this.shown) return true;
+    return this.shown.has(panel === 'suggestions' ? 'document' : panel);
   }
 
   /** The open thread as the threads list has it (`null` before the list is loaded). */
@@ -233,7 +288,7 @@ class App {
     if (readOnly === this.readOnly) return;
     this.readOnly = readOnly;
     document.body.classList.toggle('read-only', readOnly);
-    $('#view-only-note').hidden = !readOnly;
+    $('#view-only-note').hidden = !readOnly || this.mode !== 'workspace';
     if (readOnly) {
       this.objective.stopEdit();
       if (this.share.dialog.open) this.share.close();
@@ -294,7 +349,7 @@ class App {
     try {
       workspace = await api.get(threadPath(threadId, '/workspace?html=true'));
     } catch (err) {
-      if (err instanceof ApiError && err.status === 404) {
+      if (err instanceof ApiError && err.status === 404 && this.mode === 'workspace') {
         setBanner('error', 'This thread was deleted.');
         await this.route(false);
         return;
@@ -317,8 +372,10 @@ class App {
   }
 
   onEvent(name, data) {
+    this.watcher?.(name, data);
     if (name === 'workspace') {
       for (const panel of data.panels || []) {
+        if (!this.shows(panel)) continue;
         this.reloaders[panel]?.request();
         // An edit of the text can make an open suggestion stop applying, or change its diff.
         if (panel === 'document') this.reloaders.suggestions.request();
@@ -328,7 +385,7 @@ class App {
       this.compare.onWorkspace();
       return;
     }
-    if (name === 'artifact') this.reloaders.artifacts.request();
+    if (name === 'artifact' && this.shows('artifacts')) this.reloaders.artifacts.request();
     this.chat.onEvent(name, data);
   }
 }

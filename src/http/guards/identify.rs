@@ -9,6 +9,35 @@
 //! UI gets from `POST /api/session`. Browsers' `EventSource` cannot set headers, so the events
 //! stream also takes a token as `?access_token=` ([`TokenInQuery`], which that handler names).
 //!
+//! **A study participant** ([`crate::studies`]) acts by its token (`hsp_…`) or by the cookie
+//! its entry set ([`PARTICIPANT_COOKIE`]), and the two reach differently:
+//!
+//! - `Authorization: Bearer hsp_…` is the participant on every route, in every mode, before
+//!   anything else is looked at: outside its own thread it gets the participant's `404`. The
+//!   header is sent on purpose, so it is taken at its word.
+//! - The cookie is sent by the browser on its own, to every page of the server, for as long as
+//!   the browser runs. So it counts only where a participant belongs ([`CookieReach`]):
+//!   `/api/participant` and `/api/participant/…`, the entry routes `/api/s/{entry_key}/…`, and
+//!   the routes of **its own** thread (`/api/threads/{its thread}` and below: REST, chat,
+//!   events). Everywhere else, and with any `Authorization` header, the request is identified
+//!   as if it had no such cookie: the researcher who tried their own study's link in this
+//!   browser is still themselves on every other page. On its own thread's routes the cookie
+//!   comes before the session cookie and one-person mode's owner, so the participant's page
+//!   acts as the participant even in a browser that is also signed in, or on a one-person
+//!   server. A researcher (or one-person mode's owner) who opens that one thread in such a
+//!   browser is therefore its participant there — the panels of its condition, its changes
+//!   attributed to the participant while its clock runs — which is what trying one's own link
+//!   is for; every other thread, study and page stays theirs.
+//!
+//!   The cookie never widens anyone's access: where it counts it makes the request the
+//!   participant, whose reach is its own thread within its condition; where it does not, it
+//!   changes nothing. In accounts mode a participant's browser that goes elsewhere is then
+//!   anonymous (`401`). In one-person mode an anonymous request is the server's owner, so a
+//!   participant's browser could reach everything by going elsewhere — as any browser that can
+//!   reach a one-person server always could: that mode has no authentication at all, and a
+//!   study with outside participants needs accounts (or `HAICO_API_TOKEN`). The participant's
+//!   page itself calls only the routes above.
+//!
 //! **Before all that**, in every mode, the cross-site policy ([`super::origin`]) refuses a
 //! request addressed to a name the server does not answer to, one from another site's page,
 //! and a write whose body is not declared JSON; a write authenticated by the cookie must also
@@ -33,7 +62,7 @@ use super::origin::is_safe;
 use crate::{
     http::{ApiError, state::AppState},
     people::{Principal, Refusal},
-    studies::{PARTICIPANT_COOKIE, PARTICIPANT_TOKEN_PREFIX},
+    studies::{PARTICIPANT_COOKIE, PARTICIPANT_TOKEN_PREFIX, Participant},
 };
 
 /// The name of the web UI's session cookie.
@@ -142,7 +171,7 @@ async fn screen(state: &AppState, parts: &Parts) -> Result<Caller, Response> {
         .origins
         .check(parts)
         .map_err(IntoResponse::into_response)?;
-    match identify(state, &parts.headers).await {
+    match identify(state, &parts.headers, parts.uri.path()).await {
         Ok((principal, via)) => {
             // The browser adds the cookie by itself, so a change it signs must also show the
             // page it comes from (one from another site was refused above).
@@ -160,20 +189,28 @@ async fn screen(state: &AppState, parts: &Parts) -> Result<Caller, Response> {
     }
 }
 
-/// Who the request is: the holder of the bearer token when it sent one, else the session of
-/// its cookie.
-async fn identify(state: &AppState, headers: &HeaderMap) -> Result<(Principal, Via), Response> {
-    // A study participant's token or cookie is looked at first: even in one-person mode, a
-    // participant link must never act as the server's own person.
+/// Who the request to `path` is: a participant by its token (anywhere) or by its cookie (where
+/// the cookie reaches), else the holder of the bearer token when it sent one, else the session
+/// of its cookie.
+async fn identify(
+    state: &AppState,
+    headers: &HeaderMap,
+    path: &str,
+) -> Result<(Principal, Via), Response> {
+    // A study participant's token is looked at first: even in one-person mode, a participant
+    // must never act as the server's own person.
     if let Some(value) = headers.get(header::AUTHORIZATION)
         && let Some(token) = bearer(value)
         && token.starts_with(PARTICIPANT_TOKEN_PREFIX)
     {
         return by_token(state, token).await.map(|who| (who, Via::Token));
     }
+    // Its cookie only where a participant belongs (the module's documentation).
     if !headers.contains_key(header::AUTHORIZATION)
+        && let Some(reach) = CookieReach::of(path)
         && let Some(token) = cookie_value(headers, PARTICIPANT_COOKIE)
         && let Ok(Some(participant)) = state.studies().participant(&token).await
+        && reach.admits(&participant)
     {
         return Ok((Principal::Participant(Box::new(participant)), Via::Cookie));
     }
@@ -203,6 +240,42 @@ async fn identify(state: &AppState, headers: &HeaderMap) -> Result<(Principal, V
         };
     }
     Ok((Principal::Anonymous, Via::Nothing))
+}
+
+/// Where the participant cookie may identify a request (see the module's documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CookieReach<'a> {
+    /// `/api/participant`, `/api/participant/…` and `/api/s/…`: any participant's.
+    Participant,
+    /// `/api/threads/{id}` and below: only the participant of thread `id`.
+    Thread(&'a str),
+}
+
+impl<'a> CookieReach<'a> {
+    /// Where a request to `path` stands; `None` where the cookie does not count.
+    fn of(path: &'a str) -> Option<Self> {
+        if path == "/api/participant"
+            || path.starts_with("/api/participant/")
+            || path.starts_with("/api/s/")
+        {
+            return Some(CookieReach::Participant);
+        }
+        let id = path.strip_prefix("/api/threads/")?.split('/').next()?;
+        (!id.is_empty()).then_some(CookieReach::Thread(id))
+    }
+
+    /// Whether the cookie's `participant` is the request's caller here. A path's thread is
+    /// compared as sent: an id written another way (percent-encoded) is not its thread, so
+    /// the request is simply not the participant's.
+    fn admits(self, participant: &Participant) -> bool {
+        match self {
+            CookieReach::Participant => true,
+            CookieReach::Thread(id) => participant
+                .thread
+                .as_ref()
+                .is_some_and(|thread| thread.as_str() == id),
+        }
+    }
 }
 
 /// The holder of `token`: the administrator, or the person whose personal token it is.
@@ -331,6 +404,35 @@ mod tests {
         assert_eq!(parse("Basic abc"), None);
         assert_eq!(parse("Bearer"), None);
         assert_eq!(parse("Bearer "), None);
+    }
+
+    #[test]
+    fn the_participant_cookie_reaches_only_participant_routes() {
+        let reach = CookieReach::of;
+        assert_eq!(reach("/api/participant"), Some(CookieReach::Participant));
+        assert_eq!(
+            reach("/api/participant/start"),
+            Some(CookieReach::Participant)
+        );
+        assert_eq!(reach("/api/s/key/sessions"), Some(CookieReach::Participant));
+        assert_eq!(reach("/api/threads/t1"), Some(CookieReach::Thread("t1")));
+        assert_eq!(
+            reach("/api/threads/t1/events"),
+            Some(CookieReach::Thread("t1"))
+        );
+        for elsewhere in [
+            "/",
+            "/s/key",
+            "/studies",
+            "/api/participants",
+            "/api/threads",
+            "/api/threads/",
+            "/api/studies",
+            "/api/me",
+            "/mcp/t1",
+        ] {
+            assert_eq!(reach(elsewhere), None, "{elsewhere}");
+        }
     }
 
     #[test]

@@ -79,6 +79,12 @@ const TABLE: &[(&str, &str, Need)] = &[
     ("GET", "/", Need::Open),
     ("GET", "/t/{thread_id}", Need::Open),
     ("GET", "/assets/{*path}", Need::Open),
+    // The studies pages are the page's shell too: what they show comes from `/api/studies…`,
+    // which decides who sees what.
+    ("GET", "/studies", Need::Open),
+    ("GET", "/studies/{study_id}", Need::Open),
+    // A participant's page: open to anyone with the link; this walk's link leads nowhere (404).
+    ("GET", "/s/{entry_key}", Need::Open),
     ("GET", "/api/session", Need::Open),
     ("POST", "/api/session", Need::Open),
     ("DELETE", "/api/session", Need::Open),
@@ -502,6 +508,7 @@ fn success(method: &str, route: &str) -> u16 {
         ("POST", "/api/threads/{thread_id}/turns/{turn_index}/revert") => 409,
         ("POST", "/api/threads/{thread_id}/approvals/{call_id}") => 404,
         ("POST", "/api/s/{entry_key}/sessions") => 404,
+        ("GET", "/s/{entry_key}") => 404,
         ("GET", "/api/studies/{study_id}/sessions/{session_ref}/timeline") => 404,
         ("POST", "/api/studies" | "/api/studies/{study_id}/preview") => 201,
         ("POST", "/api/users" | "/api/threads" | "/api/threads/{thread_id}/fork")

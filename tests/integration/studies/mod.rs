@@ -4,6 +4,7 @@
 
 mod assignment;
 mod clock;
+mod cookie;
 mod data;
 mod design;
 mod participants;

@@ -121,4 +121,5 @@ mod layout;
 mod live;
 mod mcp;
 mod people;
+mod studies;
 mod suggestions;
