@@ -56,6 +56,22 @@ was already done. Call no other tool in this turn: call reply_to_user now with o
 sentences: what you changed, and what, if anything, the person must do (for example unlock a \
 preference).]";
 
+/// The note after a repeat of a call that failed or changed nothing: the same call cannot do
+/// more, so it points away from it. `repeated` says what was repeated
+/// ([`Repeat::for_person`](super::progress::Repeat::for_person)).
+pub fn repeat_note(repeated: &str, reply_tool: bool) -> String {
+    let answer = if reply_tool {
+        "call reply_to_user"
+    } else {
+        "answer the person"
+    };
+    format!(
+        "[Note from haico, not from the person: you called {repeated}. The same call cannot do \
+         more: do not make it again in this turn. Do what the request still needs with another \
+         tool, or {answer}.]"
+    )
+}
+
 /// Words that ask for a change to the workspace. A message with one of them, or one that is not
 /// a question, is a change request.
 const ACTION_WORDS: &[&str] = &[

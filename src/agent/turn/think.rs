@@ -136,7 +136,7 @@ impl Agent {
         // A note of the loop's for the next request only, read after the snapshot: a small
         // model follows the last thing it reads and copies its own earlier calls, so a note
         // buried before the snapshot loses to the call it just repeated (`turn-notes`).
-        let mut last_note: Option<&'static str> = None;
+        let mut last_note: Option<String> = None;
         loop {
             if cancel.is_cancelled() {
                 return Outcome::Cancelled;
@@ -156,7 +156,7 @@ impl Agent {
             }
             if let Some(note) = last_note.take() {
                 snapshot.push_str("\n\n");
-                snapshot.push_str(note);
+                snapshot.push_str(&note);
             }
             // Everything but the snapshot is what the previous request held, plus what this
             // turn added since: a provider's prompt cache keeps all of it.
@@ -241,6 +241,8 @@ impl Agent {
             let mut all_failed = true;
             let mut any_failed = false;
             let mut repeated_write = false;
+            // A repeat of a call that failed or changed nothing.
+            let mut repeated_other = false;
             // The reply, if the answer holds one: the workspace calls before it run first.
             let mut replied: Option<ToolCallRequest> = None;
             for call in calls {
@@ -274,6 +276,7 @@ impl Agent {
                     (Self::refuse_call(runtime, &tools, &call, at).await, false)
                 };
                 repeated_write |= repeat;
+                repeated_other |= !repeat && record.failure == Some(FailureKind::Repeated);
                 all_failed &= !record.envelope.success;
                 any_failed |= !record.envelope.success;
                 messages.push(ChatMessage::tool(
@@ -335,11 +338,16 @@ impl Agent {
                     second_ask::ANSWER_NOTE
                 };
                 if aids.turn_notes {
-                    last_note = Some(note);
+                    last_note = Some(note.to_string());
                 } else {
                     messages.push(ChatMessage::user(note));
                 }
                 continue;
+            }
+            if repeated_other && aids.turn_notes {
+                last_note = made
+                    .last_error()
+                    .map(|repeated| second_ask::repeat_note(repeated, aids.reply_tool));
             }
             if made.round_ended(all_failed) {
                 return Outcome::NoProgress(made.last_error().unwrap_or_default().to_string());

@@ -418,6 +418,50 @@ backend_tests! {
         setup.cleanup().await;
     }
 
+    async fn a_repeat_that_changed_nothing_is_pointed_elsewhere_last(engine) {
+        let reply = |message: &str| call("reply_to_user", json!({"message": message}));
+        let nothing = || {
+            call(
+                "update_preferences",
+                json!({"action_and_reasoning": "Fixing the name.",
+                       "updates": [{"index": 1, "title": "John"}]}),
+            )
+        };
+        let setup = with_aids(
+            engine,
+            "turn-notes,reply-tool".parse().unwrap(),
+            vec![
+                Script::tool_calls(vec![nothing()]),
+                Script::tool_calls(vec![nothing()]),
+                Script::tool_calls(vec![reply("There are no preferences to change.")]),
+            ],
+        )
+        .await;
+        setup.server.create_thread("t").await;
+        let frames = whole_turn(setup.chat("t", "It's John, not Jon").await).await;
+        let steps = named(&frames, "step");
+        assert_eq!(steps.len(), 2);
+        assert_step(steps[1], "update_preferences", 1, false);
+        let bodies = bodies(&setup);
+        assert_eq!(bodies.len(), 3);
+        let last = last_text(&bodies[2]);
+        let (_, after) = last.split_once("</this_turn>").unwrap();
+        assert!(
+            after.contains("you called update_preferences once more with the same arguments")
+                && after.contains("index 1 is out of range")
+                && after.contains("do not make it again")
+                && after.contains("or call reply_to_user"),
+            "{last}"
+        );
+        // The note is for that request only; the first request had none.
+        assert!(!last_text(&bodies[1]).contains("[Note from haico"));
+        assert_eq!(
+            named(&frames, "message")[0].data["content"],
+            json!("There are no preferences to change.")
+        );
+        setup.cleanup().await;
+    }
+
     async fn a_reply_that_keeps_failing_ends_the_turn_with_why(engine) {
         let setup = with_aids(
             engine,
