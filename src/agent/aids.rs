@@ -131,19 +131,10 @@ fn shown_in_snapshot(tool: &str) -> bool {
 /// last; `append_to_document` writes a new document and `edit_document` changes one, so the
 /// rewrite is the one tool a small model is better without.
 ///
-/// `edit_document` leads the list: a small model leans toward the tools it reads first, and a
-/// fix sent to the wrong tool changes nothing or the wrong panel (asked to fix two words in
-/// meeting notes, the evaluation's model called `update_preferences` on an empty list; with
-/// `edit_document` first it made the two edits).
+/// The order is the full set's: moving `edit_document` first sent one fix to the right tool
+/// but turned other tasks' first calls to wrong ones (docs/EVAL.md, R4).
 pub fn compact(definitions: &mut Vec<ToolDefinition>) {
     definitions.retain(|tool| !shown_in_snapshot(&tool.name) && tool.name != "update_document");
-    if let Some(at) = definitions
-        .iter()
-        .position(|tool| tool.name == "edit_document")
-    {
-        let edit = definitions.remove(at);
-        definitions.insert(0, edit);
-    }
 }
 
 #[cfg(test)]
@@ -173,17 +164,6 @@ mod tests {
         compact(&mut tools);
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["edit_document", "add_todos", "get_artifact"]);
-        let mut tools: Vec<ToolDefinition> =
-            ["append_to_document", "set_objective", "edit_document"]
-                .into_iter()
-                .map(tool)
-                .collect();
-        compact(&mut tools);
-        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-        assert_eq!(
-            names,
-            ["edit_document", "append_to_document", "set_objective"]
-        );
         let head = crate::agent::prompt::instructions_for(Aids::ALL);
         assert!(!head.contains("update_document"), "{head}");
         assert!(head.contains("reply_to_user") && head.contains("Examples"));
