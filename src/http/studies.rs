@@ -369,7 +369,10 @@ async fn study_members(
     Authorized(state, _): Authorized<UseServer>,
     Path(StudyPath { study_id }): Path<StudyPath>,
 ) -> Result<axum::Json<Vec<Member>>, StudyFailure> {
-    let members = state.studies().members(state.principal(), &study_id).await?;
+    let members = state
+        .studies()
+        .members(state.principal(), &study_id)
+        .await?;
     Ok(axum::Json(wire::list(members)))
 }
 

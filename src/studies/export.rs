@@ -12,8 +12,7 @@ use futures::{StreamExt, TryStreamExt};
 use serde_json::{Map, Value, json};
 
 use super::{
-    Design, Studies, StudyError, design_of, measures, measures::Measures,
-    pseudonym::pseudonym,
+    Design, Studies, StudyError, design_of, measures, measures::Measures, pseudonym::pseudonym,
 };
 use crate::{
     ThreadId,
