@@ -1,7 +1,8 @@
 //! `/api/studies…`: a researcher's studies (issue 42, SPEC §14): design, open, close, delete,
-//! previews, and the data (sessions, summary, exports, a session's timeline). Only a study's
-//! owner and administrators see it; for anyone else it does not exist (`404`). The rules are
-//! `crate::studies`'; this module translates.
+//! previews, members, and the data (sessions, summary, exports, a session's timeline). A
+//! study's owner, its members and administrators see it; for anyone else it does not exist
+//! (`404`); a member whose role is too little for a route gets `403` (`studies/members.rs`
+//! has the rule). The rules are `crate::studies`'; this module translates.
 
 use axum::{
     http::{StatusCode, header},
@@ -18,6 +19,7 @@ use super::{
     extract::{AnyJson, Json, Path},
     schema::{BodyErrors, ErrorBody, PathErrors},
     state::AppState,
+    wire::{self, Member},
 };
 use crate::studies::{StudyChange, StudyError, StudyView};
 
@@ -28,6 +30,8 @@ pub(super) fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(open_study))
         .routes(routes!(close_study))
         .routes(routes!(preview_study))
+        .routes(routes!(study_members, add_study_member))
+        .routes(routes!(change_study_member, remove_study_member))
         .merge(super::study_data::router())
 }
 
@@ -102,6 +106,7 @@ pub(super) fn study_json(view: &StudyView) -> Value {
     out.insert("id".into(), json!(view.row.id));
     out.insert("status".into(), json!(view.row.status));
     out.insert("owner".into(), json!(view.row.owner));
+    out.insert("role".into(), json!(view.role.as_str()));
     out.insert("created_at".into(), json!(view.row.created_at));
     out.insert(
         "entry_url".into(),
@@ -141,7 +146,7 @@ async fn create_study(
     get,
     path = "/api/studies",
     tag = "studies",
-    summary = "The studies the caller owns (all of them for an administrator)",
+    summary = "The studies the caller owns or is a member of, each with the caller's `role` (all of them for an administrator)",
     responses(UseServer, (status = 200, description = "Newest first", body = Vec<Object>)),
 )]
 async fn list_studies(
@@ -181,6 +186,7 @@ async fn get_study(
         UseServer,
         (status = 200, description = "The study as changed", body = Object),
         PathErrors,
+        (status = 403, description = "The caller is the study's viewer", body = ErrorBody),
         (status = 409, description = "The design is frozen (the study is open or closed)", body = ErrorBody),
         BodyErrors,
     ),
@@ -223,7 +229,8 @@ async fn change_study(
     summary = "Delete a study with its sessions and their threads",
     params(StudyPath),
     responses(UseServer, (status = 204, description = "Deleted"),
-              PathErrors),
+              PathErrors,
+              (status = 403, description = "The caller is a member, not the owner", body = ErrorBody)),
 )]
 async fn delete_study(
     Authorized(state, _): Authorized<UseServer>,
@@ -241,6 +248,7 @@ async fn delete_study(
     params(StudyPath),
     responses(UseServer, (status = 200, description = "The open study", body = Object),
               PathErrors,
+              (status = 403, description = "The caller is the study's viewer", body = ErrorBody),
               (status = 409, description = "The study is not a draft", body = ErrorBody)),
 )]
 async fn open_study(
@@ -262,6 +270,7 @@ async fn open_study(
     params(StudyPath),
     responses(UseServer, (status = 200, description = "The closed study", body = Object),
               PathErrors,
+              (status = 403, description = "The caller is the study's viewer", body = ErrorBody),
               (status = 409, description = "The study is not open", body = ErrorBody)),
 )]
 async fn close_study(
@@ -292,6 +301,7 @@ struct PreviewBody {
     request_body(content = PreviewBody, content_type = "application/json"),
     responses(UseServer, (status = 201, description = "`{session, participant_token, status}`", body = Object),
               PathErrors,
+              (status = 403, description = "The caller is the study's viewer", body = ErrorBody),
               BodyErrors),
 )]
 async fn preview_study(
@@ -313,11 +323,147 @@ async fn preview_study(
     ))
 }
 
+/// A member of a study in the path.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Path)]
+struct StudyMemberPath {
+    /// The study's id.
+    study_id: String,
+    /// The account's name.
+    name: String,
+}
+
+/// Body of `POST …/members`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+struct NewStudyMember {
+    /// The account's name.
+    name: String,
+    /// `viewer` (reads the study and its pseudonymised data) or `editor` (also changes, opens
+    /// and closes it, and makes previews).
+    role: String,
+}
+
+/// Body of `PATCH …/members/{name}`.
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+struct StudyMemberRole {
+    /// `viewer` or `editor`.
+    role: String,
+}
+
+#[utoipa::path(
+    get,
+    path = "/api/studies/{study_id}/members",
+    tag = "studies",
+    summary = "Whom the study is shared with (its owner and administrators)",
+    params(StudyPath),
+    responses(
+        UseServer,
+        (status = 200, description = "The owner first (when it has one), then editors and viewers, by name", body = Vec<Member>),
+        PathErrors,
+        (status = 403, description = "The caller is a member, not the owner", body = ErrorBody),
+    ),
+)]
+async fn study_members(
+    Authorized(state, _): Authorized<UseServer>,
+    Path(StudyPath { study_id }): Path<StudyPath>,
+) -> Result<axum::Json<Vec<Member>>, StudyFailure> {
+    let members = state
+        .studies()
+        .members(state.principal(), &study_id)
+        .await?;
+    Ok(axum::Json(wire::list(members)))
+}
+
+#[utoipa::path(
+    post,
+    path = "/api/studies/{study_id}/members",
+    tag = "studies",
+    summary = "Share the study with a person as viewer or editor",
+    params(StudyPath),
+    request_body(content = NewStudyMember, content_type = "application/json"),
+    responses(
+        UseServer,
+        (status = 201, description = "The study's members now", body = Vec<Member>),
+        PathErrors,
+        BodyErrors,
+        (status = 403, description = "The caller is a member, not the owner", body = ErrorBody),
+        (status = 409, description = "The person is a member already (`PATCH` changes a role)", body = ErrorBody),
+    ),
+)]
+async fn add_study_member(
+    Authorized(state, _): Authorized<UseServer>,
+    Path(StudyPath { study_id }): Path<StudyPath>,
+    Json(body): Json<NewStudyMember>,
+) -> Result<(StatusCode, axum::Json<Vec<Member>>), StudyFailure> {
+    let members = state
+        .studies()
+        .add_member(state.principal(), &study_id, &body.name, &body.role)
+        .await?;
+    state.people().study_members_changed();
+    Ok((StatusCode::CREATED, axum::Json(wire::list(members))))
+}
+
+#[utoipa::path(
+    patch,
+    path = "/api/studies/{study_id}/members/{name}",
+    tag = "studies",
+    summary = "Change a member's role",
+    params(StudyMemberPath),
+    request_body(content = StudyMemberRole, content_type = "application/json"),
+    responses(
+        UseServer,
+        (status = 200, description = "The study's members now", body = Vec<Member>),
+        PathErrors,
+        BodyErrors,
+        (status = 403, description = "The caller is a member, not the owner", body = ErrorBody),
+    ),
+)]
+async fn change_study_member(
+    Authorized(state, _): Authorized<UseServer>,
+    Path(path): Path<StudyMemberPath>,
+    Json(body): Json<StudyMemberRole>,
+) -> Result<axum::Json<Vec<Member>>, StudyFailure> {
+    let members = state
+        .studies()
+        .change_member(state.principal(), &path.study_id, &path.name, &body.role)
+        .await?;
+    state.people().study_members_changed();
+    Ok(axum::Json(wire::list(members)))
+}
+
+#[utoipa::path(
+    delete,
+    path = "/api/studies/{study_id}/members/{name}",
+    tag = "studies",
+    summary = "Stop sharing the study with a person",
+    params(StudyMemberPath),
+    responses(
+        UseServer,
+        (status = 200, description = "The study's members now", body = Vec<Member>),
+        PathErrors,
+        (status = 403, description = "The caller is a member, not the owner", body = ErrorBody),
+    ),
+)]
+async fn remove_study_member(
+    Authorized(state, _): Authorized<UseServer>,
+    Path(path): Path<StudyMemberPath>,
+) -> Result<axum::Json<Vec<Member>>, StudyFailure> {
+    let members = state
+        .studies()
+        .remove_member(state.principal(), &path.study_id, &path.name)
+        .await?;
+    state.people().study_members_changed();
+    Ok(axum::Json(wire::list(members)))
+}
+
 /// `?pseudonymise=` of the export.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub(super) struct ExportQuery {
-    /// `false`: participant ids and parameters as given (the study's owner only).
+    /// `false`: participant ids and parameters as given (the study's owner only, not its
+    /// members).
     #[serde(default)]
     pub(super) pseudonymise: Option<bool>,
 }

@@ -1,6 +1,7 @@
 //! A study's data over HTTP: its sessions with their measures, the per-condition summary, the
 //! `haico-study/1` export (pseudonymised unless its owner asks otherwise), the sessions as CSV
-//! and a session's timeline for replay. Only the study's owner and administrators see them.
+//! and a session's timeline for replay. Every member of the study (any role), its owner and
+//! administrators read them; the raw export stays the owner's.
 
 use axum::response::Response;
 use serde::Deserialize;

@@ -235,6 +235,12 @@ impl People {
         self.changed();
     }
 
+    /// A study's members changed: they read its participants' threads, so what was remembered
+    /// about those goes, here and in the other processes, and open streams check again.
+    pub fn study_members_changed(&self) {
+        self.changed();
+    }
+
     /// This process changed accounts or sharing: as [`Self::changed_elsewhere`], and the other
     /// processes are told.
     fn changed(&self) {

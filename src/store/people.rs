@@ -225,16 +225,21 @@ impl PeopleRepo<'_> {
         Ok(())
     }
 
-    /// The thread's owner id (`Some(None)`: no owner) and `user`'s membership role in it;
-    /// `None` when the thread does not exist.
+    /// The thread's owner id (`Some(None)`: no owner) and `user`'s membership role in it
+    /// (`viewer` for a member of the study whose participant's thread it is); `None` when the
+    /// thread does not exist.
     pub async fn thread_access(
         &mut self,
         thread_id: &ThreadId,
         user: i64,
     ) -> Result<Option<(Option<i64>, Option<String>)>, StoreError> {
+        // A member of a study (any role) reads its participants' threads as its owner does;
+        // that they never change them is the HTTP layer's rule for every researcher.
         let row: Option<(Option<i64>, Option<String>)> = self
             .fetch_optional(
-                "SELECT t.owner_id, m.role FROM threads t \
+                "SELECT t.owner_id, COALESCE(m.role, (SELECT 'viewer' FROM study_sessions ss \
+                 JOIN study_members sm ON sm.study_id = ss.study_id \
+                 WHERE ss.thread_id = t.id AND sm.user_id = $2 LIMIT 1)) FROM threads t \
                  LEFT JOIN thread_members m ON m.thread_id = t.id AND m.user_id = $2 \
                  WHERE t.id = $1",
                 &params![thread_id, user],

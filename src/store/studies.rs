@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 
 use super::repository::repository;
 use super::{
-    Backend, Context, StoreError,
+    Backend, Context, Member, StoreError,
     query::{params, row_shape},
     repository::now,
 };
@@ -220,15 +220,107 @@ impl StudiesRepo<'_> {
             .context("reading a study by its entry key")
     }
 
-    /// Every study, newest first; only `owner`'s when given.
-    pub async fn list_studies(&mut self, owner: Option<i64>) -> Result<Vec<StudyRow>, StoreError> {
+    /// Every study, newest first; when `user` is given, only those it owns or is a member of.
+    pub async fn list_studies(&mut self, user: Option<i64>) -> Result<Vec<StudyRow>, StoreError> {
         let sql = format!(
-            "{} WHERE ($1 IS NULL OR s.owner_id = $1) ORDER BY s.created_at DESC, s.id",
+            "{} WHERE ($1 IS NULL OR s.owner_id = $1 OR EXISTS (SELECT 1 FROM study_members \
+             AS m WHERE m.study_id = s.id AND m.user_id = $1)) \
+             ORDER BY s.created_at DESC, s.id",
             study_select()
         );
-        self.fetch_all(&sql, &params![owner])
+        self.fetch_all(&sql, &params![user])
             .await
             .context("listing studies")
+    }
+
+    /// `user`'s role as a member of the study (`editor` or `viewer`), when it is one.
+    pub async fn member_role(
+        &mut self,
+        study_id: &str,
+        user: i64,
+    ) -> Result<Option<String>, StoreError> {
+        let row: Option<(String,)> = self
+            .fetch_optional(
+                "SELECT role FROM study_members WHERE study_id = $1 AND user_id = $2",
+                &params![study_id, user],
+            )
+            .await
+            .context("reading a study member's role")?;
+        Ok(row.map(|(role,)| role))
+    }
+
+    /// The studies `user` is a member of, with its role in each.
+    pub async fn member_roles(&mut self, user: i64) -> Result<Vec<(String, String)>, StoreError> {
+        self.fetch_all(
+            "SELECT study_id, role FROM study_members WHERE user_id = $1",
+            &params![user],
+        )
+        .await
+        .context("listing a person's study roles")
+    }
+
+    /// The study's owner (first, when it has one) and members, by name, as threads list them.
+    pub async fn members(&mut self, study_id: &str) -> Result<Vec<Member>, StoreError> {
+        self.fetch_all(
+            "SELECT name, role FROM ( \
+                     SELECT u.name AS name, 'owner' AS role FROM studies s \
+                     JOIN users u ON u.id = s.owner_id WHERE s.id = $1 \
+                     UNION ALL \
+                     SELECT u.name AS name, m.role AS role FROM study_members m \
+                     JOIN users u ON u.id = m.user_id WHERE m.study_id = $1) AS x \
+                 ORDER BY CASE role WHEN 'owner' THEN 0 WHEN 'editor' THEN 1 ELSE 2 END, name",
+            &params![study_id],
+        )
+        .await
+        .context("listing a study's members")
+    }
+
+    /// Adds `user` to the study as `role`; `false` when it is a member already (nothing
+    /// changes then: a role is changed by [`Self::set_member_role`], on purpose).
+    pub async fn add_member(
+        &mut self,
+        study_id: &str,
+        user: i64,
+        role: &str,
+    ) -> Result<bool, StoreError> {
+        let added = self
+            .execute(
+                "INSERT INTO study_members (study_id, user_id, role, added_at) \
+                 VALUES ($1, $2, $3, $4) ON CONFLICT (study_id, user_id) DO NOTHING",
+                &params![study_id, user, role, now()],
+            )
+            .await
+            .context("adding a study member")?;
+        Ok(added > 0)
+    }
+
+    /// Changes a member's role; `false` when `user` is no member of the study.
+    pub async fn set_member_role(
+        &mut self,
+        study_id: &str,
+        user: i64,
+        role: &str,
+    ) -> Result<bool, StoreError> {
+        let changed = self
+            .execute(
+                "UPDATE study_members SET role = $3 WHERE study_id = $1 AND user_id = $2",
+                &params![study_id, user, role],
+            )
+            .await
+            .context("changing a study member's role")?;
+        Ok(changed > 0)
+    }
+
+    /// Removes `user` from the study's members; whether it was one.
+    pub async fn remove_member(&mut self, study_id: &str, user: i64) -> Result<bool, StoreError> {
+        let removed = self
+            .execute(
+                "DELETE FROM study_members WHERE study_id = $1 AND user_id = $2",
+                &params![study_id, user],
+            )
+            .await
+            .context("removing a study member")?;
+        Ok(removed > 0)
     }
 
     /// Replaces a draft's title and design; `false` when it is no longer a draft.

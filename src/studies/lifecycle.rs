@@ -1,14 +1,14 @@
 //! A study's life: made as a draft (its design checked whole, nothing stored on a fault),
 //! changed while a draft, opened (the design frozen; recruiting and targets stay editable),
-//! closed, deleted. Only its owner and administrators see a study; for anyone else it does not
-//! exist.
+//! closed, deleted. Its owner, its members (`members.rs`) and administrators see a study; for
+//! anyone else it does not exist.
 
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
 use super::{
-    Design, Studies, StudyError, design,
+    Design, Studies, StudyError, StudyRole, design,
     design::{DesignError, KnownTools},
     design_of, random_text,
 };
@@ -46,6 +46,8 @@ pub struct StudyView {
     pub conditions: Vec<ConditionRow>,
     /// Sessions (previews aside) by status.
     pub by_status: BTreeMap<String, i64>,
+    /// What the caller may do with it.
+    pub role: StudyRole,
 }
 
 /// What a `PATCH` of a study may change.
@@ -128,25 +130,19 @@ impl Studies {
         self.view(principal, &id).await
     }
 
-    /// The study `id` as `principal` may see it: its owner's and administrators'; for anyone
-    /// else it does not exist.
+    /// The study `id` when `principal` may read it (any role); for anyone else it does not
+    /// exist.
     pub async fn study(&self, principal: &Principal, id: &str) -> Result<StudyRow, StudyError> {
-        let mut repo = self.db.autocommit_read().await?;
-        let found = repo.studies().study(id).await;
-        let _ = repo.rollback().await;
-        match found? {
-            Some(row) if may_see(principal, &row) => Ok(row),
-            _ => Err(StudyError::NotFound(format!("study `{id}` does not exist"))),
-        }
+        Ok(self.study_as(principal, id, StudyRole::Viewer).await?.0)
     }
 
     /// The study with its design and counts.
     pub async fn view(&self, principal: &Principal, id: &str) -> Result<StudyView, StudyError> {
-        let row = self.study(principal, id).await?;
-        self.view_of(row).await
+        let (row, role) = self.study_as(principal, id, StudyRole::Viewer).await?;
+        self.view_of(row, role).await
     }
 
-    async fn view_of(&self, row: StudyRow) -> Result<StudyView, StudyError> {
+    async fn view_of(&self, row: StudyRow, role: StudyRole) -> Result<StudyView, StudyError> {
         let design = design_of(&row)?;
         let mut repo = self.db.begin_read().await?;
         let read = async {
@@ -162,22 +158,40 @@ impl Studies {
             design,
             conditions,
             by_status: count_statuses(&sessions),
+            role,
         })
     }
 
-    /// The studies `principal` may see, newest first.
+    /// The studies `principal` may see (owns, or is a member of), newest first, each with
+    /// the caller's role.
     pub async fn list(&self, principal: &Principal) -> Result<Vec<StudyView>, StudyError> {
-        let owner = match principal {
+        let user = match principal {
             _ if principal.is_admin() => None,
             Principal::User(user) => Some(user.id),
             _ => return Ok(Vec::new()),
         };
-        let mut repo = self.db.autocommit_read().await?;
-        let rows = repo.studies().list_studies(owner).await;
+        let mut repo = self.db.begin_read().await?;
+        let read = async {
+            let rows = repo.studies().list_studies(user).await?;
+            let roles = match user {
+                Some(user) => repo.studies().member_roles(user).await?,
+                None => Vec::new(),
+            };
+            Ok::<_, StudyError>((rows, roles))
+        }
+        .await;
         let _ = repo.rollback().await;
+        let (rows, roles) = read?;
+        let roles: std::collections::HashMap<String, String> = roles.into_iter().collect();
         let mut views = Vec::new();
-        for row in rows? {
-            views.push(self.view_of(row).await?);
+        for row in rows {
+            let role = match (user, roles.get(&row.id).map(String::as_str)) {
+                (None, _) => StudyRole::Owner,
+                (Some(user), _) if row.owner_id == Some(user) => StudyRole::Owner,
+                (_, Some("editor")) => StudyRole::Editor,
+                _ => StudyRole::Viewer,
+            };
+            views.push(self.view_of(row, role).await?);
         }
         Ok(views)
     }
@@ -190,7 +204,7 @@ impl Studies {
         id: &str,
         change: StudyChange,
     ) -> Result<StudyView, StudyError> {
-        let row = self.study(principal, id).await?;
+        let (row, _) = self.study_as(principal, id, StudyRole::Editor).await?;
         let mut value: Value = serde_json::from_str(&row.design)
             .map_err(|err| StudyError::Internal(format!("a stored design does not read: {err}")))?;
         if !change.design.is_empty() {
@@ -277,7 +291,7 @@ impl Studies {
         from: &'static str,
         to: &'static str,
     ) -> Result<StudyView, StudyError> {
-        let row = self.study(principal, id).await?;
+        let (row, _) = self.study_as(principal, id, StudyRole::Editor).await?;
         let study = row.id.clone();
         let moved = in_write(self, |tx| {
             Box::pin(async move { Ok(tx.studies().move_status(&study, from, to).await?) })
@@ -294,7 +308,7 @@ impl Studies {
 
     /// Deletes the study, its sessions and their threads.
     pub async fn delete(&self, principal: &Principal, id: &str) -> Result<(), StudyError> {
-        let row = self.study(principal, id).await?;
+        let (row, _) = self.study_as(principal, id, StudyRole::Owner).await?;
         let mut repo = self.db.autocommit_read().await?;
         let sessions = repo.studies().sessions(&row.id).await;
         let _ = repo.rollback().await;
@@ -317,14 +331,6 @@ impl Studies {
         }
         Ok(())
     }
-}
-
-/// Whether `principal` may see the study `row`: its owner and administrators.
-pub(super) fn may_see(principal: &Principal, row: &StudyRow) -> bool {
-    principal.is_admin()
-        || principal
-            .user()
-            .is_some_and(|user| row.owner_id == Some(user.id))
 }
 
 /// How many sessions (previews aside) are in each status.

@@ -7,7 +7,8 @@
 //!
 //! This module holds the rules; `http/studies.rs` and `http/participant.rs` only translate.
 //! - `design.rs`: what a design may say, every refusal naming its path;
-//! - `lifecycle.rs`: create, change, open, close, delete a study; who may see it;
+//! - `lifecycle.rs`: create, change, open, close, delete a study;
+//! - `members.rs`: who may do what with a study (owner, editors, viewers), its members;
 //! - `participants.rs`: entering, consent and balanced assignment, Start, Finish, withdraw;
 //! - `access.rs`: what a participant's token reaches (its own thread, within its condition);
 //! - `clock.rs`: the deadline, enforced by the server with no browser open;
@@ -21,6 +22,7 @@ pub mod design;
 pub mod export;
 mod lifecycle;
 pub mod measures;
+mod members;
 mod participants;
 mod policy;
 pub mod pseudonym;
@@ -38,6 +40,7 @@ use chrono::{DateTime, Utc};
 
 pub use design::{Design, DesignError};
 pub use lifecycle::{StudyChange, StudyView};
+pub use members::StudyRole;
 pub use participants::{Entered, ParticipantView};
 pub use policy::ConditionPolicies;
 

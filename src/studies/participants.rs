@@ -519,7 +519,9 @@ impl Studies {
         study_id: &str,
         condition: &str,
     ) -> Result<Entered, StudyError> {
-        let study = self.study(principal, study_id).await?;
+        let (study, _) = self
+            .study_as(principal, study_id, super::StudyRole::Editor)
+            .await?;
         let design = design_of(&study)?;
         if design.condition(condition).is_none() {
             return Err(StudyError::Invalid(format!(

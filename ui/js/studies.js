@@ -1,6 +1,6 @@
-// The researcher's Studies page (issue 42): `/studies` lists the caller's studies with their
-// status and counts and designs a new one (a JSON editor with inline validation);
-// `/studies/{id}` is one study (study-view.js).
+// The researcher's Studies page (issue 42): `/studies` lists the caller's studies (and those
+// shared with them, marked with their role) with their status and counts and designs a new
+// one (a JSON editor with inline validation); `/studies/{id}` is one study (study-view.js).
 
 import { api, report } from './api.js';
 import { DesignEditor } from './design-editor.js';
@@ -64,7 +64,8 @@ export class StudiesPage {
     replaceChildren($('#studies-rows'), studies.map((study) => {
       const total = Object.values(study.counts?.by_status || {}).reduce((a, b) => a + b, 0);
       return h('tr', { dataset: { studyId: study.id, status: study.status } },
-        h('td', {}, h('a', { class: 'study-row-link', href: `/studies/${encodeURIComponent(study.id)}` }, study.title)),
+        h('td', {}, h('a', { class: 'study-row-link', href: `/studies/${encodeURIComponent(study.id)}` }, study.title),
+          study.role && study.role !== 'owner' ? h('span', { class: 'panel-meta study-role' }, ` ${study.role} · ${study.owner ?? ''}`) : null),
         h('td', {}, h('span', { class: 'study-status', dataset: { status: study.status } }, study.status)),
         h('td', {}, String(study.conditions.length)),
         h('td', { class: 'study-row-sessions', title: statusCounts(study.counts?.by_status) }, `${total} (${statusCounts(study.counts?.by_status)})`),

@@ -1,12 +1,15 @@
 // One study for its researcher (`/studies/{id}`): status with Open / Close / Delete, the
 // recruit link with Prolific's placeholders, the conditions as cards (each with a preview and,
 // once open, whether it still recruits), the design (editable while a draft, with inline
-// validation), and the data (study-data.js) with each session's replay (replay.js).
+// validation), the data (study-data.js) with each session's replay (replay.js), and its
+// members (study-members.js). What is offered follows the caller's `role`: a viewer gets the
+// study to read, an editor also its buttons, the owner also Delete and the members.
 
 import { ApiError, api, report } from './api.js';
 import { DesignEditor } from './design-editor.js';
 import { $, confirmDialog, h, replaceChildren } from './dom.js';
 import { StudyData } from './study-data.js';
+import { StudyMembers } from './study-members.js';
 
 /** The design's own fields (what `PATCH` may replace); the rest of a study is the server's. */
 const DESIGN_FIELDS = ['title', 'task', 'consent', 'entry', 'assignment', 'limits', 'completion', 'conditions'];
@@ -31,6 +34,7 @@ export class StudyView {
     this.study = null;
     this.editor = new DesignEditor('#study-design', '#study-design-error');
     this.data = new StudyData(id);
+    this.members = new StudyMembers(id);
   }
 
   path(rest = '') { return `/api/studies/${encodeURIComponent(this.id)}${rest}`; }
@@ -56,6 +60,7 @@ export class StudyView {
       return;
     }
     this.data.start(() => this.study?.status === 'open');
+    this.members.start(this.study);
   }
 
   say(text) {
@@ -71,8 +76,11 @@ export class StudyView {
     const status = $('#study-status');
     status.textContent = study.status;
     status.dataset.status = study.status;
-    $('#study-open').hidden = study.status !== 'draft';
-    $('#study-close').hidden = study.status !== 'open';
+    // The server refuses what the role does not allow anyway; this only leaves it unoffered.
+    const edits = study.role !== 'viewer';
+    $('#study-open').hidden = !edits || study.status !== 'draft';
+    $('#study-close').hidden = !edits || study.status !== 'open';
+    $('#study-delete').hidden = study.role !== 'owner';
     $('#study-link').value = recruitLink(study);
     $('#study-link-note').textContent = {
       draft: 'Participants get “not found” from this link until the study is opened. Prolific fills in the {{%…%}} placeholders; other platforms have their own.',
@@ -81,20 +89,26 @@ export class StudyView {
     }[study.status] || '';
     this.renderConditions(study);
     const design = Object.fromEntries(DESIGN_FIELDS.filter((f) => f in study).map((f) => [f, study[f]]));
-    this.editor.set(design, { readOnly: study.status !== 'draft' });
-    $('#study-design-save').hidden = study.status !== 'draft';
-    $('#study-design-note').textContent = study.status === 'draft'
-      ? 'Change the design as JSON and save; a fault is shown next to its field and nothing is stored until it is valid.'
-      : 'The design is frozen since the study opened (only recruiting per condition still changes).';
+    this.editor.set(design, { readOnly: !edits || study.status !== 'draft' });
+    $('#study-design-save').hidden = !edits || study.status !== 'draft';
+    $('#study-design-note').textContent = !edits
+      ? 'You may read this study but not change it: ask its owner to make you an editor.'
+      : study.status === 'draft'
+        ? 'Change the design as JSON and save; a fault is shown next to its field and nothing is stored until it is valid.'
+        : 'The design is frozen since the study opened (only recruiting per condition still changes).';
   }
 
   renderConditions(study) {
     const counted = study.counts?.by_condition || {};
+    const edits = study.role !== 'viewer';
     replaceChildren($('#study-conditions'), study.conditions.map((c) => {
-      const preview = h('button', { type: 'button', class: 'button small condition-preview', dataset: { condition: c.key } }, 'Preview');
-      preview.addEventListener('click', () => this.preview(c.key, preview));
+      let preview = null;
+      if (edits) {
+        preview = h('button', { type: 'button', class: 'button small condition-preview', dataset: { condition: c.key } }, 'Preview');
+        preview.addEventListener('click', () => this.preview(c.key, preview));
+      }
       let recruiting = null;
-      if (study.status === 'open') {
+      if (study.status === 'open' && edits) {
         const box = h('input', { type: 'checkbox', class: 'condition-recruiting', checked: c.recruiting });
         box.addEventListener('change', () => this.setRecruiting(c.key, box));
         recruiting = h('label', { class: 'condition-facts' }, box, ' recruiting');

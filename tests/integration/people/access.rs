@@ -67,7 +67,13 @@ enum Need {
     Writer,
     /// Its owner.
     Owner,
-    /// A study's owner (and administrators); for anyone else the study does not exist.
+    /// A study's viewers, editors and owner (and administrators); for anyone else the study
+    /// does not exist. The walk's study is shared as its thread is: `editor` and `viewer`.
+    StudyReader,
+    /// A study's editors and owner; its viewer gets `403`, as a thread's viewer does.
+    StudyEditor,
+    /// A study's owner (and administrators); its members get `403`, as for a thread's owner
+    /// routes.
     StudyOwner,
     /// A study participant (by its token); nobody else has a session there (404).
     Participant,
@@ -194,11 +200,24 @@ const TABLE: &[(&str, &str, Need)] = &[
     ),
     ("POST", "/api/studies", Need::Signed),
     ("GET", "/api/studies", Need::Signed),
-    ("GET", "/api/studies/{study_id}", Need::StudyOwner),
-    ("PATCH", "/api/studies/{study_id}", Need::StudyOwner),
-    ("POST", "/api/studies/{study_id}/open", Need::StudyOwner),
-    ("POST", "/api/studies/{study_id}/preview", Need::StudyOwner),
-    ("POST", "/api/studies/{study_id}/close", Need::StudyOwner),
+    ("GET", "/api/studies/{study_id}", Need::StudyReader),
+    ("PATCH", "/api/studies/{study_id}", Need::StudyEditor),
+    ("POST", "/api/studies/{study_id}/open", Need::StudyEditor),
+    ("POST", "/api/studies/{study_id}/preview", Need::StudyEditor),
+    ("POST", "/api/studies/{study_id}/close", Need::StudyEditor),
+    ("GET", "/api/studies/{study_id}/members", Need::StudyOwner),
+    // `someone` is added, made an editor, then removed again.
+    ("POST", "/api/studies/{study_id}/members", Need::StudyOwner),
+    (
+        "PATCH",
+        "/api/studies/{study_id}/members/{name}",
+        Need::StudyOwner,
+    ),
+    (
+        "DELETE",
+        "/api/studies/{study_id}/members/{name}",
+        Need::StudyOwner,
+    ),
     // Anyone may enter a study by its link; this one leads nowhere (404).
     ("POST", "/api/s/{entry_key}/sessions", Need::Open),
     ("GET", "/api/participant", Need::Participant),
@@ -206,19 +225,21 @@ const TABLE: &[(&str, &str, Need)] = &[
     ("POST", "/api/participant/start", Need::Participant),
     ("POST", "/api/participant/finish", Need::Participant),
     ("POST", "/api/participant/withdraw", Need::Participant),
-    ("GET", "/api/studies/{study_id}/sessions", Need::StudyOwner),
-    ("GET", "/api/studies/{study_id}/summary", Need::StudyOwner),
-    ("GET", "/api/studies/{study_id}/export", Need::StudyOwner),
+    ("GET", "/api/studies/{study_id}/sessions", Need::StudyReader),
+    ("GET", "/api/studies/{study_id}/summary", Need::StudyReader),
+    // Pseudonymised (the default): every member reads it; the raw one is the owner's
+    // (`studies/members.rs`, `studies/data.rs`).
+    ("GET", "/api/studies/{study_id}/export", Need::StudyReader),
     (
         "GET",
         "/api/studies/{study_id}/sessions.csv",
-        Need::StudyOwner,
+        Need::StudyReader,
     ),
     // No such session: those let in get 404.
     (
         "GET",
         "/api/studies/{study_id}/sessions/{session_ref}/timeline",
-        Need::StudyOwner,
+        Need::StudyReader,
     ),
     ("DELETE", "/api/studies/{study_id}", Need::StudyOwner),
     // Deletes last, the thread's own very last.
@@ -251,8 +272,11 @@ fn refusal(need: Need, who: Who) -> Option<u16> {
         (Need::Writer, _) => None,
         (Need::Owner, Who::Owner) => None,
         (Need::Owner, _) => Some(403),
+        (Need::StudyReader, _) => None,
+        (Need::StudyEditor, Who::Viewer) => Some(403),
+        (Need::StudyEditor, _) => None,
         (Need::StudyOwner, Who::Owner) => None,
-        (Need::StudyOwner, _) => Some(404),
+        (Need::StudyOwner, _) => Some(403),
     }
 }
 
@@ -405,8 +429,20 @@ pub(super) async fn make_thread(server: &TestServer, people: &People, id: &str) 
     )
     .await;
     assert_eq!(study.status, 201, "{:?}", study.json());
+    let study_id = study.json()["id"].as_str().unwrap().to_string();
+    for (name, role) in [("editor", "editor"), ("viewer", "viewer")] {
+        let added = send(
+            server,
+            Method::POST,
+            &format!("/api/studies/{study_id}/members"),
+            owner,
+            Some(&json!({"name": name, "role": role})),
+        )
+        .await;
+        assert_eq!(added.status, 201, "{:?}", added.json());
+    }
     Fixture {
-        study: study.json()["id"].as_str().unwrap().to_string(),
+        study: study_id,
         thread: id.to_string(),
         pref: pref.json()["id"].as_i64().unwrap(),
         todo: todo.json()["id"].as_i64().unwrap(),
@@ -479,6 +515,10 @@ fn concrete(route: &str, method: &str, fx: &Fixture, who: Who) -> (String, Optio
         ("POST", "/api/studies") => Some(study_design()),
         ("PATCH", "/api/studies/{study_id}") => Some(json!({"title": "Renamed study"})),
         ("POST", "/api/studies/{study_id}/preview") => Some(json!({"condition": "chat"})),
+        ("POST", "/api/studies/{study_id}/members") => {
+            Some(json!({"name": "someone", "role": "viewer"}))
+        }
+        ("PATCH", "/api/studies/{study_id}/members/{name}") => Some(json!({"role": "editor"})),
         ("POST", "/api/s/{entry_key}/sessions") => Some(json!({"participant_id": "walker"})),
         ("POST", "/api/participant/consent") => Some(json!({"agree": true})),
         _ => None,
@@ -510,12 +550,18 @@ fn success(method: &str, route: &str) -> u16 {
         ("POST", "/api/s/{entry_key}/sessions") => 404,
         ("GET", "/s/{entry_key}") => 404,
         ("GET", "/api/studies/{study_id}/sessions/{session_ref}/timeline") => 404,
-        ("POST", "/api/studies" | "/api/studies/{study_id}/preview") => 201,
+        (
+            "POST",
+            "/api/studies" | "/api/studies/{study_id}/preview" | "/api/studies/{study_id}/members",
+        ) => 201,
         ("POST", "/api/users" | "/api/threads" | "/api/threads/{thread_id}/fork")
         | ("POST", "/api/threads/{thread_id}/todos" | "/api/threads/{thread_id}/preferences") => {
             201
         }
-        ("DELETE", "/api/threads/{thread_id}/members/{name}") => 200,
+        (
+            "DELETE",
+            "/api/threads/{thread_id}/members/{name}" | "/api/studies/{study_id}/members/{name}",
+        ) => 200,
         ("DELETE", _) => 204,
         _ => 200,
     }
@@ -683,7 +729,10 @@ fn every_route_has_a_decision() {
         );
         assert_eq!(
             responses.contains_key("403"),
-            matches!(need, Need::Admin | Need::Writer | Need::Owner)
+            matches!(
+                need,
+                Need::Admin | Need::Writer | Need::Owner | Need::StudyEditor | Need::StudyOwner
+            )
                 || *route == "/api/session" && *method == "POST"
                 // The raw export is its owner's alone, even among those who see the study.
                 || *route == "/api/studies/{study_id}/export",

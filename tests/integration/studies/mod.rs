@@ -7,6 +7,7 @@ mod clock;
 mod cookie;
 mod data;
 mod design;
+mod members;
 mod participants;
 
 use haico::http::{HttpConfig, RateLimits};

@@ -4,7 +4,8 @@
 //! down), the owner sharing a thread (add a person, change their role, remove them, refusals
 //! said in the dialog, the header on a phone), and a viewer's read-only page (who owns the
 //! thread, who wrote what, forking as the way to change it, and a refused change when the
-//! owner takes editing away mid-session).
+//! owner takes editing away mid-session); and the owner sharing a study, whose viewer is
+//! offered nothing that changes it.
 
 use reqwest::Method;
 use serde_json::Value;
@@ -596,3 +597,121 @@ async fn a_viewer_reads_but_does_not_change(engine: Engine) {
     browser.assert_no_js_errors().await;
 }
 on_both_engines!(a_viewer_reads_but_does_not_change);
+
+// ---------------------------------------------------------------------------------------------
+// The owner shares a study
+// ---------------------------------------------------------------------------------------------
+
+/// `GET …/members` of a study as its owner, as `(name, role)` pairs.
+async fn study_members(server: &Server, study: &str) -> Vec<(String, String)> {
+    server
+        .get(&format!("/api/studies/{study}/members"))
+        .await
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["name"].as_str().unwrap().to_string(),
+                m["role"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+async fn the_owner_shares_a_study_and_a_viewer_only_reads_it(engine: Engine) {
+    let server = Server::start(with_ann_and_bob(ServerOptions::new(engine))).await;
+    server.act_as(Some("ann"));
+    let study = server
+        .post(
+            "/api/studies",
+            json!({
+                "title": "Ann's study",
+                "task": {"title": "Task", "instructions": "Do it."},
+                "consent": {"text": "We record what you do."},
+                "completion": {"completed": {"code": "C1"}},
+                "conditions": [{"key": "chat", "label": "Chat", "panels": [], "tools": []}],
+            }),
+        )
+        .await;
+    let id = study["id"].as_str().unwrap().to_string();
+    let page = server.url(&format!("/studies/{id}"));
+
+    let browser = Browser::start().await;
+    browser.goto(&server.url("/")).await;
+    sign_in(&browser, "ann", ANN_PASSWORD).await;
+    browser.goto(&page).await;
+    browser.wait_visible("#study-members-section").await;
+    let owner_row = "#study-members li[data-member=\"ann\"][data-role=\"owner\"]";
+    browser.wait_text(owner_row, "ann").await;
+    browser
+        .wait_text("#study-members-count", "not shared")
+        .await;
+    assert!(browser.is_visible("#study-delete").await);
+
+    // An unknown name: the server's refusal, in the section; nothing changes.
+    browser.type_into("#study-member-name", "nobody").await;
+    browser.click("#study-member-add").await;
+    browser
+        .wait_text("#study-members-error", "account named `nobody`")
+        .await;
+    assert_eq!(
+        study_members(&server, &id).await,
+        pairs(&[("ann", "owner")])
+    );
+
+    // Bob as a viewer (the default; Enter adds), then once more: refused, said what to do.
+    browser
+        .type_into("#study-member-name", &format!("bob{ENTER}"))
+        .await;
+    let bob_row = "#study-members li[data-member=\"bob\"]";
+    browser
+        .wait_for(&format!("{bob_row}[data-role=\"viewer\"]"))
+        .await;
+    browser
+        .wait_text("#study-members-status", "bob can now read")
+        .await;
+    browser
+        .wait_text("#study-members-count", "shared with 1")
+        .await;
+    browser
+        .type_into("#study-member-name", &format!("bob{ENTER}"))
+        .await;
+    browser
+        .wait_text("#study-members-error", "member of this study already")
+        .await;
+    assert_eq!(
+        study_members(&server, &id).await,
+        pairs(&[("ann", "owner"), ("bob", "viewer")])
+    );
+
+    // Bob reads the study and is offered nothing that changes it.
+    browser.goto(&server.url("/")).await;
+    browser.click("#sign-out").await;
+    browser.wait_visible("#sign-in-form").await;
+    sign_in(&browser, "bob", BOB_PASSWORD).await;
+    browser.goto(&server.url("/studies")).await;
+    browser.wait_text("#studies-rows", "Ann's study").await;
+    browser
+        .wait_text("#studies-rows .study-role", "viewer")
+        .await;
+    browser.goto(&page).await;
+    browser.wait_text("#study-title", "Ann's study").await;
+    browser
+        .wait_text("#study-design-note", "You may read this study")
+        .await;
+    for hidden in [
+        "#study-open",
+        "#study-delete",
+        "#study-design-save",
+        "#study-members-section",
+        "#study-conditions .condition-preview",
+    ] {
+        assert!(
+            !browser.is_visible(hidden).await,
+            "{hidden} is offered to a viewer"
+        );
+    }
+    browser.assert_no_js_errors().await;
+}
+on_both_engines!(the_owner_shares_a_study_and_a_viewer_only_reads_it);
