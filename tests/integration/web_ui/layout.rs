@@ -230,10 +230,11 @@ async fn threads_create_rename_switch_delete_and_deep_link() {
     browser
         .wait_text("#thread-list li[data-thread-id=\"beta\"]", "Beta renamed")
         .await;
-    assert_eq!(
-        server.get("/api/threads/beta").await["title"],
-        json!("Beta renamed")
-    );
+    // Shown at once, saved in the background.
+    crate::common::agent::eventually("the rename to be saved", || async {
+        server.get("/api/threads/beta").await["title"] == json!("Beta renamed")
+    })
+    .await;
     browser
         .click("#thread-list li[data-thread-id=\"beta\"] button[data-action=\"rename\"]")
         .await;
@@ -293,10 +294,11 @@ async fn threads_create_rename_switch_delete_and_deep_link() {
             "Gamma plans",
         )
         .await;
-    assert_eq!(
-        server.get(&format!("/api/threads/{created}")).await["title"],
-        json!("Gamma plans")
-    );
+    // The list shows the new name at once and saves it in the background: wait for the save.
+    crate::common::agent::eventually("the new name to be saved", || async {
+        server.get(&format!("/api/threads/{created}")).await["title"] == json!("Gamma plans")
+    })
+    .await;
 
     // Delete: Cancel keeps it, OK removes it.
     let alpha = "#thread-list li[data-thread-id=\"alpha\"]";
