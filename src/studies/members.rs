@@ -12,7 +12,7 @@
 use super::{Studies, StudyError, lifecycle::in_write};
 use crate::{
     people::{Principal, checked_name},
-    store::{Member, StudyRow},
+    store::{Member, StudyRow, Transaction},
 };
 
 /// What a caller may do with a study, from least to most.
@@ -68,6 +68,25 @@ fn account_name(name: &str) -> Result<(), StudyError> {
 
 fn no_account(name: &str) -> StudyError {
     StudyError::NotFound(format!("no account named `{name}`"))
+}
+
+/// The id of the account `name`, which must exist and must not be the study's owner (whose
+/// place is not a membership); `owner` ends the refusal, after the name.
+async fn member_account(
+    tx: &mut Transaction,
+    study: &StudyRow,
+    name: &str,
+    owner: &str,
+) -> Result<i64, StudyError> {
+    let user = tx
+        .people()
+        .user_named(name)
+        .await?
+        .ok_or_else(|| no_account(name))?;
+    if study.owner_id == Some(user.id) {
+        return Err(StudyError::BadRequest(format!("`{name}` {owner}")));
+    }
+    Ok(user.id)
 }
 
 fn not_a_member(name: &str) -> StudyError {
@@ -157,18 +176,9 @@ impl Studies {
         let (study, name_) = (row.id.clone(), name.to_string());
         in_write(self, |tx| {
             Box::pin(async move {
-                let user = tx
-                    .people()
-                    .user_named(&name_)
-                    .await?
-                    .ok_or_else(|| no_account(&name_))?;
-                if row.owner_id == Some(user.id) {
-                    return Err(StudyError::BadRequest(format!(
-                        "`{name_}` owns this study already"
-                    )));
-                }
-                if !tx.studies().add_member(&study, user.id, role).await? {
-                    let had = tx.studies().member_role(&study, user.id).await?;
+                let user = member_account(tx, &row, &name_, "owns this study already").await?;
+                if !tx.studies().add_member(&study, user, role).await? {
+                    let had = tx.studies().member_role(&study, user).await?;
                     return Err(StudyError::Conflict(format!(
                         "`{name_}` is a member of this study already (as {}): change the role \
                          with PATCH …/members/{name_}",
@@ -196,17 +206,14 @@ impl Studies {
         let (study, name_) = (row.id.clone(), name.to_string());
         in_write(self, |tx| {
             Box::pin(async move {
-                let user = tx
-                    .people()
-                    .user_named(&name_)
-                    .await?
-                    .ok_or_else(|| no_account(&name_))?;
-                if row.owner_id == Some(user.id) {
-                    return Err(StudyError::BadRequest(format!(
-                        "`{name_}` owns this study: the owner's role does not change"
-                    )));
-                }
-                match tx.studies().set_member_role(&study, user.id, role).await? {
+                let user = member_account(
+                    tx,
+                    &row,
+                    &name_,
+                    "owns this study: the owner's role does not change",
+                )
+                .await?;
+                match tx.studies().set_member_role(&study, user, role).await? {
                     true => Ok(()),
                     false => Err(not_a_member(&name_)),
                 }
@@ -229,17 +236,14 @@ impl Studies {
         let (study, name_) = (row.id.clone(), name.to_string());
         in_write(self, |tx| {
             Box::pin(async move {
-                let user = tx
-                    .people()
-                    .user_named(&name_)
-                    .await?
-                    .ok_or_else(|| no_account(&name_))?;
-                if row.owner_id == Some(user.id) {
-                    return Err(StudyError::BadRequest(format!(
-                        "`{name_}` owns this study and stays its owner: delete the study to end it"
-                    )));
-                }
-                match tx.studies().remove_member(&study, user.id).await? {
+                let user = member_account(
+                    tx,
+                    &row,
+                    &name_,
+                    "owns this study and stays its owner: delete the study to end it",
+                )
+                .await?;
+                match tx.studies().remove_member(&study, user).await? {
                     true => Ok(()),
                     false => Err(not_a_member(&name_)),
                 }
