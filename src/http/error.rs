@@ -10,9 +10,7 @@ use axum::{
 };
 use serde_json::json;
 
-use crate::{
-    store::StoreError, thread_id::InvalidThreadId, wire::Document, workspace::WorkspaceError,
-};
+use crate::{InvalidThreadId, store::StoreError, wire::Document, workspace::WorkspaceError};
 
 /// The `Retry-After` (seconds) of an answer given while the database is unavailable: long
 /// enough not to hammer a server that is coming back, short enough to notice it is back.

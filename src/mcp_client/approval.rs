@@ -14,30 +14,14 @@ use std::{
     sync::{Arc, Mutex},
 };
 
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use tokio::sync::oneshot;
+
+pub use crate::workspace::ApprovalRequest;
 
 /// Default wait for a person's decision (`HAICO_APPROVAL_TIMEOUT_SECS`): five minutes, long
 /// enough to read a request and its arguments after a notification, short enough that a
 /// forgotten request does not keep the thread's turn (and its other callers) waiting.
 pub const DEFAULT_APPROVAL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
-
-/// One call waiting for approval, as the `approval` event and `GET …/approvals` show it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
-pub struct ApprovalRequest {
-    /// Names the call in `POST …/approvals/{call_id}`: unique in its thread.
-    pub call_id: String,
-    /// The tool's full name, `<server>__<tool>`.
-    pub tool: String,
-    /// The arguments the call would be made with (the agent's reason stripped).
-    #[schema(value_type = Object)]
-    pub arguments: Value,
-    /// The agent's sentence saying what the call is for.
-    pub action_and_reasoning: String,
-    /// The turn that asks.
-    pub turn_index: i64,
-}
 
 /// How a request ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -15,8 +15,7 @@ use std::{
 
 use serde_json::{Map, Value};
 
-/// Longest server name: the model sees `<server>__<tool>`, and providers cap a tool name at 64.
-pub const MAX_NAME_LEN: usize = 32;
+use crate::workspace::{MAX_SERVER_NAME_LEN, valid_server_name};
 
 /// Why the servers file cannot be used; each names the file, and the entry when one is at fault.
 #[derive(Debug, thiserror::Error)]
@@ -184,18 +183,10 @@ impl McpConfig {
     }
 }
 
-/// Whether `name` may name a server: 1 to 32 of `a-z`, `0-9`, `_` and `-`.
-pub fn valid_name(name: &str) -> bool {
-    (1..=MAX_NAME_LEN).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
-}
-
 fn parse_entry(name: &str, entry: &Value) -> Result<ServerConfig, String> {
-    if !valid_name(name) {
+    if !valid_server_name(name) {
         return Err(format!(
-            "the name must be 1 to {MAX_NAME_LEN} characters from a-z, 0-9, `_` and `-`"
+            "the name must be 1 to {MAX_SERVER_NAME_LEN} characters from a-z, 0-9, `_` and `-`"
         ));
     }
     let Value::Object(entry) = entry else {
@@ -455,11 +446,11 @@ mod tests {
 
     #[test]
     fn names_are_checked() {
-        assert!(valid_name("files"));
-        assert!(valid_name("my_server-2"));
-        assert!(!valid_name(""));
-        assert!(!valid_name("Files"));
-        assert!(!valid_name("a.b"));
-        assert!(!valid_name(&"x".repeat(33)));
+        assert!(valid_server_name("files"));
+        assert!(valid_server_name("my_server-2"));
+        assert!(!valid_server_name(""));
+        assert!(!valid_server_name("Files"));
+        assert!(!valid_server_name("a.b"));
+        assert!(!valid_server_name(&"x".repeat(33)));
     }
 }

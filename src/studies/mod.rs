@@ -36,13 +36,15 @@ use std::{
 };
 
 use base64::Engine as _;
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 
 pub use design::{Design, DesignError};
 pub use lifecycle::{StudyChange, StudyView};
 pub use members::StudyRole;
 pub use participants::{Entered, ParticipantView};
 pub use policy::ConditionPolicies;
+
+pub use crate::people::Participant;
 
 use crate::{
     ThreadId,
@@ -116,47 +118,21 @@ pub enum StudyError {
     Internal(String),
 }
 
-/// A participant, as a request's token says: its session and what its condition lets it reach.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Participant {
-    /// The session's pseudonymous reference.
-    pub session_ref: String,
-    /// Its study.
-    pub study_id: String,
-    /// Its study's owner (the owner of its thread).
-    pub owner_id: Option<i64>,
-    /// Its thread, once assigned.
-    pub thread: Option<ThreadId>,
-    /// The session's status.
-    pub status: String,
-    /// When its time is up.
-    pub deadline: Option<DateTime<Utc>>,
-    /// The panels its condition shows.
-    pub panels: Vec<String>,
-}
-
-impl Participant {
-    /// The name its changes are attributed to.
-    pub fn attribution(&self) -> String {
-        format!("participant:{}", self.session_ref)
-    }
-
-    /// Why it may not change its thread now, if it may not: before Start, after the end, or
-    /// past the deadline (which the clock may not have recorded yet).
-    pub fn write_refusal(&self) -> Option<StudyError> {
-        match self.status.as_str() {
-            "active" if self.deadline.is_some_and(|d| d <= Utc::now()) => {
-                Some(StudyError::TimeIsUp)
-            }
-            "active" => None,
-            "assigned" => Some(StudyError::Conflict(
-                "press Start first: the task has not started".to_string(),
-            )),
-            "timed_out" => Some(StudyError::TimeIsUp),
-            _ => Some(StudyError::Conflict(
-                "this session has ended; nothing can be changed".to_string(),
-            )),
+/// Why `participant` may not change its thread now, if it may not: before Start, after the end, or
+/// past the deadline (which the clock may not have recorded yet).
+pub fn write_refusal(participant: &Participant) -> Option<StudyError> {
+    match participant.status.as_str() {
+        "active" if participant.deadline.is_some_and(|d| d <= Utc::now()) => {
+            Some(StudyError::TimeIsUp)
         }
+        "active" => None,
+        "assigned" => Some(StudyError::Conflict(
+            "press Start first: the task has not started".to_string(),
+        )),
+        "timed_out" => Some(StudyError::TimeIsUp),
+        _ => Some(StudyError::Conflict(
+            "this session has ended; nothing can be changed".to_string(),
+        )),
     }
 }
 

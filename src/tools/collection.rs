@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::{output::ToolResult, spec::ToolSpec};
 use crate::{
-    thread_id::ThreadId,
+    ThreadId,
     workspace::{Edit, View},
 };
 

@@ -122,7 +122,7 @@ impl Db {
                 .connect(url)
                 .await
                 .with_context(|| format!("connecting to {url}"))?;
-            sqlx::migrate!("../../migrations/postgres")
+            sqlx::migrate!("../haico-store/migrations/postgres")
                 .run(&pool)
                 .await?;
             // The server lends all but two of its connections this way.
@@ -143,7 +143,7 @@ impl Db {
             .pragma("temp_store", "memory")
             .pragma("cache_size", "-32000");
         let mut writer = SqliteConnection::connect_with(&options).await?;
-        sqlx::migrate!("../../migrations/sqlite")
+        sqlx::migrate!("../haico-store/migrations/sqlite")
             .run(&mut writer)
             .await?;
         let reader = SqlitePoolOptions::new()

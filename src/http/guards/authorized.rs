@@ -153,8 +153,7 @@ fn participant_refusal(
             ApiError::Forbidden("this panel is not part of your task".to_string()).into_response(),
         ),
         ParticipantRoute::Allowed { writes: false } => None,
-        ParticipantRoute::Allowed { writes: true } => participant
-            .write_refusal()
+        ParticipantRoute::Allowed { writes: true } => crate::studies::write_refusal(participant)
             .map(|refusal| crate::http::studies::StudyFailure(refusal).into_response()),
     }
 }

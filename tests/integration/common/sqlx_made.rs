@@ -22,7 +22,7 @@ CREATE TABLE IF NOT EXISTS _sqlx_migrations (
 /// The files of `migrations/sqlite` up to number `up_to`: (number, description, SQL), the
 /// description being the file name's words as sqlx read them.
 pub fn migration_files(up_to: i64) -> Vec<(i64, String, String)> {
-    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/sqlite");
+    let folder = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/haico-store/migrations/sqlite");
     let mut found: Vec<(i64, String, String)> = std::fs::read_dir(&folder)
         .unwrap()
         .map(|entry| entry.unwrap().path())

@@ -152,7 +152,7 @@ async fn postgres_workspaces_get_a_baseline_revision() {
     let sep = if base.contains('?') { '&' } else { '?' };
     let url = format!("{base}{sep}options=-csearch_path%3D{schema}");
     let pool = sqlx::PgPool::connect(&url).await.unwrap();
-    before_history(&sqlx::migrate!("./migrations/postgres"))
+    before_history(&sqlx::migrate!("./crates/haico-store/migrations/postgres"))
         .run(&pool)
         .await
         .unwrap();

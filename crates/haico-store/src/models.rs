@@ -1,5 +1,5 @@
 //! Rows of the workspace as the rest of the program sees them. None of them is published as it
-//! is: what clients read is `crate::wire`'s, made from these by `From`. The panel rows that the
+//! is: what clients read is `haico_core::wire`'s, made from these by `From`. The panel rows that the
 //! history keeps as JSON (a document, a plan step, a preference) derive serde for that stored
 //! format only.
 

@@ -4,13 +4,11 @@
 use super::{InsertAt, KEY_GAP, PlanRepo, PlanStep, StoreError};
 use crate::ThreadId;
 use crate::{
+    Context,
+    journal::ListOp,
     panels::Panel,
-    store::{
-        Context,
-        journal::ListOp,
-        query::{params, row_shape},
-        repository::now,
-    },
+    query::{params, row_shape},
+    repository::now,
 };
 
 /// Where a step is in the plan: its stable id, key and depth.

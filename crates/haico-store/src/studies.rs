@@ -1,5 +1,5 @@
 //! Studies (issue 42): designs, their conditions and participants' sessions. The rules (what a
-//! design may say, who is assigned where, what the clock does) live in `crate::studies`; this
+//! design may say, who is assigned where, what the clock does) live in `haico::studies`; this
 //! file only reads and writes rows.
 //!
 //! Assignment must hold under parallel consents on every replica: [`StudiesRepo::lock_study`]

@@ -84,7 +84,7 @@ impl<'a> From<Panel> for Value<'a> {
 /// A query's parameters, in `$1`, `$2`, … order.
 macro_rules! params {
     ($($value:expr),* $(,)?) => {
-        [$($crate::store::query::Value::from($value)),*]
+        [$($crate::query::Value::from($value)),*]
     };
 }
 pub(crate) use params;
@@ -308,17 +308,17 @@ macro_rules! row_shape {
         $first:ident : $first_col:ty $(, $name:ident : $col:ty)* $(,)?
     } => $build:expr) => {
         const $columns: &str = concat!(stringify!($first) $(, ", ", stringify!($name))*);
-        $crate::store::query::row_shape!($ty { $first: $first_col $(, $name: $col)* } => $build);
+        $crate::query::row_shape!($ty { $first: $first_col $(, $name: $col)* } => $build);
     };
     ($ty:ty { $($name:ident : $col:ty),+ $(,)? } => $build:expr) => {
-        impl $crate::store::query::RowShape for $ty {
+        impl $crate::query::RowShape for $ty {
             fn from_postgres(row: &sqlx::postgres::PgRow) -> Result<Self, sqlx::Error> {
-                $(let $name = <$col as $crate::store::query::Column>::from_postgres(
+                $(let $name = <$col as $crate::query::Column>::from_postgres(
                     row, stringify!($name))?;)+
                 Ok($build)
             }
             fn from_inline(row: &rusqlite::Row<'_>) -> rusqlite::Result<Self> {
-                $(let $name = <$col as $crate::store::query::Column>::from_inline(
+                $(let $name = <$col as $crate::query::Column>::from_inline(
                     row, stringify!($name))?;)+
                 Ok($build)
             }

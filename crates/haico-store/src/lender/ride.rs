@@ -20,7 +20,7 @@ use futures::TryStreamExt;
 use sqlx::{Either, PgConnection, postgres::PgRow};
 
 use super::{DUPLICATE_PREPARED, Known, Lent, Named, UNKNOWN_PREPARED, fetch_all_simple, simple};
-use crate::store::{literal, query::Value};
+use crate::{literal, query::Value};
 
 /// A repository's statement (its SQL as written, with `$1`, `$2`, …) and its parameters, to
 /// ride in [`Lent::begin_with_then`]'s round trip.

@@ -171,7 +171,7 @@ impl Drop for Reader {
 #[allow(clippy::unwrap_used, clippy::panic)]
 mod tests {
     use super::*;
-    use crate::store::writer::Writer;
+    use crate::writer::Writer;
 
     async fn setup(dir: &tempfile::TempDir, size: usize) -> (Writer, Readers) {
         let url = format!("sqlite:{}", dir.path().join("r.db").display());

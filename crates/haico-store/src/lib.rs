@@ -10,7 +10,7 @@ mod approvals;
 mod artifacts;
 mod change_log;
 mod checkpoint;
-pub mod connect;
+mod connect;
 mod conversation;
 mod copy;
 mod documents;
@@ -19,25 +19,31 @@ mod events;
 mod history;
 pub mod journal;
 mod leases;
-pub mod lender;
+mod lender;
 mod literal;
 mod mcp_sessions;
 mod models;
 mod objectives;
+pub mod panels;
 mod people;
 mod plan;
 mod preferences;
 mod prompt_view;
 mod query;
-pub mod readers;
+mod readers;
 pub mod recording;
 mod repository;
 mod sqlite;
 mod sqlite_build;
 mod studies;
 mod suggestions;
+#[cfg(test)]
+#[allow(clippy::expect_used, clippy::panic)]
+mod test_postgres;
+mod thread_id;
 mod threads;
-pub mod writer;
+pub mod usage;
+mod writer;
 
 use std::{
     str::FromStr,
@@ -90,6 +96,7 @@ pub use sqlite::{MigrationError, SqliteError};
 pub use studies::{ConditionRow, NewSession, SessionRow, StudiesRepo, StudyRow};
 pub use suggestions::SuggestionsRepo;
 pub use suggestions::{NewSuggestion, SuggestedEdit, Suggestion};
+pub use thread_id::{InvalidThreadId, ThreadId};
 pub use threads::{ThreadHead, ThreadsRepo};
 
 /// The default database: a SQLite file in the working directory.
@@ -432,7 +439,7 @@ impl Database {
     /// reads whose answer is one statement (a read-only tool lists one panel); a read that must
     /// agree across several statements takes a snapshot instead. Only ever used for reads:
     /// on SQLite the reader connections are read-only, and the workspace layer hands it out
-    /// only inside a [`View`](crate::workspace::View), whose methods read.
+    /// only inside a `haico_core::workspace::View`, whose methods read.
     pub async fn autocommit_read(&self) -> Result<Transaction, StoreError> {
         match self {
             Database::Sqlite { reader, .. } => {
@@ -477,6 +484,16 @@ impl Database {
                     }
                 }
             }
+        }
+    }
+
+    /// Round trips to PostgreSQL so far through the repositories' connections (`None` on
+    /// SQLite, which has none): on PostgreSQL most of a call's CPU is spent once per round
+    /// trip, so the tests pin how many each kind of call makes.
+    pub fn round_trips(&self) -> Option<u64> {
+        match self {
+            Database::Postgres { lender, .. } => Some(lender.round_trips()),
+            Database::Sqlite { .. } => None,
         }
     }
 

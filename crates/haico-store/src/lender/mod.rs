@@ -38,7 +38,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use super::{literal, query::Value};
 
 mod ride;
-pub use ride::{Ridden, Rider};
+pub use ride::Rider;
 
 /// Connections the lender leaves to the pool's other users.
 const RESERVED: u32 = 2;
@@ -536,3 +536,7 @@ impl Drop for Lent {
         // Otherwise `conn` drops into the pool, which pings it before reuse.
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests;

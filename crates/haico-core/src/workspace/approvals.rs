@@ -4,8 +4,27 @@
 //! change of the workspace: nothing is announced or made a revision here (the turn announces
 //! its `approval` events itself).
 
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
 use super::{WorkspaceError, Workspaces};
-use crate::{ThreadId, mcp_client::ApprovalRequest};
+use crate::ThreadId;
+
+/// One call waiting for approval, as the `approval` event and `GET …/approvals` show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct ApprovalRequest {
+    /// Names the call in `POST …/approvals/{call_id}`: unique in its thread.
+    pub call_id: String,
+    /// The tool's full name, `<server>__<tool>`.
+    pub tool: String,
+    /// The arguments the call would be made with (the agent's reason stripped).
+    #[schema(value_type = Object)]
+    pub arguments: Value,
+    /// The agent's sentence saying what the call is for.
+    pub action_and_reasoning: String,
+    /// The turn that asks.
+    pub turn_index: i64,
+}
 
 impl Workspaces {
     /// Records `request` as waiting on `thread`.

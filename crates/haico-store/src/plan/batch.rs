@@ -5,13 +5,11 @@
 use super::{PlanRepo, PlanStep, StepsChanged, keys::Targets};
 use crate::ThreadId;
 use crate::{
+    Context, StoreError,
+    journal::ListOp,
     panels::Panel,
-    store::{
-        Context, StoreError,
-        journal::ListOp,
-        query::{params, row_shape},
-        repository::{Backend, now},
-    },
+    query::{params, row_shape},
+    repository::{Backend, now},
 };
 
 /// A step a batch statement changed, with its key (to put the rows in plan order) and the

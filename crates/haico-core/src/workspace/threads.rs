@@ -75,14 +75,24 @@ impl<'a> ServerChoice<'a> {
     }
 }
 
+/// Longest MCP server name: the model sees `<server>__<tool>`, and providers cap a tool name at
+/// 64.
+pub const MAX_SERVER_NAME_LEN: usize = 32;
+
+/// Whether `name` may name an MCP server: 1 to [`MAX_SERVER_NAME_LEN`] of `a-z`, `0-9`, `_`
+/// and `-`. A thread's recorded server list is checked with it, and so is the servers file.
+pub fn valid_server_name(name: &str) -> bool {
+    (1..=MAX_SERVER_NAME_LEN).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+}
+
 /// A recorded or requested list of server names: each shaped like a server's name
 /// (`[a-z0-9_-]{1,32}`), none twice. Whether they are configured is checked where the
 /// configuration is known (an imported recording may come from a deployment with others).
 pub fn check_server_names(names: &[String]) -> Result<(), String> {
-    if let Some(bad) = names
-        .iter()
-        .find(|name| !crate::mcp_client::config::valid_name(name))
-    {
+    if let Some(bad) = names.iter().find(|name| !valid_server_name(name)) {
         return Err(format!(
             "`mcp_servers`: {bad:?} is not a server name (1 to 32 of a-z, 0-9, _ and -)"
         ));

@@ -47,6 +47,7 @@ mod view;
 
 pub use actor::Actor;
 pub use announce::Source;
+pub use approvals::ApprovalRequest;
 pub use artifacts::{
     AGENT_LIST_DEFAULT, AGENT_LIST_MAX, ArtifactQuery, ChartAdded, INDEX_MAX, LIST_DEFAULT,
     LIST_MAX, MAX_ARTIFACT_TYPE_CHARS, StoredArtifact, artifact_line,
@@ -70,7 +71,7 @@ pub use suggestions::{
     Written,
 };
 pub use threads::{
-    DEFAULT_THREAD_TITLE, MAX_THREAD_TITLE_CHARS, ServerChoice, ThreadChange, check_server_names,
-    checked_title as checked_thread_title,
+    DEFAULT_THREAD_TITLE, MAX_SERVER_NAME_LEN, MAX_THREAD_TITLE_CHARS, ServerChoice, ThreadChange,
+    check_server_names, checked_title as checked_thread_title, valid_server_name,
 };
 pub use view::View;

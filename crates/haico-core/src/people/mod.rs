@@ -17,6 +17,7 @@
 
 mod accounts;
 mod may;
+mod participant;
 mod remembered;
 mod secrets;
 mod sessions;
@@ -36,6 +37,7 @@ use chrono::{DateTime, Utc};
 pub use accounts::checked_name;
 use accounts::no_account;
 pub use may::{ACCESS_RECHECK, Need, Op, Refusal, ToolUse, may, permits};
+pub use participant::Participant;
 pub use secrets::{TOKEN_PREFIX, digest};
 pub use throttle::{AttemptKeys, FREE_ATTEMPTS, Throttle};
 
@@ -94,7 +96,7 @@ pub enum Principal {
     Anonymous,
     /// A study's participant (issue 42), by its token or cookie: it reaches only its own
     /// thread, within its condition (`studies::access`), and is nobody anywhere else.
-    Participant(Box<crate::studies::Participant>),
+    Participant(Box<Participant>),
 }
 
 impl Principal {
@@ -123,7 +125,7 @@ impl Principal {
     }
 
     /// The participant, when it is one.
-    pub fn participant(&self) -> Option<&crate::studies::Participant> {
+    pub fn participant(&self) -> Option<&Participant> {
         match self {
             Principal::Participant(participant) => Some(participant),
             _ => None,

@@ -223,9 +223,9 @@ impl Transaction {
 macro_rules! repository {
     ($(#[$doc:meta])* $name:ident, $accessor:ident) => {
         $(#[$doc])*
-        pub struct $name<'t>(&'t mut $crate::store::Transaction);
+        pub struct $name<'t>(&'t mut $crate::Transaction);
 
-        impl $crate::store::Transaction {
+        impl $crate::Transaction {
             #[doc = concat!("The [`", stringify!($name), "`] of this transaction.")]
             pub fn $accessor(&mut self) -> $name<'_> {
                 $name(self)
@@ -233,7 +233,7 @@ macro_rules! repository {
         }
 
         impl std::ops::Deref for $name<'_> {
-            type Target = $crate::store::Transaction;
+            type Target = $crate::Transaction;
 
             fn deref(&self) -> &Self::Target {
                 self.0
