@@ -26,7 +26,7 @@ use super::{
     metrics, objective, participant, people, plan, preferences,
     schema::{DocumentConflict, ErrorBody, ThreadPath},
     state::AppState,
-    studies, suggestions, threads, tools,
+    studies, study_data, suggestions, threads, tools,
 };
 
 /// The name of the bearer security scheme in the document.
@@ -64,6 +64,7 @@ pub(super) fn guarded_routes() -> OpenApiRouter<AppState> {
         .merge(events::router())
         .merge(people::router())
         .merge(studies::router())
+        .merge(study_data::router())
         .merge(participant::router())
 }
 

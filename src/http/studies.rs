@@ -32,7 +32,6 @@ pub(super) fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(preview_study))
         .routes(routes!(study_members, add_study_member))
         .routes(routes!(change_study_member, remove_study_member))
-        .merge(super::study_data::router())
 }
 
 /// A study in the path.

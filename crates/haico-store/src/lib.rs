@@ -35,12 +35,14 @@ pub mod recording;
 mod repository;
 mod sqlite;
 mod sqlite_build;
+mod statements;
 mod studies;
 mod suggestions;
 #[cfg(test)]
 #[allow(clippy::expect_used, clippy::panic)]
 mod test_postgres;
 mod thread_id;
+mod thread_lock;
 mod threads;
 pub mod usage;
 mod writer;
@@ -97,7 +99,8 @@ pub use studies::{ConditionRow, NewSession, SessionRow, StudiesRepo, StudyRow};
 pub use suggestions::SuggestionsRepo;
 pub use suggestions::{NewSuggestion, SuggestedEdit, Suggestion};
 pub use thread_id::{InvalidThreadId, ThreadId};
-pub use threads::{ThreadHead, ThreadsRepo};
+pub use thread_lock::ThreadHead;
+pub use threads::ThreadsRepo;
 
 /// The default database: a SQLite file in the working directory.
 pub const DEFAULT_DATABASE_URL: &str = "sqlite:haico.db";
@@ -360,7 +363,7 @@ impl Database {
                 let mut lent = within_postgres_timeout(pool, lender.lend())
                     .await?
                     .context("starting a write transaction")?;
-                let head = lock_thread(pool, &mut lent, thread).await?;
+                let head = thread_lock::lock_thread(pool, &mut lent, thread).await?;
                 Ok((Transaction::postgres(lent), head))
             }
             Database::Postgres { .. } => {
@@ -570,44 +573,6 @@ pub(crate) async fn within_postgres_timeout<T>(
     Err(StoreError::NoAnswer {
         target: connect::postgres_target(&options),
         after: connect::seconds(limit),
-    })
-}
-
-/// Begins a transaction on `lent` with the thread's lock, in one round trip: `BEGIN` and the
-/// lock, a statement prepared once per connection so the server does not parse it each time
-/// (PERFORMANCE §22). Answers the thread's row, `None` when there is no such thread.
-pub(crate) async fn lock_thread(
-    pool: &PgPool,
-    lent: &mut lender::Lent,
-    thread: &crate::ThreadId,
-) -> Result<Option<ThreadHead>, StoreError> {
-    lock_thread_with(pool, lent, "BEGIN", thread).await
-}
-
-/// [`lock_thread`], the transaction begun with `begin` (which may end one first:
-/// `ROLLBACK; BEGIN`).
-pub(crate) async fn lock_thread_with(
-    pool: &PgPool,
-    lent: &mut lender::Lent,
-    begin: &str,
-    thread: &crate::ThreadId,
-) -> Result<Option<ThreadHead>, StoreError> {
-    let begin = async {
-        let row = lent
-            .begin_with(begin, &threads::LOCK_THREAD, thread.as_str())
-            .await?;
-        row.map(|row| head_of(&row)).transpose()
-    };
-    within_postgres_timeout(pool, begin)
-        .await?
-        .context("starting a write transaction")
-}
-
-/// A thread's row as the lock statement answers it (`turn_index`, `document_mode`).
-pub(crate) fn head_of(row: &sqlx::postgres::PgRow) -> Result<ThreadHead, sqlx::Error> {
-    Ok(ThreadHead {
-        turn_index: sqlx::Row::try_get(row, 0)?,
-        document_mode: sqlx::Row::try_get(row, 1)?,
     })
 }
 

@@ -119,53 +119,11 @@ impl Transaction {
         self
     }
 
-    /// Undoes everything this agent write has sent and begins again with the thread's lock
-    /// alone, in one round trip (`ROLLBACK; BEGIN; EXECUTE haico_lock_thread(…)`): for a write
-    /// made on a guess the lock's answer proved wrong (a document tool writing directly in a
-    /// thread that turned out to be in suggest mode). What the writes recorded is forgotten.
-    /// Answers the thread's row as now locked, `None` when there is no such thread. Only on
-    /// PostgreSQL, where an agent write can have run ahead of the lock's answer.
-    pub async fn start_over(
-        &mut self,
-        thread: &ThreadId,
-    ) -> Result<Option<ThreadHead>, StoreError> {
-        let Tx::Postgres(lent) = &mut self.tx else {
-            return Err(StoreError::Inconsistent(
-                "only a PostgreSQL write can start over".to_string(),
-            ));
-        };
+    /// Forgets what this transaction's writes recorded (the panels they changed, the
+    /// document's journal), for a write that starts over.
+    pub(crate) fn forget_writes(&mut self) {
         self.changed = PanelSet::default();
         self.journal = Journal::default();
-        let pool = lent.pool().clone();
-        let head = super::lock_thread_with(&pool, lent, "ROLLBACK; BEGIN", thread).await?;
-        self.head = Head::Known(head.clone());
-        Ok(head)
-    }
-
-    /// Whether an agent write's lock is still to be taken, by its next statement (which then
-    /// rides, boxed where it is awaited so that every other statement's future stays as small
-    /// as it was).
-    pub fn thread_head_pending(&self) -> bool {
-        matches!(self.head, Head::Pending { .. })
-    }
-
-    /// The locked thread's row, for an agent's write ([`Database::begin_agent_write`]
-    /// (super::Database::begin_agent_write)): as the first statement's round trip read it, or,
-    /// when no statement has been sent yet, read now with the lock (one round trip). `None`:
-    /// no such thread. Outside an agent's write there is nothing to answer: `None`.
-    pub async fn thread_head(&mut self) -> Result<Option<ThreadHead>, StoreError> {
-        match &self.head {
-            Head::Untracked => Ok(None),
-            Head::Known(head) => Ok(head.clone()),
-            Head::Pending { thread, pool } => {
-                let Tx::Postgres(lent) = &mut self.tx else {
-                    return Ok(None);
-                };
-                let head = super::lock_thread(pool, lent, thread).await?;
-                self.head = Head::Known(head.clone());
-                Ok(head)
-            }
-        }
     }
 
     /// Which engine this transaction runs on.

@@ -174,35 +174,5 @@ impl ThreadsRepo<'_> {
     }
 }
 
-/// What a write reads of its thread as it begins
-/// ([`Database::begin_write_on`](super::Database::begin_write_on)).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ThreadHead {
-    /// The turn counter.
-    pub turn_index: i64,
-    /// The document mode (`direct` or `suggest`). Under an agent's lock it holds until the
-    /// call ends, so the document tools take it from here instead of asking again.
-    pub document_mode: String,
-}
-
 /// The change log's tables that PostgreSQL keeps without a foreign key to `threads`.
 const UNKEYED_LOG_TABLES: [&str; 3] = ["events", "revisions", "panel_changes"];
-
-/// [`Transaction::lock_thread`]'s statement on PostgreSQL, prepared once per connection, for
-/// starting an agent's write with its lock in one round trip
-/// ([`Database::begin_write_on`](super::Database::begin_write_on)).
-/// It also answers the document mode, which the row lock keeps from changing until the call
-/// ends, so the document tools need no statement of their own for it.
-///
-/// The lock is taken by marking the thread active (thread lists sort by the agent's last
-/// work), which an agent's write does anyway: one heap-only update of the row instead of a
-/// row lock and, at the change log, an update (PostgreSQL's CPU per call 0.92× in the product's
-/// A/B, PERFORMANCE §29). An `UPDATE` of a column no unique index covers takes the same `NO KEY`
-/// lock as `SELECT … FOR NO KEY UPDATE`, so person-path inserts still do not wait behind it.
-/// `now()` is the transaction's start, which this statement's round trip begins.
-pub(super) const LOCK_THREAD: super::lender::Named = super::lender::Named {
-    name: "haico_lock_thread",
-    params: "",
-    definition: "UPDATE threads SET updated_at = now() WHERE id = $1 \
-                 RETURNING turn_index, document_mode",
-};
