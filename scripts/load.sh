@@ -180,7 +180,7 @@ run_engine() { # engine
   log "$name: $clients clients for $duration s against $base_url (server pid $server_pid)"
   mkdir -p "$results_dir"
   # PostgreSQL's own CPU too, when it runs on this machine: its backends, not haico, are what
-  # fills the two cores (PERFORMANCE §24).
+  # fills the two cores.
   local database_args=()
   if [[ $name == postgres ]]; then
     local postmaster

@@ -6,7 +6,7 @@
 A sample whose leaf is in the kernel counts for the system call it is under (send, recv,
 epoll_wait, futex; none: interrupts and the scheduler). Otherwise it counts for the first frame,
 from the leaf up, that belongs to one of the libraries below, in their order (malloc and memcpy
-count for their caller). docs/PERFORMANCE.md section 20 reads its output.
+count for their caller). docs/BENCHMARKS.md says how to read its output.
 """
 import sys, re, collections
 cats = [

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Total CPU ticks of PostgreSQL: live processes' own, plus reaped children's (held by the postmaster).
-# Used around a run to take PostgreSQL's CPU per call on this machine (PERFORMANCE §29): run it
+# Used around a run to take PostgreSQL's CPU per call on this machine: run it
 # before and after, subtract, divide by the calls (ticks are 1/100 s).
 total=0
 for p in $(pgrep -u postgres); do

@@ -1,4 +1,4 @@
-"""Memory across cycles of event-stream subscribers (docs/PERFORMANCE.md, section 12).
+"""Memory across cycles of event-stream subscribers (docs/BENCHMARKS.md).
 
     python3 scripts/sse_cycles.py PORT SERVER_PID SUBSCRIBERS CYCLES [THREADS]
 

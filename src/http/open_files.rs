@@ -18,7 +18,7 @@ const RESERVED: u64 = 64;
 const PER_DB_CONNECTION: u64 = 3;
 
 /// The most connections a default cap allows, whatever the limit: an open event stream costs
-/// about 45 KiB (docs/PERFORMANCE.md, section 7), so this many stays under 750 MB.
+/// about 45 KiB (docs/BENCHMARKS.md), so this many stays under 750 MB.
 const DEFAULT_CAP_CEILING: u64 = 16_384;
 
 /// The open-files limit before and after [`raise_open_files_limit`].

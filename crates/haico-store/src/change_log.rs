@@ -131,7 +131,7 @@ const POSTGRES: &str = concat!(log_change_ctes!(), log_change_answer!());
 /// [`POSTGRES`] for a change that stored artifacts: the same, and the artifacts (`$22`) tagged
 /// with the revision. A statement of its own, because an `UPDATE` in the common statement costs
 /// every change its setup even when it changes no row (the change log's mean time went from 91
-/// to 105 µs under load, `pg_stat_statements`, PERFORMANCE §28).
+/// to 105 µs under load, `pg_stat_statements`).
 const POSTGRES_STAMPING: &str = concat!(
     log_change_ctes!(),
     ", a AS ( \

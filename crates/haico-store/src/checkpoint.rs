@@ -4,7 +4,7 @@
 //! WAL past 1,000 pages copies them all back into the database file and syncs it, before that
 //! commit returns. On haico's one writer that stalls every queued write for the length of the
 //! copy and the syncs, and it blocks the tokio worker the commit runs on; it showed as the
-//! tail of the write latency under load (PERFORMANCE §14). So the writer's connection has
+//! tail of the write latency under load. So the writer's connection has
 //! automatic checkpoints switched off, and this thread runs a `PASSIVE` checkpoint every
 //! [`INTERVAL`] on a connection of its own. A passive checkpoint never waits for the writer
 //! or the readers and never blocks them; it copies what no reader still needs, and SQLite

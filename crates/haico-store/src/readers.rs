@@ -2,7 +2,7 @@
 //!
 //! sqlx's pool answered every read statement from the connection's worker thread (a hop
 //! there and back per statement) and pinged each connection as it came back (another hop),
-//! which measured as ~12% of the server's time under the mixed load (PERFORMANCE §14). Each
+//! which measured as ~12% of the server's time under the mixed load. Each
 //! connection here is a plain [`rusqlite::Connection`], as the writer's is: reads run on the
 //! caller's thread, and a connection goes back to the pool with no round trip at all. SQLite
 //! connections live in this process and cannot go stale, so nothing is checked on the way out

@@ -35,7 +35,7 @@ pub struct ThreadHead {
 /// The lock is taken by marking the thread active (thread lists sort by the agent's last
 /// work), which an agent's write does anyway: one heap-only update of the row instead of a
 /// row lock and, at the change log, an update (PostgreSQL's CPU per call 0.92× in the product's
-/// A/B, PERFORMANCE §29). An `UPDATE` of a column no unique index covers takes the same `NO KEY`
+/// A/B). An `UPDATE` of a column no unique index covers takes the same `NO KEY`
 /// lock as `SELECT … FOR NO KEY UPDATE`, so person-path inserts still do not wait behind it.
 /// `now()` is the transaction's start, which this statement's round trip begins.
 pub(crate) const LOCK_THREAD: Named = Named {
@@ -46,8 +46,8 @@ pub(crate) const LOCK_THREAD: Named = Named {
 };
 
 /// Begins a transaction on `lent` with the thread's lock, in one round trip: `BEGIN` and the
-/// lock, a statement prepared once per connection so the server does not parse it each time
-/// (PERFORMANCE §22). Answers the thread's row, `None` when there is no such thread.
+/// lock, a statement prepared once per connection so the server does not parse it each time.
+/// Answers the thread's row, `None` when there is no such thread.
 pub(crate) async fn lock_thread(
     pool: &PgPool,
     lent: &mut Lent,

@@ -1,6 +1,6 @@
 //! How the store hands its connections out and takes them back, on both engines: SQLite's one
 //! write connection, and PostgreSQL's lent connections, which are kept for the next caller
-//! without a check round trip when they come back clean (`src/store/lender.rs`). What must
+//! without a check round trip when they come back clean (the store's lender). What must
 //! hold: a transaction abandoned half-way (a cancelled request) leaves no lock and no write
 //! behind; a failed statement does not spoil the next caller; closing the database finishes
 //! while connections are kept, and on SQLite leaves the database file complete and alone.

@@ -1,7 +1,7 @@
 //! Round trips to PostgreSQL per tool call, counted by the lender (`Lender::round_trips`).
 //!
 //! On PostgreSQL most of haico's CPU per call is spent talking to the server, once per round
-//! trip (PERFORMANCE §21), so the number of round trips each kind of call makes is pinned
+//! trip, so the number of round trips each kind of call makes is pinned
 //! here: a change that adds one fails this test, on a busy machine as on a quiet one, where a
 //! timing would only drift. Each call runs once to warm up first (sqlx prepares a statement on
 //! its first use on a connection, one more round trip that later calls do not pay).
@@ -75,7 +75,7 @@ async fn per_tool_class_on_postgres() {
         ("get_artifact", json!({"artifact_id": artifact_id}), 1),
         // Writes: `BEGIN`, the thread's lock and the tool's first statement in one trip
         // (`Lent::begin_with_then`), the tool's other statements, then the change log and
-        // `COMMIT` in one trip (§24). Whole-state writes first.
+        // `COMMIT` in one trip. Whole-state writes first.
         (
             "set_objective",
             json!({"objective": "A calm week by the sea"}),

@@ -1,6 +1,6 @@
 //! What a server remembers between requests about who a token is and what a person may do with
 //! a thread, so that a signed-in person's tool call does not pay two more reads first (on
-//! PostgreSQL, two round trips before a two-trip call: PERFORMANCE §31).
+//! PostgreSQL, two round trips before a two-trip call).
 //!
 //! Remembering is only safe while every change reaches this process at once: a change made
 //! here forgets everything before it returns, and one made by another replica or by `haico

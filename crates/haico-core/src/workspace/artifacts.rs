@@ -241,7 +241,7 @@ impl Edit {
     ) -> Result<StoredArtifact, WorkspaceError> {
         let thread = self.thread_id();
         // An agent's call on PostgreSQL has not read the thread's row yet: the insert takes the
-        // turn from it and goes with the lock, one round trip fewer (PERFORMANCE §28).
+        // turn from it and goes with the lock, one round trip fewer.
         let known_turn = if self.is_unconfirmed() {
             None
         } else {

@@ -1,10 +1,10 @@
 //! SQLite through rusqlite: how haico opens a connection (`open.rs`), its migration runner
 //! (`migrate.rs`) and the errors of its SQLite connections.
 //!
-//! The writer (`store/writer/`) and the readers (`store/readers.rs`) each own plain
+//! The writer (`writer/`) and the readers (`readers.rs`) each own plain
 //! [`rusqlite::Connection`]s and run every statement on the caller's own thread: a statement
-//! on a warm cache takes microseconds, less than a hand-over to another thread would cost
-//! (PERFORMANCE §14). One driver for SQLite means one SQLite library, one error type and no
+//! on a warm cache takes microseconds, less than a hand-over to another thread would cost.
+//! One driver for SQLite means one SQLite library, one error type and no
 //! borrowed handles.
 
 mod migrate;
