@@ -74,7 +74,7 @@ pub async fn run(db: Database, action: &UserAction) -> anyhow::Result<()> {
     }
     // Servers on PostgreSQL remember who tokens are and who may do what: tell them at once.
     if !matches!(action, UserAction::List { .. })
-        && let Database::Postgres { pool, .. } = &db
+        && let Some(pool) = db.postgres_pool()
     {
         crate::replicas::doorbell::announce_people_change(pool).await;
     }

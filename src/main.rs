@@ -23,7 +23,7 @@ use tracing_subscriber::EnvFilter;
 
 /// mimalloc instead of glibc's allocator: a tool call allocates and frees many small buffers
 /// (HTTP, JSON, the PostgreSQL protocol) across two worker threads, and glibc's `malloc`/`free`
-/// were a tenth of the server's CPU under the mixed load (PERFORMANCE §30).
+/// were a tenth of the server's CPU under the mixed load.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -95,8 +95,8 @@ async fn run() -> anyhow::Result<()> {
             // PostgreSQL the doorbell makes them immediate, both ways.
             let bus = PollingBus::new(db.clone());
             let poller = bus.spawn_poller(DEFAULT_POLL_INTERVAL);
-            let doorbell = match &db {
-                Database::Postgres { pool, .. } => {
+            let doorbell = match db.postgres_pool() {
+                Some(pool) => {
                     let (bell, tasks) = Doorbell::start(
                         pool.clone(),
                         &haico::replicas::ReplicaId::generate(),
@@ -109,7 +109,7 @@ async fn run() -> anyhow::Result<()> {
                     bus.ring_with(bell);
                     Some(tasks)
                 }
-                Database::Sqlite { .. } => None,
+                None => None,
             };
             let result =
                 haico::mcp::serve_stdio(db.clone(), bus, thread, args.as_name.as_deref()).await;
@@ -200,8 +200,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         );
     }
     state.agent().use_mcp_servers(mcp_servers.clone());
-    let doorbell = match &db {
-        Database::Postgres { pool, .. } => {
+    let doorbell = match db.postgres_pool() {
+        Some(pool) => {
             let agent = Arc::downgrade(state.agent());
             let on_cancel: OnCancel = Arc::new(move |thread| {
                 if let (Some(agent), Ok(thread)) = (agent.upgrade(), ThreadId::parse(thread))
@@ -229,7 +229,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             state.watch_doorbell(Arc::clone(bell.status()));
             Some(tasks)
         }
-        Database::Sqlite { .. } => None,
+        None => None,
     };
     let interrupted = state.agent().recover().await;
     if interrupted > 0 {

@@ -56,8 +56,7 @@ pub fn collections_for() -> Vec<Box<dyn AnyCollection>> {
 /// gets, so a tool can only ever reach its own thread.
 ///
 /// The list is made once per process and shared: a tool request looks its tool up twice (to
-/// authorize it and to run it), and building the whole table each time showed in the profile
-/// (PERFORMANCE §21).
+/// authorize it and to run it), and building the whole table each time showed in the profile.
 pub fn build_tools(thread_id: &ThreadId) -> Toolset {
     static TOOLS: std::sync::OnceLock<std::sync::Arc<[BoundTool]>> = std::sync::OnceLock::new();
     let tools = TOOLS.get_or_init(|| {

@@ -357,40 +357,33 @@ impl ToolRuntime {
             Some(body) => contain(tool.name(), body).await,
             None => Err(declaration_mismatch(tool.name())),
         };
-        let confirmed = match outcome {
-            Ok(_) => edit.confirm().await,
-            // A missing thread is reported as such, whatever else the body ran into.
-            Err(_) => match edit.confirm().await {
-                Err(err @ WorkspaceError::UnknownThread(_)) => Err(err),
-                _ => Ok(()),
-            },
-        };
-        if let Err(err) = confirmed {
-            edit.discard().await;
-            return Err(open_failure(err));
+        // The body's first statement took the lock and read the thread's row. A missing thread
+        // is reported as such, whatever else the body ran into.
+        match (edit.turn().await, &outcome) {
+            (Ok(turn_index), _) => call.turn_index = Some(turn_index),
+            (Err(err @ WorkspaceError::UnknownThread(_)), _) | (Err(err), Ok(_)) => {
+                edit.discard().await;
+                return Err(open_failure(err));
+            }
+            (Err(_), Err(_)) => {}
         }
-        call.turn_index = Some(edit.turn_index());
-        let output = match outcome {
-            Ok(output) => output,
-            Err(failure) => {
-                edit.discard().await;
-                return Err(failure);
-            }
+        let outcome = match outcome {
+            Ok(output) => finish(&mut edit, output, call, at, started)
+                .await
+                .map_err(storage_failure),
+            Err(failure) => Err(failure),
         };
-        let envelope = match finish(&mut edit, output, call, at, started).await {
-            Ok(envelope) => envelope,
-            Err(err) => {
-                edit.discard().await;
-                return Err(storage_failure(err));
-            }
-        };
-        let note = ChangeNote::tool(
-            call.tool.clone(),
-            call.action_and_reasoning.clone(),
-            envelope.summary.clone().unwrap_or_default(),
-        )
-        .in_turn(at.map(|at| at.turn_index));
-        let committed = edit.commit(note).await.map_err(storage_failure)?;
+        let (envelope, committed) = edit
+            .end(outcome, |envelope| {
+                ChangeNote::tool(
+                    call.tool.clone(),
+                    call.action_and_reasoning.clone(),
+                    envelope.summary.clone().unwrap_or_default(),
+                )
+                .in_turn(at.map(|at| at.turn_index))
+            })
+            .await
+            .map_err(storage_failure)??;
         call.changed = committed.changed;
         Ok(envelope)
     }

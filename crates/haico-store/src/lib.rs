@@ -131,7 +131,7 @@ pub const CONNECTIONS_PER_CORE: u32 = 4;
 /// server spends more on them than it gains: backends waiting on each other's row locks,
 /// wake-ups, snapshots over more backends. On two cores 8 connections instead of 16 cut
 /// PostgreSQL's CPU per call by 8–22% and the p99 by about a quarter, with calls/s unchanged
-/// within the noise (PERFORMANCE §26). Four cores keep the old 16. A PostgreSQL on another
+/// within the noise. Four cores keep the old 16. A PostgreSQL on another
 /// machine with many more cores, or far away, may want more: the setting says so.
 pub fn default_max_connections() -> u32 {
     connections_for_cores(std::thread::available_parallelism().map_or(1, |n| n.get()))
@@ -359,7 +359,7 @@ impl Database {
                 Ok((Transaction::sqlite_writer(held), head))
             }
             Database::Postgres { pool, lender } if lock => {
-                // `BEGIN` and the lock in one round trip (PERFORMANCE §22).
+                // `BEGIN` and the lock in one round trip.
                 let mut lent = within_postgres_timeout(pool, lender.lend())
                     .await?
                     .context("starting a write transaction")?;
@@ -487,6 +487,15 @@ impl Database {
                     }
                 }
             }
+        }
+    }
+
+    /// The PostgreSQL pool, for what talks to the server itself rather than through the
+    /// repositories (the replicas' doorbell, `LISTEN`/`NOTIFY`); `None` on SQLite.
+    pub fn postgres_pool(&self) -> Option<&PgPool> {
+        match self {
+            Database::Postgres { pool, .. } => Some(pool),
+            Database::Sqlite { .. } => None,
         }
     }
 

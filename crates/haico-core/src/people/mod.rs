@@ -13,7 +13,7 @@
 //! A signed-in person's every request reads who they are and, on a thread, what they may do
 //! with it before its own work starts. Each of those reads is one statement, so it runs
 //! outside a transaction ([`Database::autocommit_read`]): on PostgreSQL a snapshot's `BEGIN`
-//! and `ROLLBACK` would be two more round trips per read (PERFORMANCE §31).
+//! and `ROLLBACK` would be two more round trips per read.
 
 mod accounts;
 mod may;
@@ -217,7 +217,7 @@ impl People {
     /// where each of those reads is a round trip; SQLite answers them on the caller's thread
     /// for less than remembering would save. Turned on once; later calls change nothing.
     pub fn remember_with(&self, bell: Arc<dyn PeopleBell>) {
-        if matches!(self.db, Database::Postgres { .. }) {
+        if self.db.postgres_pool().is_some() {
             let _ = self.remembered.set(remembered::Remembered::new(bell));
         }
     }

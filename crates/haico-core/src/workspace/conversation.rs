@@ -114,14 +114,9 @@ impl Workspaces {
             Ok(turn_index)
         }
         .await;
-        let turn_index = match opened {
-            Ok(turn_index) => turn_index,
-            Err(err) => {
-                edit.discard().await;
-                return Err(err);
-            }
-        };
-        let committed = edit.commit(ChangeNote::user("opened a turn")).await?;
+        let (turn_index, committed) = edit
+            .end(opened, |_| ChangeNote::user("opened a turn"))
+            .await??;
         Ok(TurnOpened {
             turn_index,
             first_seq: committed.first_seq().unwrap_or(0),
@@ -282,11 +277,8 @@ impl Workspaces {
         call: NewToolCall<'_>,
     ) -> Result<Committed, WorkspaceError> {
         let mut edit = self.edit_unchecked(thread, Source::Agent).await?;
-        if let Err(err) = edit.record_tool_call(call).await {
-            edit.discard().await;
-            return Err(err);
-        }
-        edit.commit(ChangeNote::default()).await
+        let recorded = edit.record_tool_call(call).await;
+        Ok(edit.end(recorded, |_| ChangeNote::default()).await??.1)
     }
 
     /// The conversation: every turn with its messages and tool calls.
@@ -318,17 +310,11 @@ async fn commit_if(
     edit: Edit,
     changed: Result<bool, WorkspaceError>,
 ) -> Result<Option<Committed>, WorkspaceError> {
-    match changed {
-        Ok(true) => edit.commit(ChangeNote::default()).await.map(Some),
-        Ok(false) => {
-            edit.discard().await;
-            Ok(None)
-        }
-        Err(err) => {
-            edit.discard().await;
-            Err(err)
-        }
+    if let Ok(false) = changed {
+        edit.discard().await;
+        return Ok(None);
     }
+    Ok(Some(edit.end(changed, |_| ChangeNote::default()).await??.1))
 }
 
 /// Commits a plain write transaction if `result` is a success, else rolls it back.

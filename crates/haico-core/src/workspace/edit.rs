@@ -3,7 +3,8 @@
 //!
 //! An edit is a write transaction bound to one thread and one [`Source`]. The panel modules
 //! add their operations to it (`impl Edit` blocks in `plan.rs`, `preferences.rs`, …), each
-//! applying its rules before it writes. [`Edit::commit`] is the one way a change becomes
+//! applying its rules before it writes. [`Edit::end`] is where a change is decided: a success
+//! is committed, a failure discarded. [`Edit::commit`] is the one way a change becomes
 //! visible: it appends the change's events to the thread's log inside the transaction,
 //! commits, and then publishes exactly what was committed. Dropped or discarded, an edit has
 //! written nothing.
@@ -171,9 +172,8 @@ impl Edit {
     /// Makes sure the thread exists and its row is read under the lock: at once when the
     /// edit was opened so, otherwise from what the first statement's round trip read, or with
     /// the lock alone when nothing was sent yet (one round trip). Fails with
-    /// [`WorkspaceError::UnknownThread`] for a thread that does not exist, which is also what
-    /// a caller reports when any other step of an unconfirmed edit failed.
-    pub async fn confirm(&mut self) -> Result<(), WorkspaceError> {
+    /// [`WorkspaceError::UnknownThread`] for a thread that does not exist.
+    pub(super) async fn confirm(&mut self) -> Result<(), WorkspaceError> {
         if !self.unconfirmed {
             return Ok(());
         }
@@ -408,7 +408,7 @@ impl Edit {
 
     /// Whether the thread's row is still unread: an agent's call on PostgreSQL before its first
     /// statement, which will take the lock and read it ([`confirm`](Self::confirm)).
-    pub fn is_unconfirmed(&self) -> bool {
+    pub(super) fn is_unconfirmed(&self) -> bool {
         self.unconfirmed && self.view.repo.thread_head_pending()
     }
 
@@ -430,8 +430,38 @@ impl Edit {
 
     /// The agent turn the change belongs to (its revision and steps are filed under it); for
     /// an agent's call, once [confirmed](Self::confirm).
-    pub fn turn_index(&self) -> i64 {
+    pub(super) fn turn_index(&self) -> i64 {
         self.view.turn_index()
+    }
+
+    /// The agent turn the change belongs to, as the thread's row says under the lock: for an
+    /// agent's call on PostgreSQL the first statement's round trip read it, or it is read now
+    /// (one round trip). Fails with [`WorkspaceError::UnknownThread`] for a thread that does
+    /// not exist, which is what a call reports whatever else went wrong in it.
+    pub async fn turn(&mut self) -> Result<i64, WorkspaceError> {
+        self.confirm().await?;
+        Ok(self.turn_index())
+    }
+
+    /// Ends the change, the one place where it is decided: a successful `outcome` is committed
+    /// with the note `note` makes of it, and announced; a failed one is discarded, nothing of
+    /// it stays. The outer error is the commit's own; the inner one is `outcome`'s, handed
+    /// back as it was.
+    pub async fn end<T, E>(
+        self,
+        outcome: Result<T, E>,
+        note: impl FnOnce(&T) -> ChangeNote,
+    ) -> Result<Result<(T, Committed), E>, WorkspaceError> {
+        match outcome {
+            Ok(value) => {
+                let committed = self.commit(note(&value)).await?;
+                Ok(Ok((value, committed)))
+            }
+            Err(err) => {
+                self.discard().await;
+                Ok(Err(err))
+            }
+        }
     }
 
     /// Abandons the change: nothing it wrote stays.

@@ -120,7 +120,7 @@ impl Workspaces {
 
     /// An agent's tool call on `thread`: an edit holding the thread, whose lock (and the check
     /// that the thread exists) travels with its first statement, one round trip fewer than
-    /// [`edit`](Self::edit) on PostgreSQL. A call that fails must ask [`Edit::confirm`] before
+    /// [`edit`](Self::edit) on PostgreSQL. A call that fails must ask [`Edit::turn`] before
     /// reporting its failure: a missing thread may be what made it fail.
     pub async fn edit_for_call(&self, thread: &ThreadId) -> Result<Edit, WorkspaceError> {
         let repo = self.db.begin_agent_write(thread).await?;
@@ -178,16 +178,9 @@ impl Workspaces {
         outcome: Result<T, WorkspaceError>,
         describe: impl FnOnce(&T) -> String,
     ) -> Result<T, WorkspaceError> {
-        match outcome {
-            Ok(value) => {
-                let summary = describe(&value);
-                edit.commit(ChangeNote::user(summary)).await?;
-                Ok(value)
-            }
-            Err(err) => {
-                edit.discard().await;
-                Err(err)
-            }
-        }
+        let (value, _) = edit
+            .end(outcome, |value| ChangeNote::user(describe(value)))
+            .await??;
+        Ok(value)
     }
 }

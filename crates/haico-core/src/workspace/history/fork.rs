@@ -23,18 +23,11 @@ impl crate::workspace::Workspaces {
             .await?;
         let owner = self.actor().map(|actor| actor.id);
         let outcome = fork_into(&mut edit, source, at, &id, title, owner).await;
-        let at = match outcome {
-            Ok(at) => at,
-            Err(err) => {
-                edit.discard().await;
-                return Err(err);
-            }
-        };
-        let note = ChangeNote {
+        edit.end(outcome, |at| ChangeNote {
             summary: format!("forked from thread `{source}` at revision {at}"),
             ..ChangeNote::default()
-        };
-        edit.commit(note).await?;
+        })
+        .await??;
         self.thread(&id).await
     }
 }

@@ -245,14 +245,7 @@ impl crate::workspace::Workspaces {
         outcome: Result<W, WorkspaceError>,
         note: impl FnOnce(&W) -> ChangeNote,
     ) -> Result<(i64, Workspace), WorkspaceError> {
-        let written = match outcome {
-            Ok(written) => written,
-            Err(err) => {
-                edit.discard().await;
-                return Err(err);
-            }
-        };
-        let committed = edit.commit(note(&written)).await?;
+        let (_, committed) = edit.end(outcome, note).await??;
         let mut view = self.view(thread).await?;
         let rev = match committed.rev {
             Some(rev) => Ok(rev),
