@@ -101,7 +101,10 @@ fn measure(c: &mut Criterion, rt: &Runtime, engine: Engine) {
                         .await
                         .unwrap();
                     spent += started.elapsed();
-                    assert_eq!(accepted.suggestion.suggestion.status, "accepted");
+                    assert_eq!(
+                        accepted.suggestion.suggestion.status,
+                        SuggestionStatus::Accepted
+                    );
                 }
                 spent
             })

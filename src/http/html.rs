@@ -183,7 +183,7 @@ pub(super) async fn workspace_view(
         suggestions: suggestions
             .1
             .iter()
-            .filter(|listed| listed.suggestion.status == "open")
+            .filter(|listed| listed.suggestion.status == crate::workspace::SuggestionStatus::Open)
             .map(crate::workspace::suggestions::to_wire)
             .collect(),
     })

@@ -18,7 +18,7 @@ use super::{
 use crate::{
     ThreadId,
     wire::Document,
-    workspace::{SuggestionStatus, suggestions::SuggestionBody, suggestions::to_wire},
+    workspace::suggestions::{SuggestionBody, checked_status, to_wire},
 };
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
@@ -73,11 +73,7 @@ async fn list_suggestions(
     Path(path): Path<crate::http::schema::ThreadPath>,
     Query(param): Query<StatusParam>,
 ) -> Result<Json<Vec<SuggestionBody>>, ApiError> {
-    let status = param
-        .status
-        .as_deref()
-        .map(SuggestionStatus::checked)
-        .transpose()?;
+    let status = param.status.as_deref().map(checked_status).transpose()?;
     let listed = state
         .workspaces()
         .suggestions(&path.thread_id, status)

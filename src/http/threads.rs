@@ -164,7 +164,7 @@ async fn rename_thread(
     let document_mode = body
         .document_mode
         .as_deref()
-        .map(crate::workspace::DocumentMode::checked)
+        .map(crate::workspace::suggestions::checked_mode)
         .transpose()?;
     let configured: Vec<String> = state
         .agent()

@@ -21,7 +21,7 @@ use super::StudyError;
 use crate::{
     ThreadId,
     store::SessionRow,
-    workspace::{Workspaces, recording::Line},
+    workspace::{SuggestionStatus, Workspaces, recording::Line},
 };
 
 /// Who wrote something.
@@ -278,10 +278,10 @@ pub async fn measure(
     }
     for listed in &suggestions {
         m.suggestions_made += 1;
-        match listed.suggestion.status.as_str() {
-            "accepted" => m.suggestions_accepted += 1,
-            "rejected" => m.suggestions_rejected += 1,
-            _ => {}
+        match listed.suggestion.status {
+            SuggestionStatus::Accepted => m.suggestions_accepted += 1,
+            SuggestionStatus::Rejected => m.suggestions_rejected += 1,
+            SuggestionStatus::Open | SuggestionStatus::Outdated => {}
         }
     }
     let decided = m.suggestions_accepted + m.suggestions_rejected;

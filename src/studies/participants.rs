@@ -22,7 +22,7 @@ use super::{
 use crate::{
     ThreadId,
     people::Principal,
-    store::{ConditionRow, NewSession, SessionRow, StudyRow},
+    store::{ConditionRow, DocumentMode, NewSession, SessionRow, StudyRow},
 };
 
 /// A session just entered or resumed, with a fresh token for it.
@@ -360,10 +360,15 @@ impl Studies {
         );
         let only = only.map(str::to_string);
         let title = design.task.title.clone();
-        let modes: Vec<(String, String)> = design
+        let modes: Vec<(String, DocumentMode)> = design
             .conditions
             .iter()
-            .map(|c| (c.key.clone(), c.document_mode.clone()))
+            .map(|c| {
+                (
+                    c.key.clone(),
+                    DocumentMode::from_stored(Some(&c.document_mode)),
+                )
+            })
             .collect();
         let thread_ = thread.clone();
         let chosen = in_write(self, |tx| {
@@ -382,8 +387,8 @@ impl Studies {
                 };
                 tx.threads().create_thread(&thread_, &title).await?;
                 tx.people().set_owner(&thread_, owner).await?;
-                if let Some((_, mode)) = modes.iter().find(|(key, _)| *key == chosen)
-                    && mode != "direct"
+                if let Some(&(_, mode)) = modes.iter().find(|(key, _)| *key == chosen)
+                    && mode != DocumentMode::Direct
                 {
                     tx.suggestions().set_document_mode(&thread_, mode).await?;
                 }

@@ -6,8 +6,8 @@ use serde::Deserialize;
 use super::{ToolResult, summary::nothing_changed, workspace_tool, workspace_tools};
 use crate::store::Suggestion;
 use crate::workspace::{
-    Edit, MAX_DOCUMENT_TITLE_CHARS, SuggestionDraft, TextEdit, Written,
-    rules::{MAX_BATCH, char_count, plural},
+    DocumentChange, Edit, MAX_DOCUMENT_TITLE_CHARS, TextEdit, Written,
+    rules::{MAX_BATCH, plural},
 };
 
 /// The summary of a suggestion stored in place of a write.
@@ -79,31 +79,24 @@ impl DocumentTools {
                        append_to_document."
     )]
     async fn update_document(&self, edit: &mut Edit, args: UpdateDocumentArgs) -> ToolResult {
-        let draft = SuggestionDraft::Replace {
-            content: &args.content,
+        let change = DocumentChange::Replace {
+            body: &args.content,
             title: args.title.as_deref(),
+            replaces: None,
         };
-        let written = edit
-            .write_or_suggest(draft, async |edit: &mut Edit| {
-                edit.rewrite_document(&args.content, args.title.as_deref(), args.replace_all)
-                    .await
-            })
-            .await?;
-        Ok(match written {
-            Written::Direct(rewritten) => {
-                let chars = char_count(&rewritten.document.content);
-                if rewritten.changed {
-                    format!("document updated ({chars} chars)")
-                } else {
-                    nothing_changed([format!(
-                        "the document already has exactly this content and title ({chars} \
-                         chars)"
-                    )])
+        Ok(
+            match edit.write_or_suggest(&change, args.replace_all).await? {
+                Written::Direct(written) if written.changed => {
+                    format!("document updated ({} chars)", written.chars)
                 }
+                Written::Direct(written) => nothing_changed([format!(
+                    "the document already has exactly this content and title ({} chars)",
+                    written.chars
+                )]),
+                Written::Suggested(suggestion) => suggested(&suggestion),
             }
-            Written::Suggested(suggestion) => suggested(&suggestion),
-        }
-        .into())
+            .into(),
+        )
     }
 
     #[workspace_tool(
@@ -111,14 +104,11 @@ impl DocumentTools {
         description = "Add Markdown at the end of the document (creating it if there is none)."
     )]
     async fn append_to_document(&self, edit: &mut Edit, args: AppendToDocumentArgs) -> ToolResult {
-        let draft = SuggestionDraft::Append { text: &args.text };
-        let written = edit
-            .write_or_suggest(draft, async |edit: &mut Edit| {
-                edit.append_to_document(&args.text).await
-            })
-            .await?;
-        Ok(match written {
-            Written::Direct(appended) => format!("appended ({} chars total)", appended.chars),
+        let change = DocumentChange::Append {
+            text: args.text.as_str().into(),
+        };
+        Ok(match edit.write_or_suggest(&change, false).await? {
+            Written::Direct(written) => format!("appended ({} chars total)", written.chars),
             Written::Suggested(suggestion) => suggested(&suggestion),
         }
         .into())
@@ -130,40 +120,36 @@ impl DocumentTools {
                        passage (old_text) with new_text: the tool for fixes and small changes."
     )]
     async fn edit_document(&self, edit: &mut Edit, args: EditDocumentArgs) -> ToolResult {
-        let edits: Vec<TextEdit<'_>> = args
-            .edits
-            .iter()
-            .map(|change| TextEdit {
-                old_text: &change.old_text,
-                new_text: &change.new_text,
-            })
-            .collect();
-        let draft = SuggestionDraft::Edit { edits: &edits };
-        let written = edit
-            .write_or_suggest(draft, async |edit: &mut Edit| {
-                edit.edit_document(&edits).await
-            })
-            .await?;
-        let edited = match written {
-            Written::Direct(edited) => edited,
-            Written::Suggested(suggestion) => return Ok(suggested(&suggestion).into()),
-        };
-        Ok(if edited.changed {
-            format!(
-                "applied {} ({} chars)",
-                plural(edited.edits, "edit"),
-                edited.chars
-            )
-        } else {
-            let edits = match edited.edits {
-                1 => "the edit leaves".to_string(),
-                n => format!("the {n} edits leave"),
-            };
-            nothing_changed([format!(
-                "{edits} the document exactly as it was ({} chars); give new_text that differs \
-                 from old_text",
-                edited.chars
-            )])
+        let change = DocumentChange::Edits(
+            args.edits
+                .iter()
+                .map(|change| TextEdit {
+                    old_text: &change.old_text,
+                    new_text: &change.new_text,
+                })
+                .collect(),
+        );
+        let edits = args.edits.len();
+        Ok(match edit.write_or_suggest(&change, false).await? {
+            Written::Direct(written) if written.changed => {
+                format!(
+                    "applied {} ({} chars)",
+                    plural(edits, "edit"),
+                    written.chars
+                )
+            }
+            Written::Direct(written) => {
+                let edits = match edits {
+                    1 => "the edit leaves".to_string(),
+                    n => format!("the {n} edits leave"),
+                };
+                nothing_changed([format!(
+                    "{edits} the document exactly as it was ({} chars); give new_text that \
+                     differs from old_text",
+                    written.chars
+                )])
+            }
+            Written::Suggested(suggestion) => suggested(&suggestion),
         }
         .into())
     }

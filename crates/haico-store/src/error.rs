@@ -102,6 +102,15 @@ pub enum StoreError {
     /// fewer rows than the same statement counted); the transaction is rolled back.
     #[error("the database answered inconsistently: {0}")]
     Inconsistent(String),
+    /// A column of the stored vocabulary (a suggestion's status or kind) holds a word haico
+    /// never writes.
+    #[error("the stored {column} {value:?} is not one haico writes")]
+    UnknownWord {
+        /// The column.
+        column: &'static str,
+        /// What it holds.
+        value: String,
+    },
     /// A stored JSON payload could not be decoded.
     #[error("stored JSON is corrupt: {0}")]
     CorruptJson(#[from] serde_json::Error),

@@ -114,7 +114,7 @@ pub struct Journal {
     /// The suggestions' operations: added, then decided.
     pub suggestions: Vec<ListOp<Suggestion>>,
     /// The document mode, when it was set.
-    pub document_mode: Option<String>,
+    pub document_mode: Option<crate::panels::DocumentMode>,
 }
 
 /// How the document was changed in one transaction.

@@ -79,6 +79,7 @@ pub use models::{
     Artifact, ArtifactSummary, Document, ForkOrigin, PlanStep, Preference, Thread, Workspace,
 };
 pub use objectives::ObjectivesRepo;
+pub use panels::{DocumentMode, SuggestionKind, SuggestionStatus};
 pub use people::PeopleRepo;
 pub use people::{Member, User};
 pub use plan::PlanRepo;
@@ -354,7 +355,7 @@ impl Database {
                     .context("starting a write transaction")?;
                 let head = head.map(|(turn_index, document_mode)| ThreadHead {
                     turn_index,
-                    document_mode,
+                    document_mode: panels::DocumentMode::from_stored(Some(&document_mode)),
                 });
                 Ok((Transaction::sqlite_writer(held), head))
             }

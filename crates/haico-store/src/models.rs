@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::query::{OrDefault, row_shape};
-use crate::panels::PreferenceKind;
+use crate::panels::{DocumentMode, PreferenceKind};
 
 /// A conversation and its workspace.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,9 +28,9 @@ pub struct Thread {
     /// The name of the person who owns it; absent for a thread without an owner (one-person
     /// mode, the administrator's token).
     pub owner: Option<String>,
-    /// What the agent's document tools do: `direct` (change the document) or `suggest` (make
-    /// suggestions the person accepts or rejects).
-    pub document_mode: String,
+    /// What the agent's document tools do: change the document, or make suggestions the
+    /// person accepts or rejects.
+    pub document_mode: DocumentMode,
     /// Which configured MCP servers the thread's agent may use: `null` for all of them (the
     /// default), or their names (an empty list: none).
     pub mcp_servers: Option<Vec<String>>,
@@ -104,7 +104,7 @@ impl From<ThreadRow> for Thread {
             updated_at: row.updated_at,
             forked_from,
             owner: row.owner,
-            document_mode: row.document_mode.unwrap_or_else(|| "direct".to_string()),
+            document_mode: DocumentMode::from_stored(row.document_mode.as_deref()),
             mcp_servers: row.mcp_servers.as_deref().and_then(server_names),
             access: None,
         }

@@ -140,9 +140,140 @@ impl PreferenceKind {
     }
 }
 
+/// An enum of the stored vocabulary, each variant with its one spelling: the column's text,
+/// the history's JSON and the wire's string are all [`as_str`](DocumentMode::as_str), and
+/// reading one back is [`parse`](DocumentMode::parse) (serde goes through both).
+macro_rules! spelled {
+    (
+        $(#[$meta:meta])*
+        pub enum $name:ident as $what:literal {
+            $($(#[$vmeta:meta])* $variant:ident = $text:literal,)+
+        }
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        #[serde(into = "&'static str", try_from = "String")]
+        pub enum $name {
+            $($(#[$vmeta])* $variant,)+
+        }
+
+        impl $name {
+            /// Every value, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            /// The stored and wire spelling.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($name::$variant => $text,)+
+                }
+            }
+
+            /// The value with this spelling.
+            pub fn parse(text: &str) -> Option<Self> {
+                match text {
+                    $($text => Some($name::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+
+        impl From<$name> for &'static str {
+            fn from(value: $name) -> Self {
+                value.as_str()
+            }
+        }
+
+        impl TryFrom<String> for $name {
+            type Error = String;
+
+            fn try_from(text: String) -> Result<Self, String> {
+                $name::parse(&text).ok_or_else(|| format!("{text:?} is not a {}", $what))
+            }
+        }
+    };
+}
+
+spelled! {
+    /// What the agent's document tools do on a thread.
+    #[derive(Default)]
+    pub enum DocumentMode as "document mode" {
+        /// They change the document (the default).
+        #[default]
+        Direct = "direct",
+        /// They make suggestions a person accepts or rejects.
+        Suggest = "suggest",
+    }
+}
+
+impl DocumentMode {
+    /// Reads a stored mode; a missing or unknown one is `direct`, what every thread starts in.
+    pub fn from_stored(raw: Option<&str>) -> Self {
+        raw.and_then(DocumentMode::parse).unwrap_or_default()
+    }
+}
+
+spelled! {
+    /// Which of the document tools a suggestion stands for: the shape of the change it keeps.
+    pub enum SuggestionKind as "suggestion kind" {
+        /// `edit_document`: exact passages replaced.
+        Edit = "edit",
+        /// `append_to_document`: text added at the end.
+        Append = "append",
+        /// `update_document`: a whole new body.
+        Replace = "replace",
+    }
+}
+
+spelled! {
+    /// Where a suggestion stands.
+    pub enum SuggestionStatus as "suggestion status" {
+        /// Waiting for a person.
+        Open = "open",
+        /// Applied to the document.
+        Accepted = "accepted",
+        /// Turned down.
+        Rejected = "rejected",
+        /// Its text no longer matched the document when someone tried to accept it.
+        Outdated = "outdated",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spellings_round_trip_through_serde() {
+        fn round_trip<T>(all: &[T], spelled: impl Fn(T) -> &'static str)
+        where
+            T: Copy + PartialEq + std::fmt::Debug + Serialize + serde::de::DeserializeOwned,
+        {
+            for &value in all {
+                let json = serde_json::to_string(&value).unwrap_or_default();
+                assert_eq!(json, format!("\"{}\"", spelled(value)));
+                assert_eq!(serde_json::from_str::<T>(&json).ok(), Some(value));
+            }
+        }
+        round_trip(DocumentMode::ALL, DocumentMode::as_str);
+        round_trip(SuggestionKind::ALL, SuggestionKind::as_str);
+        round_trip(SuggestionStatus::ALL, SuggestionStatus::as_str);
+        assert_eq!(
+            SuggestionStatus::parse("accepted"),
+            Some(SuggestionStatus::Accepted)
+        );
+        assert_eq!(SuggestionKind::parse("Edit"), None);
+        assert_eq!(
+            serde_json::from_str::<SuggestionKind>("\"move\"")
+                .err()
+                .map(|e| e.to_string()),
+            Some("\"move\" is not a suggestion kind".to_string())
+        );
+        assert_eq!(DocumentMode::from_stored(None), DocumentMode::Direct);
+        assert_eq!(
+            DocumentMode::from_stored(Some("suggest")),
+            DocumentMode::Suggest
+        );
+    }
 
     #[test]
     fn keeps_display_order_and_serializes_names() {

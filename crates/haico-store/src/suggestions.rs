@@ -18,7 +18,7 @@ use super::{
     repository::now,
 };
 use crate::ThreadId;
-use crate::panels::Panel;
+use crate::panels::{DocumentMode, Panel, SuggestionKind, SuggestionStatus};
 
 /// One passage change of a suggestion: for an `edit`, `old_text` occurs exactly once where it
 /// is applied; for an `append`, `old_text` is empty; for a `replace`, `old_text` is the whole
@@ -36,11 +36,11 @@ pub struct SuggestedEdit {
 pub struct Suggestion {
     /// Its number in the thread, from 1.
     pub id: i64,
-    /// `open`, `accepted`, `rejected` or `outdated`.
-    pub status: String,
+    /// Where it stands.
+    pub status: SuggestionStatus,
     /// Which tool it stands for: `edit` (edit_document), `append` (append_to_document) or
     /// `replace` (update_document).
-    pub kind: String,
+    pub kind: SuggestionKind,
     /// The turn that made it.
     pub turn_index: i64,
     /// The person on whose behalf the agent worked, when known.
@@ -70,10 +70,21 @@ impl HasId for Suggestion {
     }
 }
 
-/// A suggestion as the table holds it (edits as JSON text).
+/// A suggestion as the table holds it: edits as JSON text, status and kind as their spellings.
 struct SuggestionRow {
-    suggestion: Suggestion,
+    id: i64,
+    status: String,
+    kind: String,
+    turn_index: i64,
+    by_name: Option<String>,
+    action_and_reasoning: Option<String>,
+    base_version: i64,
+    title: Option<String>,
     edits: String,
+    created_at: DateTime<Utc>,
+    decided_at: Option<DateTime<Utc>>,
+    decided_by: Option<String>,
+    diff: Option<String>,
 }
 
 row_shape!(SuggestionRow as SUGGESTION_COLUMNS {
@@ -91,37 +102,53 @@ row_shape!(SuggestionRow as SUGGESTION_COLUMNS {
     decided_by: Option<String>,
     diff: Option<String>,
 } => SuggestionRow {
-    suggestion: Suggestion {
-        id,
-        status,
-        kind,
-        turn_index,
-        by: by_name,
-        action_and_reasoning,
-        base_version,
-        title,
-        edits: Vec::new(),
-        created_at,
-        decided_at,
-        decided_by,
-        diff,
-    },
+    id,
+    status,
+    kind,
+    turn_index,
+    by_name,
+    action_and_reasoning,
+    base_version,
+    title,
     edits,
+    created_at,
+    decided_at,
+    decided_by,
+    diff,
 });
 
 impl SuggestionRow {
+    /// The suggestion the row holds: the one place its `status` and `kind` columns are read.
     fn decode(self) -> Result<Suggestion, StoreError> {
-        let mut suggestion = self.suggestion;
-        suggestion.edits = serde_json::from_str(&self.edits)?;
-        Ok(suggestion)
+        let unknown = |column: &'static str, value: &str| StoreError::UnknownWord {
+            column,
+            value: value.to_string(),
+        };
+        Ok(Suggestion {
+            id: self.id,
+            status: SuggestionStatus::parse(&self.status)
+                .ok_or_else(|| unknown("suggestion status", &self.status))?,
+            kind: SuggestionKind::parse(&self.kind)
+                .ok_or_else(|| unknown("suggestion kind", &self.kind))?,
+            turn_index: self.turn_index,
+            by: self.by_name,
+            action_and_reasoning: self.action_and_reasoning,
+            base_version: self.base_version,
+            title: self.title,
+            edits: serde_json::from_str(&self.edits)?,
+            created_at: self.created_at,
+            decided_at: self.decided_at,
+            decided_by: self.decided_by,
+            diff: self.diff,
+        })
     }
 }
 
 /// A new suggestion, before it has an id.
 #[derive(Debug, Clone, Copy)]
 pub struct NewSuggestion<'a> {
-    /// `edit`, `append` or `replace`.
-    pub kind: &'a str,
+    /// Which tool it stands for.
+    pub kind: SuggestionKind,
     /// The turn making it.
     pub turn_index: i64,
     /// On whose behalf.
@@ -145,11 +172,11 @@ repository!(
 );
 
 impl SuggestionsRepo<'_> {
-    /// The thread's document mode (`direct` or `suggest`); `None` for an unknown thread.
+    /// The thread's document mode; `None` for an unknown thread.
     pub async fn document_mode(
         &mut self,
         thread_id: &ThreadId,
-    ) -> Result<Option<String>, StoreError> {
+    ) -> Result<Option<DocumentMode>, StoreError> {
         let row: Option<(String,)> = self
             .fetch_optional(
                 "SELECT document_mode FROM threads WHERE id = $1",
@@ -157,25 +184,25 @@ impl SuggestionsRepo<'_> {
             )
             .await
             .context("reading the document mode")?;
-        Ok(row.map(|(mode,)| mode))
+        Ok(row.map(|(mode,)| DocumentMode::from_stored(Some(&mode))))
     }
 
     /// Sets the document mode; returns whether it changed (recorded for the history only then).
     pub async fn set_document_mode(
         &mut self,
         thread_id: &ThreadId,
-        mode: &str,
+        mode: DocumentMode,
     ) -> Result<bool, StoreError> {
         let changed = self
             .execute(
                 "UPDATE threads SET document_mode = $2 WHERE id = $1 AND document_mode <> $2",
-                &params![thread_id, mode],
+                &params![thread_id, mode.as_str()],
             )
             .await
             .context("setting the document mode")?;
         if changed > 0 {
             self.mark(Panel::Suggestions);
-            self.journal_mut().document_mode = Some(mode.to_string());
+            self.journal_mut().document_mode = Some(mode);
         }
         Ok(changed > 0)
     }
@@ -199,7 +226,7 @@ impl SuggestionsRepo<'_> {
                 &sql,
                 &params![
                     thread_id,
-                    new.kind,
+                    new.kind.as_str(),
                     new.turn_index,
                     new.by,
                     new.action_and_reasoning,
@@ -224,9 +251,9 @@ impl SuggestionsRepo<'_> {
     pub async fn suggestions(
         &mut self,
         thread_id: &ThreadId,
-        status: Option<&str>,
+        status: Option<SuggestionStatus>,
     ) -> Result<Vec<Suggestion>, StoreError> {
-        let rows: Vec<SuggestionRow> = match status {
+        let rows: Vec<SuggestionRow> = match status.map(SuggestionStatus::as_str) {
             Some(status) => {
                 let sql = format!(
                     "SELECT {SUGGESTION_COLUMNS} FROM suggestions \
@@ -268,7 +295,7 @@ impl SuggestionsRepo<'_> {
         &mut self,
         thread_id: &ThreadId,
         id: i64,
-        status: &str,
+        status: SuggestionStatus,
         by: Option<&str>,
         diff: Option<&str>,
     ) -> Result<Option<Suggestion>, StoreError> {
@@ -278,7 +305,10 @@ impl SuggestionsRepo<'_> {
              WHERE thread_id = $1 AND id = $2 AND status = 'open' RETURNING {SUGGESTION_COLUMNS}"
         );
         let row: Option<SuggestionRow> = self
-            .fetch_optional(&sql, &params![thread_id, id, status, now(), by, diff])
+            .fetch_optional(
+                &sql,
+                &params![thread_id, id, status.as_str(), now(), by, diff],
+            )
             .await
             .context("deciding a suggestion")?;
         let Some(row) = row else {
@@ -297,12 +327,12 @@ impl SuggestionsRepo<'_> {
     pub async fn write_suggestions_exact(
         &mut self,
         thread_id: &ThreadId,
-        mode: &str,
+        mode: DocumentMode,
         suggestions: &[Suggestion],
     ) -> Result<(), StoreError> {
         self.execute(
             "UPDATE threads SET document_mode = $2 WHERE id = $1",
-            &params![thread_id, mode],
+            &params![thread_id, mode.as_str()],
         )
         .await
         .context("writing the document mode")?;
@@ -316,8 +346,8 @@ impl SuggestionsRepo<'_> {
                 &params![
                     thread_id,
                     s.id,
-                    &s.status,
-                    &s.kind,
+                    s.status.as_str(),
+                    s.kind.as_str(),
                     s.turn_index,
                     s.by.as_ref(),
                     s.action_and_reasoning.as_ref(),
@@ -339,10 +369,10 @@ impl SuggestionsRepo<'_> {
     /// Records suggestions written by [`write_suggestions_exact`](Self::write_suggestions_exact)
     /// as this change's whole state of the panel (a fork's first revision), when there is
     /// anything to record.
-    pub fn journal_suggestions(&mut self, mode: &str, suggestions: Vec<Suggestion>) {
-        if mode != "direct" {
+    pub fn journal_suggestions(&mut self, mode: DocumentMode, suggestions: Vec<Suggestion>) {
+        if mode != DocumentMode::Direct {
             self.mark(Panel::Suggestions);
-            self.journal_mut().document_mode = Some(mode.to_string());
+            self.journal_mut().document_mode = Some(mode);
         }
         if !suggestions.is_empty() {
             self.mark(Panel::Suggestions);

@@ -21,9 +21,9 @@ use sqlx::postgres::PgRow;
 pub struct ThreadHead {
     /// The turn counter.
     pub turn_index: i64,
-    /// The document mode (`direct` or `suggest`). Under an agent's lock it holds until the
-    /// call ends, so the document tools take it from here instead of asking again.
-    pub document_mode: String,
+    /// The document mode. Under an agent's lock it holds until the call ends, so the document
+    /// tools take it from here instead of asking again.
+    pub document_mode: crate::panels::DocumentMode,
 }
 
 /// [`Transaction::lock_thread`]'s statement on PostgreSQL, prepared once per connection, for
@@ -79,7 +79,7 @@ pub(crate) async fn lock_thread_with(
 pub(crate) fn head_of(row: &PgRow) -> Result<ThreadHead, sqlx::Error> {
     Ok(ThreadHead {
         turn_index: sqlx::Row::try_get(row, 0)?,
-        document_mode: sqlx::Row::try_get(row, 1)?,
+        document_mode: crate::panels::DocumentMode::from_stored(sqlx::Row::try_get(row, 1)?),
     })
 }
 

@@ -373,7 +373,7 @@ async fn a_first_statement_that_cannot_ride_takes_the_lock_alone() {
         .await
         .unwrap()
         .expect("the thread exists");
-    assert_eq!(head.document_mode, "direct");
+    assert_eq!(head.document_mode, haico::store::DocumentMode::Direct);
     repo.rollback().await.unwrap();
 
     let ghost = haico::ThreadId::parse("ghost").unwrap();

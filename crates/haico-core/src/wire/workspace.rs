@@ -30,7 +30,8 @@ pub struct Thread {
     pub owner: Option<String>,
     /// What the agent's document tools do: `direct` (change the document) or `suggest` (make
     /// suggestions the person accepts or rejects).
-    pub document_mode: String,
+    #[schema(value_type = String)]
+    pub document_mode: store::DocumentMode,
     /// Which configured MCP servers the thread's agent may use: `null` for all of them (the
     /// default), or their names (an empty list: none).
     pub mcp_servers: Option<Vec<String>>,

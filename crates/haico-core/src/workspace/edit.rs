@@ -20,7 +20,7 @@ use crate::{
     ThreadId,
     events::{LiveEvent, SharedBus},
     panels::PanelSet,
-    store::{ChangeLog, NewEvent, StoredEvent, Transaction},
+    store::{ChangeLog, DocumentMode, NewEvent, StoredEvent, Transaction},
 };
 
 /// A change of one thread's workspace, open until [`commit`](Self::commit).
@@ -44,7 +44,7 @@ pub struct Edit {
     focus: Option<std::sync::Arc<super::Focus>>,
     /// The thread's document mode as read under the thread's lock when the edit opened (an
     /// agent's call); `None` when it must be asked for.
-    document_mode: Option<String>,
+    document_mode: Option<DocumentMode>,
     /// An agent's call whose lock is taken by its first statement: until then the thread's
     /// row (does it exist, its turn index, its document mode) is not known
     /// ([`confirm`](Self::confirm)).
@@ -270,13 +270,13 @@ impl Edit {
 
     /// Remembers the document mode read under the thread's lock, which keeps it from changing
     /// until this edit ends.
-    pub(super) fn knows_document_mode(&mut self, mode: String) {
+    pub(super) fn knows_document_mode(&mut self, mode: DocumentMode) {
         self.document_mode = Some(mode);
     }
 
     /// The document mode read under the lock, when it was.
-    pub(super) fn known_document_mode(&self) -> Option<&str> {
-        self.document_mode.as_deref()
+    pub(super) fn known_document_mode(&self) -> Option<DocumentMode> {
+        self.document_mode
     }
 
     /// Queues an event to be appended ahead of the change's own at commit.

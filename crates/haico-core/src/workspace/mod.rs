@@ -54,7 +54,7 @@ pub use artifacts::{
 };
 pub use conversation::{MAX_MESSAGE_CHARS, TurnEnd, TurnOpened, checked_message};
 pub use document::{
-    Appended, DocumentEdited, MAX_DOCUMENT_CHARS, MAX_DOCUMENT_TITLE_CHARS, Rewritten, TextEdit,
+    DocumentChange, DocumentChanged, MAX_DOCUMENT_CHARS, MAX_DOCUMENT_TITLE_CHARS, TextEdit,
     empty_document, loss,
 };
 pub use edit::{ChangeNote, Committed, Edit};
@@ -67,7 +67,7 @@ pub use preferences::{
 };
 pub use service::Workspaces;
 pub use suggestions::{
-    Accepted, DocumentMode, Focus, ListedSuggestion, Selection, SuggestionDraft, SuggestionStatus,
+    Accepted, DocumentMode, Focus, ListedSuggestion, Selection, SuggestionKind, SuggestionStatus,
     Written,
 };
 pub use threads::{

@@ -206,7 +206,7 @@ impl Workspaces {
             if let Some(mode) = change.document_mode {
                 edit.repo()
                     .suggestions()
-                    .set_document_mode(id, mode.as_str())
+                    .set_document_mode(id, mode)
                     .await?;
             }
             if let Some(servers) = servers

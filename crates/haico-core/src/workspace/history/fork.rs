@@ -115,9 +115,9 @@ pub(super) async fn fork_into(
         .await?;
     let (mode, suggestions) = suggestions_at(repo, source, at).await?;
     repo.suggestions()
-        .write_suggestions_exact(new, &mode, &suggestions)
+        .write_suggestions_exact(new, mode, &suggestions)
         .await?;
-    repo.suggestions().journal_suggestions(&mode, suggestions);
+    repo.suggestions().journal_suggestions(mode, suggestions);
     for summary in snapshot.artifacts.iter().rev() {
         if let Some(artifact) = repo.artifacts().get_artifact(source, summary.id).await? {
             repo.forks().copy_artifact(new, &artifact).await?;

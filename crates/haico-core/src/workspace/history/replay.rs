@@ -254,14 +254,16 @@ pub(crate) async fn suggestions_at(
     repo: &mut Transaction,
     thread: &crate::ThreadId,
     rev: i64,
-) -> Result<(String, Vec<crate::store::Suggestion>), WorkspaceError> {
+) -> Result<(crate::store::DocumentMode, Vec<crate::store::Suggestion>), WorkspaceError> {
     let records = repo
         .history()
         .panel_records(thread, "document_mode", rev)
         .await?;
     let mode = match records.last() {
-        Some(record) => from_json(&record.data)?,
-        None => crate::workspace::DocumentMode::Direct.as_str().to_string(),
+        Some(record) => {
+            crate::store::DocumentMode::from_stored(Some(&from_json::<String>(&record.data)?))
+        }
+        None => crate::store::DocumentMode::Direct,
     };
     let suggestions = list_at(repo, thread, "suggestions", rev).await?;
     Ok((mode, suggestions))

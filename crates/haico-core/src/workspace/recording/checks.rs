@@ -55,11 +55,13 @@ pub(super) fn check_change(change: &PanelChange) -> Result<(), WorkspaceError> {
                     ))
                 })
         }),
-        ("suggestions", true) => {
-            parse::<Vec<crate::store::Suggestion>>(data).and_then(|items| check_suggestions(&items))
-        }
-        ("suggestions", false) => parse::<Vec<ListOp<crate::store::Suggestion>>>(data)
-            .and_then(|ops| in_ops(&ops).try_for_each(|(_, item)| check_suggestion(item))),
+        // Read by their spelling first, so an unknown status or kind is named as such.
+        ("suggestions", true) => parse::<Vec<Recorded>>(data.clone())
+            .and_then(|items| items.iter().try_for_each(check_suggestion))
+            .and_then(|()| parse::<Vec<crate::store::Suggestion>>(data).map(|_| ())),
+        ("suggestions", false) => parse::<Vec<ListOp<Recorded>>>(data.clone())
+            .and_then(|ops| in_ops(&ops).try_for_each(|(_, item)| check_suggestion(item)))
+            .and_then(|()| parse::<Vec<ListOp<crate::store::Suggestion>>>(data).map(|_| ())),
         (panel, whole) => Err(WorkspaceError::invalid(format!(
             "a {} change of panel {panel:?} is not something history keeps",
             if whole { "whole" } else { "partial" }
@@ -108,18 +110,23 @@ pub(super) fn parse<T: DeserializeOwned>(data: Value) -> Result<T, WorkspaceErro
     serde_json::from_value(data).map_err(|err| WorkspaceError::invalid(err.to_string()))
 }
 
-/// Suggestions a recording brings in: a known status and kind, edits within the document's
-/// limit.
-fn check_suggestions(items: &[crate::store::Suggestion]) -> Result<(), WorkspaceError> {
-    items.iter().try_for_each(check_suggestion)
+/// A suggestion as a recording spells it: what [`check_suggestion`] reads of it.
+#[derive(serde::Deserialize)]
+struct Recorded {
+    id: i64,
+    status: String,
+    kind: String,
+    edits: Vec<crate::store::SuggestedEdit>,
 }
 
-fn check_suggestion(item: &crate::store::Suggestion) -> Result<(), WorkspaceError> {
+/// A suggestion a recording brings in: a known status and kind, edits within the document's
+/// limit.
+fn check_suggestion(item: &Recorded) -> Result<(), WorkspaceError> {
     let bad = |what: String| WorkspaceError::invalid(format!("suggestion #{}: {what}", item.id));
-    if crate::workspace::SuggestionStatus::parse(&item.status).is_none() {
+    if crate::store::SuggestionStatus::parse(&item.status).is_none() {
         return Err(bad(format!("status {:?} is unknown", item.status)));
     }
-    if !matches!(item.kind.as_str(), "edit" | "append" | "replace") {
+    if crate::store::SuggestionKind::parse(&item.kind).is_none() {
         return Err(bad(format!("kind {:?} is unknown", item.kind)));
     }
     let max = crate::workspace::MAX_DOCUMENT_CHARS;

@@ -505,7 +505,7 @@ impl Present {
         repo.preferences()
             .replace_preferences(thread, &self.preferences)
             .await?;
-        let mode = self.document_mode.as_deref().unwrap_or("direct");
+        let mode = crate::store::DocumentMode::from_stored(self.document_mode.as_deref());
         repo.suggestions()
             .write_suggestions_exact(thread, mode, &self.suggestions)
             .await?;

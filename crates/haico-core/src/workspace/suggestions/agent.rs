@@ -1,55 +1,30 @@
 //! The agent's side: in `suggest` mode a document tool stores a suggestion instead of writing.
 //!
-//! A suggestion is checked exactly as the direct write would be (the same limits, the same
-//! "occurs exactly once" rule against the document as it is now, the same error texts), so a
-//! model learns nothing new to switch modes, and a suggestion that is stored applies at least
-//! to the document it was made on. During a turn about a person's selection, a suggestion may
+//! A suggestion is the very [`DocumentChange`] the direct write would take, checked and applied
+//! by the same code (the same limits, the same "occurs exactly once" rule against the document
+//! as it is now, the same error texts), so a model learns nothing new to switch modes, and a
+//! suggestion that is stored applies at least to the document it was made on. During a turn about a person's selection, a suggestion may
 //! only change the selected passage ([`Focus::confines`](super::Focus::confines)).
 
-use super::{DocumentMode, applied_body, apply::suggestion_diff};
-use crate::store::{NewSuggestion, SuggestedEdit, Suggestion};
+use super::{DocumentMode, SuggestionStatus, apply::suggestion_diff};
+use crate::store::{NewSuggestion, Suggestion};
 use crate::workspace::{
-    Edit, MAX_DOCUMENT_CHARS, TextEdit, WorkspaceError,
-    document::{check_replacement, check_text_edits, checked_title},
-    empty_document,
-    rules::{char_count, check_length},
+    DocumentChange, DocumentChanged, Edit, WorkspaceError, empty_document, rules::char_count,
 };
-
-/// What a document tool would have done, to be proposed instead.
-#[derive(Debug, Clone, Copy)]
-pub enum SuggestionDraft<'a> {
-    /// `update_document`: a whole new body, and maybe a title.
-    Replace {
-        /// The new body.
-        content: &'a str,
-        /// The new title, if any.
-        title: Option<&'a str>,
-    },
-    /// `append_to_document`: text for the end.
-    Append {
-        /// The text.
-        text: &'a str,
-    },
-    /// `edit_document`: passages to change.
-    Edit {
-        /// The edits, in order.
-        edits: &'a [TextEdit<'a>],
-    },
-}
 
 /// What a document tool did: wrote the document, or stored a suggestion instead.
 #[derive(Debug)]
-pub enum Written<T> {
-    /// `direct` mode: the write's own outcome.
-    Direct(T),
+pub enum Written {
+    /// `direct` mode: what the write did.
+    Direct(DocumentChanged),
     /// `suggest` mode: the suggestion stored (boxed: a suggestion row is large, and most
     /// writes are direct).
     Suggested(Box<Suggestion>),
 }
 
 impl Edit {
-    /// Runs `direct` (the document tool's write) in `direct` mode; in `suggest` mode stores
-    /// `draft` as a suggestion instead.
+    /// Writes `change` in `direct` mode ([`Edit::change_document`], where `replace_all` lifts a
+    /// rewrite's guard against loss); in `suggest` mode stores it as a suggestion instead.
     ///
     /// While the thread's lock is still to be taken (an agent's call on PostgreSQL), the write
     /// goes first, on the guess that the mode is `direct` (the default, and most threads'): its
@@ -57,21 +32,24 @@ impl Edit {
     /// asking first. In `suggest` mode, which the lock's answer tells, everything the write did
     /// is undone (one round trip) and the suggestion stored, exactly as if the mode had been
     /// asked first; the write's own outcome, success or failure, is dropped.
-    pub async fn write_or_suggest<T>(
+    pub async fn write_or_suggest(
         &mut self,
-        draft: SuggestionDraft<'_>,
-        direct: impl AsyncFnOnce(&mut Edit) -> Result<T, WorkspaceError>,
-    ) -> Result<Written<T>, WorkspaceError> {
+        change: &DocumentChange<'_>,
+        replace_all: bool,
+    ) -> Result<Written, WorkspaceError> {
         if self.is_unconfirmed() {
-            let written = direct(self).await;
+            let written = self.change_document(change, replace_all).await;
             if self.document_mode().await? == DocumentMode::Direct {
                 return written.map(Written::Direct);
             }
             self.start_over().await?;
         } else if self.document_mode().await? == DocumentMode::Direct {
-            return direct(self).await.map(Written::Direct);
+            return self
+                .change_document(change, replace_all)
+                .await
+                .map(Written::Direct);
         }
-        self.suggest(draft)
+        self.suggest(change)
             .await
             .map(|suggestion| Written::Suggested(Box::new(suggestion)))
     }
@@ -80,7 +58,7 @@ impl Edit {
     pub async fn document_mode(&mut self) -> Result<DocumentMode, WorkspaceError> {
         self.confirm().await?;
         if let Some(mode) = self.known_document_mode() {
-            return Ok(DocumentMode::parse(mode).unwrap_or_default());
+            return Ok(mode);
         }
         let thread = self.thread_id();
         let mode = self
@@ -89,77 +67,37 @@ impl Edit {
             .document_mode(&thread)
             .await?
             .ok_or_else(|| WorkspaceError::UnknownThread(thread.to_string()))?;
-        Ok(DocumentMode::parse(&mode).unwrap_or_default())
+        Ok(mode)
     }
 
-    /// Stores `draft` as an open suggestion, checked against the document as it is now; the
+    /// Stores `change` as an open suggestion, checked against the document as it is now; the
     /// document itself is not touched.
     pub async fn suggest(
         &mut self,
-        draft: SuggestionDraft<'_>,
+        change: &DocumentChange<'_>,
     ) -> Result<Suggestion, WorkspaceError> {
-        let (kind, title, edits) = match draft {
-            SuggestionDraft::Replace { content, title } => {
-                check_replacement(content, title, None)?;
-                ("replace", checked_title(title)?, None)
-            }
-            SuggestionDraft::Append { text } => {
-                if text.is_empty() {
-                    return Err(WorkspaceError::invalid(
-                        "`text` is empty: pass the text to append",
-                    ));
-                }
-                check_length(text, "text", MAX_DOCUMENT_CHARS)?;
-                ("append", None, None)
-            }
-            SuggestionDraft::Edit { edits } => {
-                check_text_edits(edits)?;
-                ("edit", None, Some(edits))
-            }
-        };
+        change.check()?;
+        let title = change.title();
         let thread = self.thread_id();
         let document = self.repo().documents().get_document(&thread).await?;
-        if kind == "edit" && document.as_ref().is_none_or(|d| d.content.is_empty()) {
-            return Err(WorkspaceError::invalid(
-                "the document is empty, so there is no text to edit: suggest it with \
-                 update_document or append_to_document",
-            ));
-        }
+        change.check_target(document.as_ref(), DocumentMode::Suggest)?;
         let document = document.unwrap_or_else(empty_document);
-        let stored_edits: Vec<SuggestedEdit> = match draft {
-            SuggestionDraft::Replace { content, .. } => vec![SuggestedEdit {
-                old_text: document.content.clone(),
-                new_text: content.to_string(),
-            }],
-            SuggestionDraft::Append { text } => vec![SuggestedEdit {
-                old_text: String::new(),
-                new_text: text.to_string(),
-            }],
-            SuggestionDraft::Edit { .. } => edits
-                .unwrap_or_default()
-                .iter()
-                .map(|edit| SuggestedEdit {
-                    old_text: edit.old_text.to_string(),
-                    new_text: edit.new_text.to_string(),
-                })
-                .collect(),
-        };
         let mut draft_row = Suggestion {
             id: 0,
-            status: super::SuggestionStatus::Open.as_str().to_string(),
-            kind: kind.to_string(),
+            status: SuggestionStatus::Open,
+            kind: change.kind(),
             turn_index: self.turn_index(),
             by: self.made_by().map(str::to_string),
             action_and_reasoning: self.reason().map(str::to_string),
             base_version: document.version,
             title: title.map(str::to_string),
-            edits: stored_edits,
+            edits: change.suggested_edits(&document.content),
             created_at: chrono::Utc::now(),
             decided_at: None,
             decided_by: None,
             diff: None,
         };
-        let body = applied_body(&document.content, &draft_row)?;
+        let body = change.applied_to(&document.content)?;
         if let Some(focus) = self.focus() {
             if title.is_some_and(|t| t != document.title) {
                 return Err(WorkspaceError::invalid(
@@ -169,13 +107,7 @@ impl Edit {
             }
             focus.confines(&document.content, &body)?;
         }
-        let chars = char_count(&body);
-        if chars > MAX_DOCUMENT_CHARS {
-            return Err(WorkspaceError::invalid(format!(
-                "the document would be {chars} characters long with this suggestion; the limit is \
-                 {MAX_DOCUMENT_CHARS}"
-            )));
-        }
+        change.check_size(char_count(&body), DocumentMode::Suggest)?;
         let retitles = title.is_some_and(|t| t != document.title);
         if body == document.content && !retitles {
             return Err(WorkspaceError::invalid(
@@ -185,7 +117,7 @@ impl Edit {
         for open in self
             .repo()
             .suggestions()
-            .suggestions(&thread, Some("open"))
+            .suggestions(&thread, Some(SuggestionStatus::Open))
             .await?
         {
             if open.kind == draft_row.kind
@@ -212,7 +144,7 @@ impl Edit {
             .add_suggestion(
                 &thread,
                 NewSuggestion {
-                    kind: &draft_row.kind,
+                    kind: draft_row.kind,
                     turn_index: draft_row.turn_index,
                     by: draft_row.by.as_deref(),
                     action_and_reasoning: draft_row.action_and_reasoning.as_deref(),

@@ -1,42 +1,16 @@
 //! What a suggestion does to a body, and the diff that shows it.
 //!
-//! The three kinds apply differently, each by text and never by position: an `edit` finds each
-//! passage exactly once (as `edit_document` does), an `append` adds to whatever the body is
-//! now, and a `replace` (a whole new body from `update_document`) applies only to the very body
-//! it was made on, since it rewrites everything.
+//! A suggestion keeps a [`DocumentChange`] and applies as that change does, by text and never
+//! by position: edits find each passage exactly once (as `edit_document` does), an append adds
+//! to whatever the body is now, and a whole rewrite (from `update_document`) applies only to
+//! the very body it was made on, since it rewrites everything.
 
 use crate::store::Suggestion;
-use crate::workspace::{TextEdit, WorkspaceError, document::apply_text_edits};
+use crate::workspace::{DocumentChange, WorkspaceError};
 
 /// The body after `suggestion`, or why it no longer applies to `body`.
 pub fn applied_body(body: &str, suggestion: &Suggestion) -> Result<String, WorkspaceError> {
-    match suggestion.kind.as_str() {
-        "append" => {
-            let mut text = body.to_string();
-            for edit in &suggestion.edits {
-                text.push_str(&edit.new_text);
-            }
-            Ok(text)
-        }
-        "replace" => match suggestion.edits.first() {
-            Some(edit) if edit.old_text == body => Ok(edit.new_text.clone()),
-            Some(_) => Err(WorkspaceError::invalid(
-                "it rewrites the whole document, which has changed since it was made",
-            )),
-            None => Ok(body.to_string()),
-        },
-        _ => {
-            let edits: Vec<TextEdit<'_>> = suggestion
-                .edits
-                .iter()
-                .map(|edit| TextEdit {
-                    old_text: &edit.old_text,
-                    new_text: &edit.new_text,
-                })
-                .collect();
-            apply_text_edits(body, &edits)
-        }
-    }
+    DocumentChange::of_suggestion(suggestion).applied_to(body)
 }
 
 /// A unified diff of `old` to `new` around what changed. Only the lines between the first and

@@ -6,7 +6,7 @@
 //! conflict (409) with nothing written. An accept then holds the document row from its read to
 //! its write, like any in-place edit.
 
-use super::{DocumentMode, SuggestionStatus, applied_body, apply::suggestion_diff};
+use super::{DocumentMode, SuggestionKind, SuggestionStatus, applied_body, apply::suggestion_diff};
 use crate::{
     ThreadId,
     store::{Document, Suggestion},
@@ -40,7 +40,7 @@ pub(crate) fn listed(document: &Document, suggestions: Vec<Suggestion>) -> Vec<L
     suggestions
         .into_iter()
         .map(|suggestion| {
-            if suggestion.status != SuggestionStatus::Open.as_str() {
+            if suggestion.status != SuggestionStatus::Open {
                 let diff = suggestion.diff.clone();
                 return ListedSuggestion {
                     suggestion,
@@ -76,10 +76,7 @@ impl View {
     /// The thread's document mode.
     pub async fn document_mode(&mut self) -> Result<DocumentMode, WorkspaceError> {
         let mode = self.repo.suggestions().document_mode(&self.thread).await?;
-        Ok(mode
-            .as_deref()
-            .and_then(DocumentMode::parse)
-            .unwrap_or_default())
+        Ok(mode.unwrap_or_default())
     }
 
     /// The thread's suggestions (of one status when given), with diffs against the document.
@@ -88,11 +85,7 @@ impl View {
         status: Option<SuggestionStatus>,
     ) -> Result<Vec<ListedSuggestion>, WorkspaceError> {
         let thread = self.thread.clone();
-        let found = self
-            .repo
-            .suggestions()
-            .suggestions(&thread, status.map(SuggestionStatus::as_str))
-            .await?;
+        let found = self.repo.suggestions().suggestions(&thread, status).await?;
         if found.is_empty() {
             return Ok(Vec::new());
         }
@@ -117,10 +110,7 @@ impl View {
         let document = crate::workspace::history::document_at(&mut self.repo, &thread, rev)
             .await?
             .unwrap_or_else(empty_document);
-        Ok((
-            DocumentMode::parse(&mode).unwrap_or_default(),
-            listed(&document, found),
-        ))
+        Ok((mode, listed(&document, found)))
     }
 }
 
@@ -128,7 +118,8 @@ impl View {
 fn decided(suggestion: &Suggestion) -> WorkspaceError {
     WorkspaceError::Conflict(format!(
         "suggestion #{} was already decided: it is {}",
-        suggestion.id, suggestion.status
+        suggestion.id,
+        suggestion.status.as_str()
     ))
 }
 
@@ -177,7 +168,7 @@ impl Workspaces {
                 .decide_suggestion(
                     thread,
                     id,
-                    SuggestionStatus::Accepted.as_str(),
+                    SuggestionStatus::Accepted,
                     by.as_deref(),
                     Some(&diff),
                 )
@@ -211,13 +202,7 @@ impl Workspaces {
                 let marked = edit
                     .repo()
                     .suggestions()
-                    .decide_suggestion(
-                        thread,
-                        id,
-                        SuggestionStatus::Outdated.as_str(),
-                        by.as_deref(),
-                        None,
-                    )
+                    .decide_suggestion(thread, id, SuggestionStatus::Outdated, by.as_deref(), None)
                     .await;
                 match marked {
                     Ok(Some(_)) => {
@@ -271,7 +256,7 @@ impl Workspaces {
                 .decide_suggestion(
                     thread,
                     id,
-                    SuggestionStatus::Rejected.as_str(),
+                    SuggestionStatus::Rejected,
                     by.as_deref(),
                     diff.as_deref(),
                 )
@@ -309,7 +294,7 @@ impl View {
         let open = self
             .repo
             .suggestions()
-            .suggestions(&self.thread, Some(SuggestionStatus::Open.as_str()))
+            .suggestions(&self.thread, Some(SuggestionStatus::Open))
             .await?;
         if mode == DocumentMode::Direct && open.is_empty() {
             return Ok(String::new());
@@ -330,7 +315,7 @@ impl View {
             out.push_str(&format!(
                 "#{} ({}, turn {}): {}\n",
                 suggestion.id,
-                suggestion.kind,
+                suggestion.kind.as_str(),
                 suggestion.turn_index,
                 suggestion.action_and_reasoning.as_deref().unwrap_or("")
             ));
@@ -342,10 +327,14 @@ impl View {
                     }
                     short
                 };
-                match suggestion.kind.as_str() {
-                    "append" => out.push_str(&format!("  append: {:?}\n", cut(&edit.new_text))),
-                    "replace" => out.push_str(&format!("  new body: {:?}\n", cut(&edit.new_text))),
-                    _ => out.push_str(&format!(
+                match suggestion.kind {
+                    SuggestionKind::Append => {
+                        out.push_str(&format!("  append: {:?}\n", cut(&edit.new_text)))
+                    }
+                    SuggestionKind::Replace => {
+                        out.push_str(&format!("  new body: {:?}\n", cut(&edit.new_text)))
+                    }
+                    SuggestionKind::Edit => out.push_str(&format!(
                         "  {:?} -> {:?}\n",
                         cut(&edit.old_text),
                         cut(&edit.new_text)
@@ -398,7 +387,7 @@ async fn open_suggestion(
         .suggestion(thread, id)
         .await?
         .ok_or_else(|| unknown(id))?;
-    if found.status != SuggestionStatus::Open.as_str() {
+    if found.status != SuggestionStatus::Open {
         return Err(decided(&found));
     }
     Ok(found)

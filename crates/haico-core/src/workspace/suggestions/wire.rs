@@ -1,10 +1,11 @@
 //! How a suggestion reads to clients (REST, MCP, the UI): one shape, so every adapter answers
-//! the same fields.
+//! the same fields. Its status and kind are the store's enums, published by their one
+//! spelling; the schema keeps them plain strings, as it always published them.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::ListedSuggestion;
+use super::{ListedSuggestion, SuggestionKind, SuggestionStatus};
 use crate::wire::SuggestedEdit;
 
 /// A suggestion as clients read it.
@@ -13,9 +14,11 @@ pub struct SuggestionBody {
     /// Its number in the thread, from 1.
     pub id: i64,
     /// `open`, `accepted`, `rejected` or `outdated`.
-    pub status: String,
+    #[schema(value_type = String)]
+    pub status: SuggestionStatus,
     /// `edit` (edit_document), `append` (append_to_document) or `replace` (update_document).
-    pub kind: String,
+    #[schema(value_type = String)]
+    pub kind: SuggestionKind,
     /// The agent turn that made it.
     pub turn_index: i64,
     /// The person on whose behalf the agent worked, when known.
@@ -47,8 +50,8 @@ pub fn to_wire(listed: &ListedSuggestion) -> SuggestionBody {
     let s = &listed.suggestion;
     SuggestionBody {
         id: s.id,
-        status: s.status.clone(),
-        kind: s.kind.clone(),
+        status: s.status,
+        kind: s.kind,
         turn_index: s.turn_index,
         by: s.by.clone(),
         action_and_reasoning: s.action_and_reasoning.clone(),
