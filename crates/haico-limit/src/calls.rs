@@ -14,8 +14,8 @@ use haico_core::{
     ThreadId,
     panels::PreferenceKind,
     workspace::{
-        ArtifactQuery, ChangeNote, Edit, PreferenceChange, PreferenceDraft, StepDraft,
-        SuggestionDraft, WorkspaceError, Workspaces, Written, artifact_line,
+        ArtifactQuery, ChangeNote, DocumentChange, Edit, PreferenceChange, PreferenceDraft,
+        StepDraft, WorkspaceError, Workspaces, Written, artifact_line,
         charts::{ChartData, ChartDraft, ChartType, Series},
         plan::render_plan,
         preferences::render_preferences,
@@ -385,27 +385,19 @@ async fn write(
     let mut edit = workspaces.edit_for_call(thread).await?;
     edit.set_reason(Some(reason.clone()));
     let outcome = body(&mut edit, call).await;
-    let confirmed = match &outcome {
-        Ok(_) => edit.confirm().await,
-        // A missing thread is reported as such, whatever else the body ran into.
-        Err(_) => match edit.confirm().await {
-            Err(err @ WorkspaceError::UnknownThread(_)) => Err(err),
-            _ => Ok(()),
-        },
-    };
-    if let Err(err) = confirmed {
-        edit.discard().await;
-        return Err(err);
-    }
-    let (summary, learned) = match outcome {
-        Ok(done) => done,
-        Err(err) => {
+    // A missing thread is reported as such, whatever else the body ran into.
+    match (edit.turn().await, &outcome) {
+        (Ok(_), _) | (Err(_), Err(_)) => {}
+        (Err(err), Ok(_)) => {
             edit.discard().await;
             return Err(err);
         }
-    };
-    edit.commit(ChangeNote::tool(tool, Some(reason), summary))
-        .await?;
+    }
+    let ((_, learned), _) = edit
+        .end(outcome, |(summary, _)| {
+            ChangeNote::tool(tool, Some(reason), summary.clone())
+        })
+        .await??;
     Ok(learned)
 }
 
@@ -415,32 +407,24 @@ async fn body(edit: &mut Edit, call: Call) -> Result<(String, Learned), Workspac
     let mut learned = Learned::default();
     let summary = match call.args {
         Args::Append(text) => {
-            let draft = SuggestionDraft::Append { text: &text };
-            match edit
-                .write_or_suggest(draft, async |edit: &mut Edit| {
-                    edit.append_to_document(&text).await
-                })
-                .await?
-            {
+            let change = DocumentChange::Append {
+                text: text.as_str().into(),
+            };
+            match edit.write_or_suggest(&change, false).await? {
                 Written::Direct(appended) => format!("appended ({} chars total)", appended.chars),
                 Written::Suggested(suggestion) => format!("suggested #{}", suggestion.id),
             }
         }
         Args::Rewrite { title, content } => {
-            let draft = SuggestionDraft::Replace {
-                content: &content,
+            let change = DocumentChange::Replace {
+                body: &content,
                 title: Some(&title),
+                replaces: None,
             };
-            match edit
-                .write_or_suggest(draft, async |edit: &mut Edit| {
-                    edit.rewrite_document(&content, Some(&title), false).await
-                })
-                .await?
-            {
-                Written::Direct(rewritten) => format!(
-                    "document updated ({} chars)",
-                    rewritten.document.content.chars().count()
-                ),
+            match edit.write_or_suggest(&change, true).await? {
+                Written::Direct(rewritten) => {
+                    format!("document updated ({} chars)", rewritten.chars)
+                }
                 Written::Suggested(suggestion) => format!("suggested #{}", suggestion.id),
             }
         }

@@ -285,8 +285,11 @@ fn arguments(
         Op::AppendToDocument => json!({
             "text": format!("\n- Note {seq} from client {client}: keep the budget in view.")
         }),
+        // A whole rewrite on purpose: the document has grown by the appends, and without
+        // `replace_all` the loss guard would refuse most of these (a failed call, not a write).
         Op::UpdateDocument => json!({
             "title": "Trip plan",
+            "replace_all": true,
             "content": format!(
                 "# Trip plan (rewrite {seq} by client {client})\n\n## Goals\n\nA calm week by the \
                  sea, trains only, under the budget.\n\n## Days\n\n1. Arrive and settle.\n2. Coast \
