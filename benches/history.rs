@@ -102,7 +102,7 @@ async fn long_history(db: &BenchDb) -> Bench {
             }
             2 => {
                 // A small edit in the middle of the document, as a person saves it.
-                let mut doc = workspaces.document(&bench.thread).await.unwrap();
+                let mut doc = workspaces.document(&bench.thread).get().await.unwrap();
                 let at = doc.content.len() / 2;
                 let at = (0..=at)
                     .rev()
@@ -110,7 +110,8 @@ async fn long_history(db: &BenchDb) -> Bench {
                     .unwrap();
                 doc.content.insert_str(at, &format!(" [edit {i}] "));
                 workspaces
-                    .put_document(&bench.thread, &doc.content, None, None)
+                    .document(&bench.thread)
+                    .put(&doc.content, None, None)
                     .await
                     .unwrap();
             }

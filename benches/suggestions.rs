@@ -3,7 +3,7 @@
 //!
 //! A thread in suggest mode holds a 1 MB document of numbered lines and 100 open suggestions
 //! (each an `edit_document` on a line of its own). Each measured iteration first makes one more
-//! suggestion through the tool runtime (not timed), then times `Workspaces::accept_suggestion`
+//! suggestion through the tool runtime (not timed), then times `ThreadSuggestions::accept`
 //! (what `POST …/suggestions/{id}/accept` runs: claim, read the body held, apply by text,
 //! write the new version, history and events, commit), so 100 others stay open throughout.
 //! A second measure times listing the 100 open suggestions with their diffs against the
@@ -64,7 +64,8 @@ fn measure(c: &mut Criterion, rt: &Runtime, engine: Engine) {
             .await
             .unwrap();
         workspaces
-            .change_thread(
+            .threads()
+            .change(
                 &bench.thread,
                 ThreadChange {
                     document_mode: Some(DocumentMode::Suggest),
@@ -97,7 +98,8 @@ fn measure(c: &mut Criterion, rt: &Runtime, engine: Engine) {
                     id += 1;
                     let started = Instant::now();
                     let accepted = workspaces
-                        .accept_suggestion(&bench.thread, id)
+                        .suggestions(&bench.thread)
+                        .accept(id)
                         .await
                         .unwrap();
                     spent += started.elapsed();
@@ -116,7 +118,8 @@ fn measure(c: &mut Criterion, rt: &Runtime, engine: Engine) {
             let thread = &bench.thread;
             async move {
                 let open = workspaces
-                    .suggestions(thread, Some(SuggestionStatus::Open))
+                    .suggestions(thread)
+                    .list(Some(SuggestionStatus::Open))
                     .await
                     .unwrap();
                 assert_eq!(open.len(), OPEN);

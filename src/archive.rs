@@ -21,7 +21,11 @@ pub async fn export(db: Database, args: &ExportArgs) -> anyhow::Result<()> {
         };
         std::fs::create_dir_all(dir)
             .with_context(|| format!("creating the folder {}", dir.display()))?;
-        let threads = workspaces.threads().await.context("listing the threads")?;
+        let threads = workspaces
+            .threads()
+            .list()
+            .await
+            .context("listing the threads")?;
         for thread in &threads {
             let id = ThreadId::parse(&thread.id)?;
             let file = dir.join(format!("{id}.haico.jsonl"));

@@ -32,7 +32,8 @@ pub async fn run_turn(
     let runtime = ToolRuntime::with_bus(db.clone(), bus.clone());
     runtime
         .workspaces()
-        .ensure_thread(&thread, "Terminal chat")
+        .threads()
+        .ensure(&thread, "Terminal chat")
         .await
         .context("creating the thread")?;
     let agent = Arc::new(Agent::new(runtime, model, config));

@@ -257,7 +257,8 @@ async fn run_on(
         source: WorkspaceError::invalid(err.to_string()),
     })?;
     workspaces
-        .create_thread(&thread, Some("haico eval"))
+        .threads()
+        .create(&thread, Some("haico eval"))
         .await
         .map_err(in_workspace("creating the thread"))?;
     seed(&workspaces, &thread, &scenario.workspace)
@@ -325,7 +326,8 @@ async fn run_on(
     for summary in &end.artifacts {
         artifacts.push(
             workspaces
-                .artifact(&thread, summary.id)
+                .artifacts(&thread)
+                .get(summary.id)
                 .await
                 .map_err(in_workspace("reading an artifact"))?,
         );
@@ -362,13 +364,15 @@ pub(crate) async fn seed(
 ) -> Result<(), (String, WorkspaceError)> {
     if let Some(objective) = &start.objective {
         workspaces
-            .put_objective(thread, objective)
+            .objective(thread)
+            .put(objective)
             .await
             .map_err(|err| ("workspace.objective".to_string(), err))?;
     }
     if let Some(document) = &start.document {
         workspaces
-            .put_document(thread, &document.content, document.title.as_deref(), None)
+            .document(thread)
+            .put(&document.content, document.title.as_deref(), None)
             .await
             .map_err(|err| ("workspace.document".to_string(), err))?;
     }
@@ -378,12 +382,14 @@ pub(crate) async fn seed(
             depth: Some(i64::from(step.depth)),
         };
         let added = workspaces
-            .add_step(thread, &step.text, placement)
+            .plan(thread)
+            .add_step(&step.text, placement)
             .await
             .map_err(at)?;
         if step.done {
             workspaces
-                .update_step(thread, added.id, None, Some(true))
+                .plan(thread)
+                .update_step(added.id, None, Some(true))
                 .await
                 .map_err(at)?;
         }
@@ -395,7 +401,8 @@ pub(crate) async fn seed(
             kind: preference.kind,
         };
         workspaces
-            .create_preference(thread, &draft, preference.locked)
+            .preferences(thread)
+            .create(&draft, preference.locked)
             .await
             .map_err(|err| (format!("workspace.preferences[{i}]"), err))?;
     }

@@ -63,7 +63,7 @@ async fn list_approvals(
     Path(ThreadPath { thread_id: id }): Path<ThreadPath>,
 ) -> Result<Json<Vec<ApprovalRequest>>, ApiError> {
     // A thread that does not exist is a 404, not an empty list.
-    state.workspaces().thread(&id).await?;
+    state.workspaces().threads().get(&id).await?;
     Ok(Json(state.workspaces().waiting_approvals(&id).await?))
 }
 

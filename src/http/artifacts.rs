@@ -59,7 +59,8 @@ async fn list_artifacts(
     let query = ArtifactQuery::for_user(query.artifact_type.as_deref(), query.limit)?;
     let list = state
         .workspaces()
-        .artifacts(&path.thread_id, &query)
+        .artifacts(&path.thread_id)
+        .list(&query)
         .await?;
     Ok(Json(list.into_iter().map(ArtifactSummary::from).collect()))
 }
@@ -82,7 +83,8 @@ async fn get_artifact(
 ) -> Result<Json<Artifact>, ApiError> {
     let artifact = state
         .workspaces()
-        .artifact(&path.thread_id, path.artifact_id)
+        .artifacts(&path.thread_id)
+        .get(path.artifact_id)
         .await?;
     Ok(Json(artifact.into()))
 }
@@ -108,7 +110,8 @@ async fn chart_svg(
     let artifact_id = path.artifact_id;
     let artifact = state
         .workspaces()
-        .artifact(&path.thread_id, artifact_id)
+        .artifacts(&path.thread_id)
+        .get(artifact_id)
         .await?;
     let svg = svg::render_artifact(&artifact.summary.artifact_type, &artifact.payload).map_err(
         |err| match err {

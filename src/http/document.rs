@@ -52,7 +52,7 @@ async fn get_document(
     Path(path): Path<ThreadPath>,
     Query(param): Query<HtmlParam>,
 ) -> Result<Json<DocumentView>, ApiError> {
-    let document = state.workspaces().document(&path.thread_id).await?;
+    let document = state.workspaces().document(&path.thread_id).get().await?;
     Ok(Json(document_view(document, param).await?))
 }
 
@@ -78,12 +78,8 @@ async fn put_document(
 ) -> Result<Json<Document>, ApiError> {
     let document = state
         .workspaces()
-        .put_document(
-            &path.thread_id,
-            &body.content,
-            body.title.as_deref(),
-            body.expected_version,
-        )
+        .document(&path.thread_id)
+        .put(&body.content, body.title.as_deref(), body.expected_version)
         .await?;
     Ok(Json(document.into()))
 }

@@ -75,7 +75,7 @@ async fn events(
         ),
         None => query.last_event_id,
     };
-    state.workspaces().thread(&id).await?;
+    state.workspaces().threads().get(&id).await?;
     let stream = subscribe(state.db().clone(), state.bus().clone(), &id, last_seen)
         .await
         .map_err(|err| ApiError::Store(err.0))?;

@@ -169,7 +169,8 @@ async fn rewritten(
 ) -> Result<Json<Rewritten>, ApiError> {
     let suggestions = state
         .workspaces()
-        .suggestions_panel(thread, Some(rev))
+        .suggestions(thread)
+        .panel(Some(rev))
         .await?;
     let workspace = super::html::workspace_view(workspace, suggestions, Default::default()).await?;
     Ok(Json(Rewritten { rev, workspace }))

@@ -44,7 +44,7 @@ async fn get_objective(
     Authorized(state, _): Authorized<Read>,
     Path(path): Path<ThreadPath>,
 ) -> Result<Json<ObjectiveView>, ApiError> {
-    let objective = state.workspaces().objective(&path.thread_id).await?;
+    let objective = state.workspaces().objective(&path.thread_id).get().await?;
     Ok(Json(ObjectiveView { objective }))
 }
 
@@ -69,7 +69,8 @@ async fn put_objective(
 ) -> Result<Json<ObjectiveView>, ApiError> {
     let objective = state
         .workspaces()
-        .put_objective(&path.thread_id, &body.objective)
+        .objective(&path.thread_id)
+        .put(&body.objective)
         .await?;
     Ok(Json(ObjectiveView {
         objective: Some(objective),

@@ -372,7 +372,7 @@ async fn members(
     Authorized(state, _): Authorized<ManageSharing>,
     Path(path): Path<ThreadPath>,
 ) -> Result<Json<Vec<Member>>, ApiError> {
-    state.workspaces().thread(&path.thread_id).await?;
+    state.workspaces().threads().get(&path.thread_id).await?;
     Ok(Json(wire::list(
         state.people().members(&path.thread_id).await?,
     )))
@@ -398,7 +398,7 @@ async fn share(
     Path(path): Path<MemberPath>,
     Json(body): Json<Share>,
 ) -> Result<Json<Vec<Member>>, ApiError> {
-    state.workspaces().thread(&path.thread_id).await?;
+    state.workspaces().threads().get(&path.thread_id).await?;
     Ok(Json(wire::list(
         state
             .people()
@@ -424,7 +424,7 @@ async fn unshare(
     Authorized(state, _): Authorized<ManageSharing>,
     Path(path): Path<MemberPath>,
 ) -> Result<Json<Vec<Member>>, ApiError> {
-    state.workspaces().thread(&path.thread_id).await?;
+    state.workspaces().threads().get(&path.thread_id).await?;
     Ok(Json(wire::list(
         state.people().unshare(&path.thread_id, &path.name).await?,
     )))

@@ -72,7 +72,7 @@ async fn list_steps(
     Path(path): Path<ThreadPath>,
 ) -> Result<Json<Vec<PlanStep>>, ApiError> {
     Ok(Json(wire::list(
-        state.workspaces().plan(&path.thread_id).await?,
+        state.workspaces().plan(&path.thread_id).steps().await?,
     )))
 }
 
@@ -98,7 +98,8 @@ async fn create_step(
     let placement = StepPlacement::from_fields(body.parent_id, body.after_id, body.depth)?;
     let step = state
         .workspaces()
-        .add_step(&path.thread_id, &body.text, placement)
+        .plan(&path.thread_id)
+        .add_step(&body.text, placement)
         .await?;
     Ok((StatusCode::CREATED, Json(step.into())))
 }
@@ -124,12 +125,8 @@ async fn update_step(
 ) -> Result<Json<PlanStep>, ApiError> {
     let step = state
         .workspaces()
-        .update_step(
-            &path.thread_id,
-            path.todo_id,
-            body.text.as_deref(),
-            body.done,
-        )
+        .plan(&path.thread_id)
+        .update_step(path.todo_id, body.text.as_deref(), body.done)
         .await?;
     Ok(Json(step.into()))
 }
@@ -152,7 +149,8 @@ async fn delete_step(
 ) -> Result<StatusCode, ApiError> {
     state
         .workspaces()
-        .remove_step(&path.thread_id, path.todo_id)
+        .plan(&path.thread_id)
+        .remove_step(path.todo_id)
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }

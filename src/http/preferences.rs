@@ -75,7 +75,11 @@ async fn list_preferences(
     Path(path): Path<ThreadPath>,
 ) -> Result<Json<Vec<Preference>>, ApiError> {
     Ok(Json(super::wire::list(
-        state.workspaces().preferences(&path.thread_id).await?,
+        state
+            .workspaces()
+            .preferences(&path.thread_id)
+            .list()
+            .await?,
     )))
 }
 
@@ -105,7 +109,8 @@ async fn create_preference(
     };
     let preference = state
         .workspaces()
-        .create_preference(&path.thread_id, &draft, body.locked == Some(true))
+        .preferences(&path.thread_id)
+        .create(&draft, body.locked == Some(true))
         .await?;
     Ok((StatusCode::CREATED, Json(preference.into())))
 }
@@ -137,7 +142,8 @@ async fn update_preference(
     };
     let preference = state
         .workspaces()
-        .change_preference(&path.thread_id, path.preference_id, &change)
+        .preferences(&path.thread_id)
+        .update(path.preference_id, &change)
         .await?;
     Ok(Json(preference.into()))
 }
@@ -160,7 +166,8 @@ async fn delete_preference(
 ) -> Result<StatusCode, ApiError> {
     state
         .workspaces()
-        .delete_preference(&path.thread_id, path.preference_id)
+        .preferences(&path.thread_id)
+        .delete(path.preference_id)
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }

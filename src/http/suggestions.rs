@@ -76,7 +76,8 @@ async fn list_suggestions(
     let status = param.status.as_deref().map(checked_status).transpose()?;
     let listed = state
         .workspaces()
-        .suggestions(&path.thread_id, status)
+        .suggestions(&path.thread_id)
+        .list(status)
         .await?;
     Ok(Json(listed.iter().map(to_wire).collect()))
 }
@@ -100,7 +101,8 @@ async fn accept_suggestion(
 ) -> Result<Json<AcceptedBody>, ApiError> {
     let accepted = state
         .workspaces()
-        .accept_suggestion(&path.thread_id, path.suggestion_id)
+        .suggestions(&path.thread_id)
+        .accept(path.suggestion_id)
         .await?;
     Ok(Json(AcceptedBody {
         suggestion: to_wire(&accepted.suggestion),
@@ -127,7 +129,8 @@ async fn reject_suggestion(
 ) -> Result<Json<SuggestionBody>, ApiError> {
     let rejected = state
         .workspaces()
-        .reject_suggestion(&path.thread_id, path.suggestion_id)
+        .suggestions(&path.thread_id)
+        .reject(path.suggestion_id)
         .await?;
     Ok(Json(to_wire(&rejected)))
 }

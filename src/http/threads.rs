@@ -97,7 +97,8 @@ async fn create_thread(
     };
     let thread = state
         .workspaces()
-        .create_thread(&id, body.title.as_deref())
+        .threads()
+        .create(&id, body.title.as_deref())
         .await?;
     let thread = state.people().annotate(state.principal(), thread).await?;
     Ok((StatusCode::CREATED, Json(thread.into())))
@@ -116,7 +117,7 @@ async fn create_thread(
 async fn list_threads(
     Authorized(state, _): Authorized<UseServer>,
 ) -> Result<Json<Vec<Thread>>, ApiError> {
-    let threads = state.workspaces().threads().await?;
+    let threads = state.workspaces().threads().list().await?;
     let visible = state.people().visible(state.principal(), threads).await?;
     Ok(Json(visible.into_iter().map(Thread::from).collect()))
 }
@@ -137,7 +138,7 @@ async fn get_thread(
     Authorized(state, _): Authorized<Read>,
     Path(path): Path<ThreadPath>,
 ) -> Result<Json<Thread>, ApiError> {
-    let thread = state.workspaces().thread(&path.thread_id).await?;
+    let thread = state.workspaces().threads().get(&path.thread_id).await?;
     let thread = state.people().annotate(state.principal(), thread).await?;
     Ok(Json(thread.into()))
 }
@@ -184,7 +185,8 @@ async fn rename_thread(
     };
     let thread = state
         .workspaces()
-        .change_thread(&path.thread_id, change)
+        .threads()
+        .change(&path.thread_id, change)
         .await?;
     let thread = state.people().annotate(state.principal(), thread).await?;
     Ok(Json(thread.into()))
@@ -206,7 +208,7 @@ async fn delete_thread(
     Authorized(state, _): Authorized<Delete>,
     Path(path): Path<ThreadPath>,
 ) -> Result<StatusCode, ApiError> {
-    state.workspaces().delete_thread(&path.thread_id).await?;
+    state.workspaces().threads().delete(&path.thread_id).await?;
     state.people().thread_deleted();
     Ok(StatusCode::NO_CONTENT)
 }
@@ -234,6 +236,6 @@ async fn workspace(
         Some(rev) => workspaces.workspace_at(&path.thread_id, rev).await?,
         None => workspaces.snapshot(&path.thread_id).await?,
     };
-    let suggestions = workspaces.suggestions_panel(&path.thread_id, at.at).await?;
+    let suggestions = workspaces.suggestions(&path.thread_id).panel(at.at).await?;
     Ok(Json(workspace_view(snapshot, suggestions, param).await?))
 }

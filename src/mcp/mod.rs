@@ -45,7 +45,11 @@ pub async fn ensure_thread(
     workspaces: &Workspaces,
     thread: &ThreadId,
 ) -> Result<(), WorkspaceError> {
-    if workspaces.ensure_thread(thread, NEW_THREAD_TITLE).await? {
+    if workspaces
+        .threads()
+        .ensure(thread, NEW_THREAD_TITLE)
+        .await?
+    {
         tracing::info!(thread = %thread, "created the thread");
     }
     Ok(())

@@ -162,7 +162,7 @@ pub async fn list(
     // The newest ones one by one (the domain's index limit); older ones stay readable
     // through the templates.
     let newest = ArtifactQuery::index();
-    let artifacts = workspaces.artifacts(thread, &newest).await?;
+    let artifacts = workspaces.artifacts(thread).list(&newest).await?;
     for artifact in artifacts {
         let label = artifact
             .title

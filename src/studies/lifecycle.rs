@@ -323,7 +323,7 @@ impl Studies {
                 .as_deref()
                 .and_then(|t| ThreadId::parse(t).ok())
             {
-                match self.workspaces.delete_thread(&thread).await {
+                match self.workspaces.threads().delete(&thread).await {
                     Ok(()) | Err(crate::workspace::WorkspaceError::UnknownThread(_)) => {}
                     Err(err) => return Err(err.into()),
                 }

@@ -309,7 +309,7 @@ impl Studies {
         else {
             return Ok(0);
         };
-        match self.workspaces.thread(&thread).await {
+        match self.workspaces.threads().get(&thread).await {
             Ok(thread) => Ok(thread.turn_index),
             Err(crate::workspace::WorkspaceError::UnknownThread(_)) => Ok(0),
             Err(err) => Err(err.into()),

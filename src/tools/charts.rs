@@ -1,5 +1,5 @@
 //! Chart tool: a typed line, bar or pie chart, handed to the workspace, which checks it whole
-//! and stores it as an artifact ([`Edit::add_chart`]).
+//! and stores it as an artifact ([`ArtifactsEdit::add_chart`]).
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -53,6 +53,7 @@ impl ChartTools {
     async fn chart_generator(&self, edit: &mut Edit, args: ChartGeneratorArgs) -> ToolResult {
         let chart_type = args.chart_type;
         let added = edit
+            .artifacts()
             .add_chart(ChartDraft {
                 chart_type,
                 title: args.title,

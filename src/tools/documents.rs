@@ -84,19 +84,21 @@ impl DocumentTools {
             title: args.title.as_deref(),
             replaces: None,
         };
-        Ok(
-            match edit.write_or_suggest(&change, args.replace_all).await? {
-                Written::Direct(written) if written.changed => {
-                    format!("document updated ({} chars)", written.chars)
-                }
-                Written::Direct(written) => nothing_changed([format!(
-                    "the document already has exactly this content and title ({} chars)",
-                    written.chars
-                )]),
-                Written::Suggested(suggestion) => suggested(&suggestion),
+        Ok(match edit
+            .document()
+            .write_or_suggest(&change, args.replace_all)
+            .await?
+        {
+            Written::Direct(written) if written.changed => {
+                format!("document updated ({} chars)", written.chars)
             }
-            .into(),
-        )
+            Written::Direct(written) => nothing_changed([format!(
+                "the document already has exactly this content and title ({} chars)",
+                written.chars
+            )]),
+            Written::Suggested(suggestion) => suggested(&suggestion),
+        }
+        .into())
     }
 
     #[workspace_tool(
@@ -107,11 +109,13 @@ impl DocumentTools {
         let change = DocumentChange::Append {
             text: args.text.as_str().into(),
         };
-        Ok(match edit.write_or_suggest(&change, false).await? {
-            Written::Direct(written) => format!("appended ({} chars total)", written.chars),
-            Written::Suggested(suggestion) => suggested(&suggestion),
-        }
-        .into())
+        Ok(
+            match edit.document().write_or_suggest(&change, false).await? {
+                Written::Direct(written) => format!("appended ({} chars total)", written.chars),
+                Written::Suggested(suggestion) => suggested(&suggestion),
+            }
+            .into(),
+        )
     }
 
     #[workspace_tool(
@@ -130,27 +134,29 @@ impl DocumentTools {
                 .collect(),
         );
         let edits = args.edits.len();
-        Ok(match edit.write_or_suggest(&change, false).await? {
-            Written::Direct(written) if written.changed => {
-                format!(
-                    "applied {} ({} chars)",
-                    plural(edits, "edit"),
-                    written.chars
-                )
-            }
-            Written::Direct(written) => {
-                let edits = match edits {
-                    1 => "the edit leaves".to_string(),
-                    n => format!("the {n} edits leave"),
-                };
-                nothing_changed([format!(
-                    "{edits} the document exactly as it was ({} chars); give new_text that \
+        Ok(
+            match edit.document().write_or_suggest(&change, false).await? {
+                Written::Direct(written) if written.changed => {
+                    format!(
+                        "applied {} ({} chars)",
+                        plural(edits, "edit"),
+                        written.chars
+                    )
+                }
+                Written::Direct(written) => {
+                    let edits = match edits {
+                        1 => "the edit leaves".to_string(),
+                        n => format!("the {n} edits leave"),
+                    };
+                    nothing_changed([format!(
+                        "{edits} the document exactly as it was ({} chars); give new_text that \
                      differs from old_text",
-                    written.chars
-                )])
+                        written.chars
+                    )])
+                }
+                Written::Suggested(suggestion) => suggested(&suggestion),
             }
-            Written::Suggested(suggestion) => suggested(&suggestion),
-        }
-        .into())
+            .into(),
+        )
     }
 }

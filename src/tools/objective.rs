@@ -26,7 +26,7 @@ impl ObjectiveTools {
                        understand it now."
     )]
     async fn set_objective(&self, edit: &mut Edit, args: SetObjectiveArgs) -> ToolResult {
-        let set = edit.set_objective(&args.objective).await?;
+        let set = edit.objective().set(&args.objective).await?;
         Ok(if set.changed {
             format!("objective set: {}", set.objective)
         } else {

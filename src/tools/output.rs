@@ -12,7 +12,7 @@ pub struct ToolOutput {
     /// The text the model reads in the envelope's `summary`.
     pub summary: String,
     /// The artifact this call stored in its edit (through the workspace, e.g.
-    /// [`Edit::add_chart`](crate::workspace::Edit::add_chart)), for the envelope to report.
+    /// [`ArtifactsEdit::add_chart`](crate::workspace::ArtifactsEdit::add_chart)), for the envelope to report.
     pub artifact: Option<StoredArtifact>,
 }
 

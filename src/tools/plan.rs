@@ -92,7 +92,7 @@ impl PlanTools {
                 depth: i64::from(step.depth),
             })
             .collect();
-        let added = edit.add_outline(&drafts, args.parent_index).await?;
+        let added = edit.plan().add_outline(&drafts, args.parent_index).await?;
         let place = match &added.place {
             OutlinePlace::End => "at the end of the plan".to_string(),
             OutlinePlace::Under { index, text } => format!("under step {index} \"{text}\""),
@@ -111,7 +111,7 @@ impl PlanTools {
                        plan."
     )]
     async fn toggle_todos(&self, edit: &mut Edit, args: StepIndicesArgs) -> ToolResult {
-        let batch = edit.toggle_steps(&args.indices).await?;
+        let batch = edit.plan().toggle(&args.indices).await?;
         let list = |done: bool| -> Vec<String> {
             batch
                 .applied
@@ -141,7 +141,7 @@ impl PlanTools {
             .into_iter()
             .map(|update| (update.index, update.text))
             .collect();
-        let batch = edit.rewrite_steps(&updates).await?;
+        let batch = edit.plan().rewrite(&updates).await?;
         let mut parts = Vec::new();
         if !batch.applied.is_empty() {
             let indices: Vec<String> = batch.applied.iter().map(|(i, ())| i.to_string()).collect();
@@ -155,7 +155,7 @@ impl PlanTools {
         description = "Delete steps, with their sub-steps, by their numbers in the plan."
     )]
     async fn remove_todos(&self, edit: &mut Edit, args: StepIndicesArgs) -> ToolResult {
-        let batch = edit.remove_steps(&args.indices).await?;
+        let batch = edit.plan().remove(&args.indices).await?;
         let mut parts = Vec::new();
         if !batch.applied.is_empty() {
             let described: Vec<String> = batch

@@ -109,7 +109,7 @@ impl PreferenceTools {
                 kind: item.kind,
             })
             .collect();
-        let added = edit.add_preferences(&drafts).await?;
+        let added = edit.preferences().add(&drafts).await?;
         Ok(format!("recorded {}", preferences_count(added.len())).into())
     }
 
@@ -134,7 +134,7 @@ impl PreferenceTools {
                 )
             })
             .collect();
-        let batch = edit.change_preferences(&changes).await?;
+        let batch = edit.preferences().change(&changes).await?;
         Ok(report(&batch, "updated").into())
     }
 
@@ -144,7 +144,7 @@ impl PreferenceTools {
                        one only the user can remove."
     )]
     async fn remove_preferences(&self, edit: &mut Edit, args: RemovePreferencesArgs) -> ToolResult {
-        let batch = edit.remove_preferences(&args.indices).await?;
+        let batch = edit.preferences().remove(&args.indices).await?;
         Ok(report(&batch, "removed").into())
     }
 

@@ -410,7 +410,7 @@ async fn body(edit: &mut Edit, call: Call) -> Result<(String, Learned), Workspac
             let change = DocumentChange::Append {
                 text: text.as_str().into(),
             };
-            match edit.write_or_suggest(&change, false).await? {
+            match edit.document().write_or_suggest(&change, false).await? {
                 Written::Direct(appended) => format!("appended ({} chars total)", appended.chars),
                 Written::Suggested(suggestion) => format!("suggested #{}", suggestion.id),
             }
@@ -421,7 +421,7 @@ async fn body(edit: &mut Edit, call: Call) -> Result<(String, Learned), Workspac
                 title: Some(&title),
                 replaces: None,
             };
-            match edit.write_or_suggest(&change, true).await? {
+            match edit.document().write_or_suggest(&change, true).await? {
                 Written::Direct(rewritten) => {
                     format!("document updated ({} chars)", rewritten.chars)
                 }
@@ -432,7 +432,7 @@ async fn body(edit: &mut Edit, call: Call) -> Result<(String, Learned), Workspac
             steps,
             parent_index,
         } => {
-            let added = edit.add_outline(&steps, parent_index).await?;
+            let added = edit.plan().add_outline(&steps, parent_index).await?;
             learned.todos = Some(added.total as i64);
             format!(
                 "added {} steps (the plan now has {} steps)",
@@ -440,19 +440,19 @@ async fn body(edit: &mut Edit, call: Call) -> Result<(String, Learned), Workspac
             )
         }
         Args::Indices(indices) if call.op == Op::ToggleTodos => {
-            let batch = edit.toggle_steps(&indices).await?;
+            let batch = edit.plan().toggle(&indices).await?;
             learned.todos = Some(batch.len as i64);
             format!("toggled {} steps", batch.applied.len())
         }
         Args::Indices(indices) if call.op == Op::RemoveTodos => {
-            let batch = edit.remove_steps(&indices).await?;
+            let batch = edit.plan().remove(&indices).await?;
             let gone: usize = batch.applied.iter().map(|(_, r)| 1 + r.sub_steps).sum();
             let left = batch.len.saturating_sub(gone);
             learned.todos = Some(left as i64);
             format!("removed {} steps ({left} steps left)", batch.applied.len())
         }
         Args::Indices(indices) if call.op == Op::RemovePreferences => {
-            let batch = edit.remove_preferences(&indices).await?;
+            let batch = edit.preferences().remove(&indices).await?;
             let removed = batch
                 .targets
                 .iter()
@@ -462,27 +462,27 @@ async fn body(edit: &mut Edit, call: Call) -> Result<(String, Learned), Workspac
             format!("removed {removed} preferences")
         }
         Args::StepTexts(updates) => {
-            let batch = edit.rewrite_steps(&updates).await?;
+            let batch = edit.plan().rewrite(&updates).await?;
             learned.todos = Some(batch.len as i64);
             format!("rewrote {} steps", batch.applied.len())
         }
         Args::Preferences(drafts) => {
-            let added = edit.add_preferences(&drafts).await?;
+            let added = edit.preferences().add(&drafts).await?;
             learned.preferences_added = added.len() as i64;
             format!("recorded {} preferences", added.len())
         }
         Args::PreferenceChanges(changes) => {
-            let batch = edit.change_preferences(&changes).await?;
+            let batch = edit.preferences().change(&changes).await?;
             learned.preferences = Some(batch.len as i64);
             format!("updated {} preferences", batch.targets.len())
         }
         Args::Chart(draft) => {
-            let added = edit.add_chart(*draft).await?;
+            let added = edit.artifacts().add_chart(*draft).await?;
             learned.artifact = Some(added.artifact.artifact_id);
             format!("created bar chart \"{}\"", added.chart.title)
         }
         Args::Objective(objective) => {
-            let set = edit.set_objective(&objective).await?;
+            let set = edit.objective().set(&objective).await?;
             format!("objective set: {}", set.objective)
         }
         Args::Indices(_) | Args::Artifact(_) | Args::None => {

@@ -255,7 +255,8 @@ async fn measure(
 async fn seed(workspaces: &Workspaces, threads: &[LoadThread]) -> Result<()> {
     for (i, thread) in threads.iter().enumerate() {
         workspaces
-            .create_thread(&thread.id, Some(&format!("Load thread {i}")))
+            .threads()
+            .create(&thread.id, Some(&format!("Load thread {i}")))
             .await
             .with_context(|| format!("creating thread {}", thread.id))?;
         for call in calls::seed_calls() {

@@ -70,7 +70,7 @@ impl Agent {
         // Other MCP servers' tools (of the servers the thread chose) come after the
         // workspace's, in name order: the list is the same in every request until a server's
         // tools change (the prompt's stable head).
-        let chosen = match runtime.workspaces().thread(thread_id).await {
+        let chosen = match runtime.workspaces().threads().get(thread_id).await {
             Ok(thread) => thread.mcp_servers,
             Err(err) => return Outcome::Failed(format!("could not read the thread: {err}")),
         };

@@ -80,14 +80,14 @@ backend_tests! {
         check(&h, &mut cache, &budget, "toggle_todos").await;
 
         // A person's edits in the middle of a turn reach the next call too.
-        workspaces.put_objective(&h.thread, "Plan a cheaper trip").await.unwrap();
+        workspaces.objective(&h.thread).put("Plan a cheaper trip").await.unwrap();
         let prompt = check(&h, &mut cache, &budget, "a person's objective").await;
         assert!(prompt.contains("Plan a cheaper trip"));
         let first = h.workspace().await.plan[0].id;
-        workspaces.add_step(&h.thread, "from a person", StepPlacement::After(first)).await.unwrap();
+        workspaces.plan(&h.thread).add_step("from a person", StepPlacement::After(first)).await.unwrap();
         let prompt = check(&h, &mut cache, &budget, "a person's step").await;
         assert!(prompt.contains("2. [ ] from a person"), "{prompt}");
-        workspaces.put_document(&h.thread, "rewritten whole", Some("Notes"), None).await.unwrap();
+        workspaces.document(&h.thread).put("rewritten whole", Some("Notes"), None).await.unwrap();
         let prompt = check(&h, &mut cache, &budget, "a person's document").await;
         assert!(prompt.contains("<document title=\"Notes\">\nrewritten whole\n</document>"));
 
@@ -111,7 +111,7 @@ backend_tests! {
         check(&h, &mut cache, &budget, "the old thread").await;
         // Deleted and made again: its events are numbered from 1 again, and may reach the
         // number the cache last saw with other contents.
-        workspaces.delete_thread(&h.thread).await.unwrap();
+        workspaces.threads().delete(&h.thread).await.unwrap();
         common::create_thread(h.db(), h.thread.as_str()).await;
         h.ok("set_objective", args(json!({"objective": "The new thread"}))).await;
         h.ok("add_todos", args(json!({"steps": [{"text": "new step"}]}))).await;

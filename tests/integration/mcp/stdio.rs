@@ -551,7 +551,7 @@ async fn stdio_acts_as_the_owner_or_the_named_person() {
         id: olga.id,
         name: olga.name.clone(),
     }));
-    olgas.create_thread(&thread, None).await.unwrap();
+    olgas.threads().create(&thread, None).await.unwrap();
 
     for (as_name, objective) in [(None, "By the owner"), (Some("sam"), "By sam")] {
         let (client, _notes) =

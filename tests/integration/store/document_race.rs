@@ -32,7 +32,8 @@ async fn a_persons_edit_committed_while_the_agents_replacement_waits_is_what_it_
     let workspaces = runtime.workspaces().clone();
     let mut person = workspaces.edit(&thread, Source::User).await.unwrap();
     person
-        .replace_document("# Journey by sea\n\nBy train.", None, None)
+        .document()
+        .replace("# Journey by sea\n\nBy train.", None, None)
         .await
         .unwrap();
     let agent = {
@@ -72,7 +73,7 @@ async fn a_persons_edit_committed_while_the_agents_replacement_waits_is_what_it_
         ]
     );
     assert_eq!(
-        workspaces.document(&thread).await.unwrap().content,
+        workspaces.document(&thread).get().await.unwrap().content,
         "# Trip\n\nBy bike."
     );
     tdb.cleanup().await;

@@ -82,7 +82,7 @@ async fn per_tool_class_on_postgres() {
             2,
         ),
         // The document tools write on the guess that the thread is in direct mode, which the
-        // lock's answer confirms in the same trip (`Edit::write_or_suggest`).
+        // lock's answer confirms in the same trip (`DocumentEdit::write_or_suggest`).
         // `update_document` reads the body it replaces in the statement that replaces it.
         (
             "update_document",
@@ -170,7 +170,8 @@ async fn a_document_tool_in_suggest_mode_starts_over() {
     let before = h.workspace().await.document.expect("a document");
     let workspaces = Workspaces::standalone(h.db().clone());
     workspaces
-        .change_thread(
+        .threads()
+        .change(
             &h.thread,
             ThreadChange {
                 document_mode: Some(DocumentMode::Suggest),

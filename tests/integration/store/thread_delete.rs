@@ -73,7 +73,7 @@ backend_tests! {
                 tokio::spawn(async move {
                     let mut done = 0;
                     for n in 0..CALLS {
-                        if workspaces.put_objective(&thread, &format!("goal {n}")).await.is_err() {
+                        if workspaces.objective(&thread).put(&format!("goal {n}")).await.is_err() {
                             break;
                         }
                         done += 1;
@@ -83,7 +83,7 @@ backend_tests! {
             };
             // Let the writers get going (longer each round), then delete under them.
             tokio::time::sleep(Duration::from_millis(5 + 10 * round)).await;
-            workspaces.delete_thread(&thread).await.unwrap();
+            workspaces.threads().delete(&thread).await.unwrap();
             let mut calls = person.await.unwrap();
             while let Some(done) = writers.join_next().await {
                 calls += done.unwrap();
@@ -102,7 +102,7 @@ backend_tests! {
             assert!(call.envelope.success, "{:?}", call.envelope);
             assert_eq!(rows_of(&db, "revisions", &id).await, 1, "round {round}: the new thread's history is not fresh");
             assert_eq!(rows_of(&db, "panel_changes", &id).await, 1);
-            workspaces.delete_thread(&again).await.unwrap();
+            workspaces.threads().delete(&again).await.unwrap();
         }
         tdb.cleanup().await;
     }

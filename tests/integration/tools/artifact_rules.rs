@@ -1,4 +1,4 @@
-//! The artifact rules live in the workspace: a chart is checked by `Edit::add_chart` whichever
+//! The artifact rules live in the workspace: a chart is checked by `ArtifactsEdit::add_chart` whichever
 //! adapter asks (the tool gives the domain's text), and MCP lists artifacts under the domain's
 //! limits.
 
@@ -75,7 +75,7 @@ backend_tests! {
             let before = h.state().await;
             // Straight on an edit: refused by the domain, nothing stored.
             let mut edit = workspaces.edit(&h.thread, Source::Agent).await.unwrap();
-            let err = edit.add_chart(chart.clone()).await.unwrap_err().to_string();
+            let err = edit.artifacts().add_chart(chart.clone()).await.unwrap_err().to_string();
             edit.discard().await;
             assert!(err.contains(expected), "{err}");
             // Through the tool: the same text, as the envelope words a broken rule.
@@ -87,7 +87,7 @@ backend_tests! {
 
         // A good chart: stored with the thread's turn, trimmed as the check leaves it.
         let mut edit = workspaces.edit(&h.thread, Source::Agent).await.unwrap();
-        let added = edit.add_chart(draft("  Sales ", &["a"], &[1.0])).await.unwrap();
+        let added = edit.artifacts().add_chart(draft("  Sales ", &["a"], &[1.0])).await.unwrap();
         edit.commit(Default::default()).await.unwrap();
         assert_eq!(added.chart.title, "Sales");
         assert_eq!(added.artifact.title.as_deref(), Some("Sales"));

@@ -21,40 +21,43 @@ struct TestTools;
 impl TestTools {
     /// Writes to every panel of the thread.
     async fn write_everything(&self, edit: &mut Edit) -> Result<(), ToolError> {
-        edit.set_objective("an objective that must not survive")
+        edit.objective()
+            .set("an objective that must not survive")
             .await?;
-        edit.append_to_document("text that must not survive")
-            .await?;
-        edit.add_outline(
-            &[StepDraft {
-                text: "a step that must not survive".into(),
-                depth: 0,
-            }],
-            None,
-        )
-        .await?;
-        edit.add_preferences(&[PreferenceDraft {
-            title: "a preference that must not survive".into(),
-            subtitle: None,
-            kind: PreferenceKind::Hard,
-        }])
-        .await?;
-        edit.add_chart(ChartDraft {
-            chart_type: ChartType::Bar,
-            title: "ghost".into(),
-            description: None,
-            data: ChartData {
-                labels: vec!["a".into()],
-                series: vec![Series {
-                    name: "s".into(),
-                    values: vec![1.0],
+        edit.document().append("text that must not survive").await?;
+        edit.plan()
+            .add_outline(
+                &[StepDraft {
+                    text: "a step that must not survive".into(),
+                    depth: 0,
                 }],
-            },
-            x_axis_title: None,
-            y_axis_title: None,
-            style: None,
-        })
-        .await?;
+                None,
+            )
+            .await?;
+        edit.preferences()
+            .add(&[PreferenceDraft {
+                title: "a preference that must not survive".into(),
+                subtitle: None,
+                kind: PreferenceKind::Hard,
+            }])
+            .await?;
+        edit.artifacts()
+            .add_chart(ChartDraft {
+                chart_type: ChartType::Bar,
+                title: "ghost".into(),
+                description: None,
+                data: ChartData {
+                    labels: vec!["a".into()],
+                    series: vec![Series {
+                        name: "s".into(),
+                        values: vec![1.0],
+                    }],
+                },
+                x_axis_title: None,
+                y_axis_title: None,
+                style: None,
+            })
+            .await?;
         Ok(())
     }
 }
@@ -63,8 +66,8 @@ impl TestTools {
 impl TestTools {
     #[haico::tools::workspace_tool(name = "write_then_fail", description = "Writes, then fails.")]
     async fn write_then_fail(&self, edit: &mut Edit) -> ToolResult {
-        edit.set_objective("should vanish").await?;
-        edit.append_to_document("should vanish").await?;
+        edit.objective().set("should vanish").await?;
+        edit.document().append("should vanish").await?;
         self.write_everything(edit).await?;
         Err(ToolError::invalid("boom"))
     }
@@ -153,7 +156,7 @@ backend_tests! {
         let mut person = workspaces.edit(&h.thread, Source::User).await.unwrap();
         let lock = PreferenceChange { locked: Some(true), ..PreferenceChange::default() };
         let id = h.workspace().await.preferences[0].id;
-        person.change_preference(id, &lock).await.unwrap();
+        person.preferences().update(id, &lock).await.unwrap();
         person.commit(ChangeNote::user("locked it")).await.unwrap();
         let after = h.state().await;
         assert!(after.workspace.preferences[0].locked);

@@ -621,7 +621,7 @@ backend_tests! {
         // Each new step goes right after A, ahead of the one added before it: one gap, halved
         // every time, until the plan is renumbered.
         for i in 0..70 {
-            workspaces.add_step(&h.thread, &format!("n{i}"), StepPlacement::After(a)).await.unwrap();
+            workspaces.plan(&h.thread).add_step(&format!("n{i}"), StepPlacement::After(a)).await.unwrap();
         }
         let mut want = vec![("A".to_string(), 0, false)];
         want.extend((0..70).rev().map(|i| (format!("n{i}"), 0, false)));

@@ -2,22 +2,20 @@
 //! made it. They are records of what was made: stored by the call that made them, listed
 //! newest first, never changed.
 //!
-//! A chart is checked here, whole, before it is stored ([`Edit::add_chart`]), and a recording
+//! A chart is checked here, whole, before it is stored ([`ArtifactsEdit::add_chart`]), and a recording
 //! that brings one in passes the same check ([`checked_recorded_chart`]): there is no other way
 //! into the artifacts table. How many artifacts a list shows is decided here too, for every
 //! adapter: [`ArtifactQuery`] can only be made by its constructors, each with its limit.
 
+use crate::workspace::{ArtifactsEdit, ThreadArtifacts};
 use serde::Serialize;
 use serde_json::Value;
 
 use super::{
-    Edit, WorkspaceError, Workspaces,
+    WorkspaceError,
     charts::{ChartDraft, ChartPayload, ChartType, validate_chart},
 };
-use crate::{
-    ThreadId,
-    store::{Artifact, ArtifactSummary},
-};
+use crate::store::{Artifact, ArtifactSummary};
 
 /// How many artifacts the agent's list shows when it names no limit.
 pub const AGENT_LIST_DEFAULT: i64 = 20;
@@ -192,7 +190,7 @@ fn checked_chart(draft: ChartDraft) -> Result<ChartPayload, WorkspaceError> {
 
 /// The payload a recording's artifact line may bring in: a chart (by its type tag) that passes
 /// the same check as a new one, with the chart's title as its own, re-encoded as
-/// [`Edit::add_chart`] would store it. A recording cannot bring in what no edit could make.
+/// [`ArtifactsEdit::add_chart`] would store it. A recording cannot bring in what no edit could make.
 pub(super) fn checked_recorded_chart(
     artifact_type: &str,
     title: Option<&str>,
@@ -220,7 +218,7 @@ pub(super) fn checked_recorded_chart(
     Ok(artifact.payload)
 }
 
-impl Edit {
+impl ArtifactsEdit<'_> {
     /// Checks a chart whole and stores it as an artifact of the thread's current turn, to be
     /// announced with the change: the one way a chart becomes an artifact, whichever adapter
     /// asks. A chart that breaks a rule stores nothing.
@@ -239,16 +237,17 @@ impl Edit {
         &mut self,
         artifact: NewArtifact,
     ) -> Result<StoredArtifact, WorkspaceError> {
-        let thread = self.thread_id();
+        let thread = self.edit.thread_id();
         // An agent's call on PostgreSQL has not read the thread's row yet: the insert takes the
         // turn from it and goes with the lock, one round trip fewer.
-        let known_turn = if self.is_unconfirmed() {
+        let known_turn = if self.edit.is_unconfirmed() {
             None
         } else {
-            self.confirm().await?;
-            Some(self.turn_index())
+            self.edit.confirm().await?;
+            Some(self.edit.turn_index())
         };
         let (id, turn_index) = self
+            .edit
             .repo()
             .artifacts()
             .add_artifact(
@@ -260,7 +259,7 @@ impl Edit {
             )
             .await?
             .ok_or_else(|| WorkspaceError::UnknownThread(thread.to_string()))?;
-        self.confirm().await?;
+        self.edit.confirm().await?;
         let stored = StoredArtifact {
             artifact_id: id,
             artifact_type: artifact.artifact_type,
@@ -268,29 +267,28 @@ impl Edit {
             payload: artifact.payload,
             turn_index,
         };
-        self.stored_artifact(stored.clone());
+        self.edit.stored_artifact(stored.clone());
         Ok(stored)
     }
 }
 
-impl Workspaces {
+impl ThreadArtifacts<'_> {
     /// The thread's artifacts as the query asks.
-    pub async fn artifacts(
+    pub async fn list(
         &self,
-        thread: &ThreadId,
         query: &ArtifactQuery,
     ) -> Result<Vec<ArtifactSummary>, WorkspaceError> {
         {
-            let mut view = self.view(thread).await?;
+            let mut view = self.workspaces.view(self.thread).await?;
             let found = view.artifacts(query).await;
             view.settle(found).await
         }
     }
 
     /// One artifact of the thread with its payload.
-    pub async fn artifact(&self, thread: &ThreadId, id: i64) -> Result<Artifact, WorkspaceError> {
+    pub async fn get(&self, id: i64) -> Result<Artifact, WorkspaceError> {
         {
-            let mut view = self.view(thread).await?;
+            let mut view = self.workspaces.view(self.thread).await?;
             let found = view.artifact(id).await;
             view.settle(found).await
         }

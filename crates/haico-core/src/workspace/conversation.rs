@@ -237,7 +237,7 @@ impl Workspaces {
         let found = settle_write(repo, found).await?;
         if found.is_none() {
             // A 404 for a thread that does not exist.
-            self.thread(thread).await?;
+            self.threads().get(thread).await?;
         }
         Ok(found)
     }

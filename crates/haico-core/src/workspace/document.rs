@@ -7,20 +7,18 @@
 //! document yet"); the check is part of the SQL write, so it holds under concurrent writers.
 //!
 //! What the agent's document tools ask for is a [`DocumentChange`] ([`change`]): checked and
-//! applied there, written here ([`Edit::change_document`]) or stored as a suggestion
+//! applied there, written here ([`DocumentEdit::change`]) or stored as a suggestion
 //! (`suggestions/agent.rs`).
 //!
 //! An agent's whole rewrite ([`Edit::rewrite_document`]) must not silently drop most of a
 //! substantial body ([`loss`]), and one that changes nothing writes nothing.
 
 use super::{
-    Edit, Source, WorkspaceError, Workspaces,
+    Source, WorkspaceError,
     rules::{char_count, check_length},
 };
-use crate::{
-    ThreadId,
-    store::{Document, DocumentMode},
-};
+use crate::store::{Document, DocumentMode};
+use crate::workspace::{DocumentEdit, ThreadDocument};
 
 pub mod change;
 pub mod loss;
@@ -84,11 +82,11 @@ pub struct DocumentChanged {
     pub changed: bool,
 }
 
-impl Edit {
+impl DocumentEdit<'_> {
     /// Replaces the body (and the title, when one is given). With `expected_version` the
     /// write happens only while the document is still at that version; otherwise it fails
     /// with [`WorkspaceError::StaleDocument`] carrying the current document.
-    pub async fn replace_document(
+    pub async fn replace(
         &mut self,
         content: &str,
         title: Option<&str>,
@@ -96,8 +94,9 @@ impl Edit {
     ) -> Result<Document, WorkspaceError> {
         check_replacement(content, title, expected_version)?;
         let title = checked_title(title)?;
-        let thread = self.thread_id();
+        let thread = self.edit.thread_id();
         match self
+            .edit
             .repo()
             .documents()
             .put_document(&thread, content, title, expected_version)
@@ -106,6 +105,7 @@ impl Edit {
             Some(document) => Ok(document),
             None => {
                 let current = self
+                    .edit
                     .repo()
                     .documents()
                     .get_document(&thread)
@@ -134,17 +134,23 @@ impl Edit {
     /// The body must keep within [`MAX_DOCUMENT_CHARS`]. A change that leaves the body and
     /// title as they are writes nothing. Every write goes through the store like any other, so
     /// the version, the history and the announcement are those of any other write.
-    pub async fn change_document(
+    pub async fn change(
         &mut self,
         change: &DocumentChange<'_>,
         replace_all: bool,
     ) -> Result<DocumentChanged, WorkspaceError> {
         change.check()?;
-        let thread = self.thread_id();
+        let thread = self.edit.thread_id();
         match change {
             DocumentChange::Replace { body, .. } => {
                 let title = change.title();
-                if let Some(current) = self.repo().documents().document_for_edit(&thread).await? {
+                if let Some(current) = self
+                    .edit
+                    .repo()
+                    .documents()
+                    .document_for_edit(&thread)
+                    .await?
+                {
                     let same_title = title.is_none_or(|title| title == current.title);
                     if current.content == *body && same_title {
                         return Ok(DocumentChanged {
@@ -157,7 +163,7 @@ impl Edit {
                         loss::check_rewrite(&current.content, body)?;
                     }
                 }
-                let document = self.replace_document(body, title, None).await?;
+                let document = self.edit.document().replace(body, title, None).await?;
                 Ok(DocumentChanged {
                     chars: char_count(&document.content),
                     version: document.version,
@@ -166,6 +172,7 @@ impl Edit {
             }
             DocumentChange::Append { text } => {
                 let written = self
+                    .edit
                     .repo()
                     .documents()
                     .append_document(&thread, text)
@@ -179,7 +186,12 @@ impl Edit {
                 })
             }
             DocumentChange::Edits(_) => {
-                let document = self.repo().documents().document_for_edit(&thread).await?;
+                let document = self
+                    .edit
+                    .repo()
+                    .documents()
+                    .document_for_edit(&thread)
+                    .await?;
                 change.check_target(document.as_ref(), DocumentMode::Direct)?;
                 let document = document.unwrap_or_else(empty_document);
                 let content = change.applied_to(&document.content)?;
@@ -192,9 +204,7 @@ impl Edit {
                         changed: false,
                     });
                 }
-                let written = self
-                    .replace_document(&content, None, Some(document.version))
-                    .await?;
+                let written = self.replace(&content, None, Some(document.version)).await?;
                 Ok(DocumentChanged {
                     chars,
                     version: written.version,
@@ -205,40 +215,38 @@ impl Edit {
     }
 
     /// Appends `text` to the body as the agent's `append_to_document` does in direct mode
-    /// (see [`Edit::change_document`]).
-    pub async fn append_to_document(
-        &mut self,
-        text: &str,
-    ) -> Result<DocumentChanged, WorkspaceError> {
+    /// (see [`DocumentEdit::change`]).
+    pub async fn append(&mut self, text: &str) -> Result<DocumentChanged, WorkspaceError> {
         let change = DocumentChange::Append { text: text.into() };
-        self.change_document(&change, false).await
+        self.edit.document().change(&change, false).await
     }
 }
 
-impl Workspaces {
-    /// A person replaces the document (see [`Edit::replace_document`]).
-    pub async fn put_document(
+impl ThreadDocument<'_> {
+    /// A person replaces the document (see [`DocumentEdit::replace`]).
+    pub async fn put(
         &self,
-        thread: &ThreadId,
         content: &str,
         title: Option<&str>,
         expected_version: Option<i64>,
     ) -> Result<Document, WorkspaceError> {
         check_replacement(content, title, expected_version)?;
-        let mut edit = self.edit(thread, Source::User).await?;
+        let mut edit = self.workspaces.edit(self.thread, Source::User).await?;
         let outcome = edit
-            .replace_document(content, title, expected_version)
+            .document()
+            .replace(content, title, expected_version)
             .await;
-        self.settle(edit, outcome, |document| {
-            format!("edited the document (version {})", document.version)
-        })
-        .await
+        self.workspaces
+            .settle(edit, outcome, |document| {
+                format!("edited the document (version {})", document.version)
+            })
+            .await
     }
 
     /// The document; an empty one at version 0 when none was written yet.
-    pub async fn document(&self, thread: &ThreadId) -> Result<Document, WorkspaceError> {
+    pub async fn get(&self) -> Result<Document, WorkspaceError> {
         let document = {
-            let mut view = self.view(thread).await?;
+            let mut view = self.workspaces.view(self.thread).await?;
             let found = view.document().await;
             view.settle(found).await
         }?;

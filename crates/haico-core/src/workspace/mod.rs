@@ -33,6 +33,7 @@ mod conversation;
 mod document;
 mod edit;
 mod error;
+mod handles;
 pub mod history;
 mod objective;
 pub mod plan;
@@ -59,6 +60,10 @@ pub use document::{
 };
 pub use edit::{ChangeNote, Committed, Edit};
 pub use error::WorkspaceError;
+pub use handles::{
+    ArtifactsEdit, DocumentEdit, ObjectiveEdit, PlanEdit, PreferencesEdit, ThreadArtifacts,
+    ThreadDocument, ThreadObjective, ThreadPlan, ThreadPreferences, ThreadSuggestions, Threads,
+};
 pub use history::{DocumentDiff, HistoryPage, RevertConflict};
 pub use objective::{MAX_OBJECTIVE_CHARS, ObjectiveSet, normalize_objective};
 pub use plan::{MAX_DEPTH, MAX_STEP_CHARS, StepDraft, StepPlacement};

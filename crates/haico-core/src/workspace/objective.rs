@@ -4,10 +4,10 @@
 //! writes nothing, so it makes no revision and the caller can say that nothing changed.
 
 use super::{
-    Edit, Source, WorkspaceError, Workspaces,
+    Source, WorkspaceError,
     rules::{one_line, require_text},
 };
-use crate::ThreadId;
+use crate::workspace::{ObjectiveEdit, ThreadObjective};
 
 /// The longest objective, in characters.
 pub const MAX_OBJECTIVE_CHARS: usize = 500;
@@ -27,20 +27,21 @@ pub struct ObjectiveSet {
     pub changed: bool,
 }
 
-impl Edit {
+impl ObjectiveEdit<'_> {
     /// Sets or replaces the objective; returns it as stored, and whether it changed. The
     /// objective it already has is not written again.
-    pub async fn set_objective(&mut self, raw: &str) -> Result<ObjectiveSet, WorkspaceError> {
+    pub async fn set(&mut self, raw: &str) -> Result<ObjectiveSet, WorkspaceError> {
         let objective = normalize_objective(raw)?;
-        let thread = self.thread_id();
-        let current = self.repo().objectives().get_objective(&thread).await?;
+        let thread = self.edit.thread_id();
+        let current = self.edit.repo().objectives().get_objective(&thread).await?;
         if current.as_deref() == Some(objective.as_str()) {
             return Ok(ObjectiveSet {
                 objective,
                 changed: false,
             });
         }
-        self.repo()
+        self.edit
+            .repo()
             .objectives()
             .set_objective(&thread, &objective)
             .await?;
@@ -51,25 +52,22 @@ impl Edit {
     }
 }
 
-impl Workspaces {
+impl ThreadObjective<'_> {
     /// A person sets the objective; returns it as stored.
-    pub async fn put_objective(
-        &self,
-        thread: &ThreadId,
-        raw: &str,
-    ) -> Result<String, WorkspaceError> {
+    pub async fn put(&self, raw: &str) -> Result<String, WorkspaceError> {
         let objective = normalize_objective(raw)?;
-        let mut edit = self.edit(thread, Source::User).await?;
-        let outcome = edit.set_objective(&objective).await;
-        self.settle(edit, outcome, |_| "set the objective".to_string())
+        let mut edit = self.workspaces.edit(self.thread, Source::User).await?;
+        let outcome = edit.objective().set(&objective).await;
+        self.workspaces
+            .settle(edit, outcome, |_| "set the objective".to_string())
             .await
             .map(|set| set.objective)
     }
 
     /// The objective, if one is set.
-    pub async fn objective(&self, thread: &ThreadId) -> Result<Option<String>, WorkspaceError> {
+    pub async fn get(&self) -> Result<Option<String>, WorkspaceError> {
         {
-            let mut view = self.view(thread).await?;
+            let mut view = self.workspaces.view(self.thread).await?;
             let found = view.objective().await;
             view.settle(found).await
         }

@@ -14,13 +14,11 @@
 //! adds or deletes (see `store/plan.rs`).
 
 use super::{
-    Edit, Source, WorkspaceError, Workspaces,
+    Source, WorkspaceError,
     rules::{as_i64, count, plural, position_of, require_batch, resolve_indices},
 };
-use crate::{
-    ThreadId,
-    store::{InsertAt, KeyBefore, PlanStep, StepRange, StepsChanged},
-};
+use crate::store::{InsertAt, KeyBefore, PlanStep, StepRange, StepsChanged};
+use crate::workspace::PlanEdit;
 
 mod by_id;
 mod checks;
@@ -176,7 +174,7 @@ fn check_depth(steps: &[crate::store::NewPlanStep], base: i64) -> Result<(), Wor
     Ok(())
 }
 
-impl Edit {
+impl PlanEdit<'_> {
     /// Adds a whole outline: at the end of the plan, or nested under the step at the 1-based
     /// `parent_index` (after its last sub-step, every depth offset by the parent's depth + 1).
     /// A malformed outline or an unknown parent adds nothing.
@@ -186,12 +184,17 @@ impl Edit {
         parent_index: Option<i64>,
     ) -> Result<OutlineAdded, WorkspaceError> {
         let mut steps = checked_outline(steps)?;
-        self.lock().await?;
-        let thread = self.thread_id();
+        self.edit.lock().await?;
+        let thread = self.edit.thread_id();
         let Some(index) = parent_index else {
             // At the end (the usual case): reading the end and inserting are one statement.
             check_depth(&steps, 0)?;
-            let (len, added) = self.repo().plan().append_steps(&thread, &steps).await?;
+            let (len, added) = self
+                .edit
+                .repo()
+                .plan()
+                .append_steps(&thread, &steps)
+                .await?;
             return Ok(OutlineAdded {
                 added: added.len(),
                 total: count(len) + added.len(),
@@ -200,7 +203,12 @@ impl Edit {
         };
         // The length, the parent and the run of its sub-steps come in one statement.
         let position = (index >= 1).then(|| index - 1);
-        let (len, place) = self.repo().plan().nesting_place(&thread, position).await?;
+        let (len, place) = self
+            .edit
+            .repo()
+            .plan()
+            .nesting_place(&thread, position)
+            .await?;
         let len = count(len);
         let Some(place) = place.filter(|_| position_of(index, len).is_some()) else {
             return Err(WorkspaceError::invalid(format!(
@@ -220,7 +228,11 @@ impl Edit {
         for step in &mut steps {
             step.depth += base;
         }
-        self.repo().plan().insert_steps(&thread, at, &steps).await?;
+        self.edit
+            .repo()
+            .plan()
+            .insert_steps(&thread, at, &steps)
+            .await?;
         Ok(OutlineAdded {
             added: steps.len(),
             total: len + steps.len(),
@@ -233,15 +245,13 @@ impl Edit {
 
     /// Flips done / not done of the steps at these 1-based indices; each applied target
     /// reports its new state (`true`: done). One statement finds, ticks and counts them all.
-    pub async fn toggle_steps(
-        &mut self,
-        indices: &[i64],
-    ) -> Result<StepBatch<bool>, WorkspaceError> {
+    pub async fn toggle(&mut self, indices: &[i64]) -> Result<StepBatch<bool>, WorkspaceError> {
         require_batch(indices, "indices")?;
-        self.lock().await?;
-        let thread = self.thread_id();
+        self.edit.lock().await?;
+        let thread = self.edit.thread_id();
         let positions = zero_based(indices);
         let changed = self
+            .edit
             .repo()
             .plan()
             .toggle_steps_at(&thread, &positions)
@@ -251,7 +261,7 @@ impl Edit {
 
     /// Rewrites the text of the steps at these 1-based indices (depth and done stay). Each
     /// index may appear once. One statement finds, rewrites and counts them all.
-    pub async fn rewrite_steps(
+    pub async fn rewrite(
         &mut self,
         updates: &[(i64, String)],
     ) -> Result<StepBatch<()>, WorkspaceError> {
@@ -266,9 +276,10 @@ impl Edit {
             }
             texts.push((index.saturating_sub(1), text));
         }
-        self.lock().await?;
-        let thread = self.thread_id();
+        self.edit.lock().await?;
+        let thread = self.edit.thread_id();
         let changed = self
+            .edit
             .repo()
             .plan()
             .set_step_texts_at(&thread, &texts)
@@ -279,16 +290,17 @@ impl Edit {
 
     /// Removes the steps at these 1-based indices with their sub-steps. A target inside
     /// another target's sub-steps goes with it and is not reported on its own.
-    pub async fn remove_steps(
+    pub async fn remove(
         &mut self,
         indices: &[i64],
     ) -> Result<StepBatch<RemovedStep>, WorkspaceError> {
         require_batch(indices, "indices")?;
-        self.lock().await?;
-        let thread = self.thread_id();
+        self.edit.lock().await?;
+        let thread = self.edit.thread_id();
         // Resolve every target and its sub-steps against the plan as it is now, in one
         // statement with the plan's length: (index, run of keys, text).
         let (len, runs) = self
+            .edit
             .repo()
             .plan()
             .runs_at(&thread, &zero_based(indices))
@@ -316,6 +328,7 @@ impl Edit {
         }
         let only_ranges: Vec<StepRange> = kept.iter().map(|(_, r, _)| *r).collect();
         let removed = self
+            .edit
             .repo()
             .plan()
             .remove_step_ranges(&thread, &only_ranges)

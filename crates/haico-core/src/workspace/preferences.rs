@@ -8,13 +8,13 @@
 //! never waits behind an agent call.
 
 use super::{
-    Edit, Source, WorkspaceError, Workspaces,
+    Source, WorkspaceError,
     rules::{
         Resolved, optional_text, plural, position_of, require_batch, require_text, resolve_indices,
     },
 };
+use crate::workspace::{PreferencesEdit, ThreadPreferences};
 use crate::{
-    ThreadId,
     panels::PreferenceKind,
     store::{NewPreference, Preference, PreferencePatch, WriteOutcome},
 };
@@ -144,9 +144,9 @@ fn preference_not_found(id: i64) -> WorkspaceError {
     WorkspaceError::NotFound(format!("preference {id} not found in this thread"))
 }
 
-impl Edit {
+impl PreferencesEdit<'_> {
     /// Records preferences, unlocked, in order; returns them with their ids.
-    pub async fn add_preferences(
+    pub async fn add(
         &mut self,
         drafts: &[PreferenceDraft],
     ) -> Result<Vec<Preference>, WorkspaceError> {
@@ -156,8 +156,9 @@ impl Edit {
             .enumerate()
             .map(|(i, draft)| checked_draft(draft, &format!("items[{i}].")))
             .collect::<Result<Vec<_>, _>>()?;
-        let thread = self.thread_id();
+        let thread = self.edit.thread_id();
         Ok(self
+            .edit
             .repo()
             .preferences()
             .add_preferences(&thread, &items)
@@ -166,7 +167,7 @@ impl Edit {
 
     /// Changes the preferences at these 1-based indices (on the agent path: never a locked
     /// one). Each index may appear once, and each change must change something.
-    pub async fn change_preferences(
+    pub async fn change(
         &mut self,
         changes: &[(i64, PreferenceChange)],
     ) -> Result<PreferenceBatch, WorkspaceError> {
@@ -201,6 +202,7 @@ impl Edit {
                 continue;
             };
             let (outcome, _) = self
+                .edit
                 .repo()
                 .preferences()
                 .update_preference(&thread, target.id, patch, respect_lock)
@@ -216,10 +218,7 @@ impl Edit {
 
     /// Removes the preferences at these 1-based indices (on the agent path: never a locked
     /// one).
-    pub async fn remove_preferences(
-        &mut self,
-        indices: &[i64],
-    ) -> Result<PreferenceBatch, WorkspaceError> {
+    pub async fn remove(&mut self, indices: &[i64]) -> Result<PreferenceBatch, WorkspaceError> {
         require_batch(indices, "indices")?;
         let (thread, current, targets) = self.resolve_preferences(indices.iter().copied()).await?;
         let respect_lock = self.respects_locks();
@@ -233,6 +232,7 @@ impl Edit {
                 continue;
             };
             let outcome = self
+                .edit
                 .repo()
                 .preferences()
                 .delete_preference(&thread, target.id, respect_lock)
@@ -247,7 +247,7 @@ impl Edit {
     }
 
     /// Records one preference, locked if asked (the user path only).
-    pub async fn create_preference(
+    pub async fn create(
         &mut self,
         draft: &PreferenceDraft,
         locked: bool,
@@ -259,8 +259,9 @@ impl Edit {
                 ..PreferenceChange::default()
             })?;
         }
-        let thread = self.thread_id();
+        let thread = self.edit.thread_id();
         let mut added = self
+            .edit
             .repo()
             .preferences()
             .add_preferences(&thread, &[item])
@@ -274,6 +275,7 @@ impl Edit {
                 ..PreferencePatch::default()
             };
             if let (_, Some(locked)) = self
+                .edit
                 .repo()
                 .preferences()
                 .update_preference(&thread, preference.id, &patch, false)
@@ -286,16 +288,17 @@ impl Edit {
     }
 
     /// Changes one preference by id; on the agent path a locked one is refused.
-    pub async fn change_preference(
+    pub async fn update(
         &mut self,
         id: i64,
         change: &PreferenceChange,
     ) -> Result<Preference, WorkspaceError> {
         let patch = checked_single_change(change)?;
         self.may_lock(change)?;
-        let thread = self.thread_id();
+        let thread = self.edit.thread_id();
         let respect_lock = self.respects_locks();
         match self
+            .edit
             .repo()
             .preferences()
             .update_preference(&thread, id, &patch, respect_lock)
@@ -308,10 +311,11 @@ impl Edit {
     }
 
     /// Deletes one preference by id; on the agent path a locked one is refused.
-    pub async fn delete_preference(&mut self, id: i64) -> Result<(), WorkspaceError> {
-        let thread = self.thread_id();
+    pub async fn delete(&mut self, id: i64) -> Result<(), WorkspaceError> {
+        let thread = self.edit.thread_id();
         let respect_lock = self.respects_locks();
         match self
+            .edit
             .repo()
             .preferences()
             .delete_preference(&thread, id, respect_lock)
@@ -325,12 +329,12 @@ impl Edit {
 
     /// Whether this edit's writes leave locked preferences alone.
     fn respects_locks(&self) -> bool {
-        self.source() == Source::Agent
+        self.edit.source() == Source::Agent
     }
 
     /// Only a person locks or unlocks.
     fn may_lock(&self, change: &PreferenceChange) -> Result<(), WorkspaceError> {
-        if change.locked.is_some() && self.source() != Source::User {
+        if change.locked.is_some() && self.edit.source() != Source::User {
             return Err(WorkspaceError::invalid(
                 "only the user can lock or unlock a preference",
             ));
@@ -343,8 +347,13 @@ impl Edit {
         &mut self,
         indices: impl IntoIterator<Item = i64>,
     ) -> Result<(crate::ThreadId, Vec<Preference>, Resolved), WorkspaceError> {
-        let thread = self.thread_id();
-        let current = self.repo().preferences().list_preferences(&thread).await?;
+        let thread = self.edit.thread_id();
+        let current = self
+            .edit
+            .repo()
+            .preferences()
+            .list_preferences(&thread)
+            .await?;
         let targets = resolve_indices(indices, current.len());
         Ok((thread, current, targets))
     }
@@ -357,62 +366,59 @@ fn locked_preference(id: i64) -> WorkspaceError {
     ))
 }
 
-impl Workspaces {
+impl ThreadPreferences<'_> {
     /// A person records a preference (locked if asked).
-    pub async fn create_preference(
+    pub async fn create(
         &self,
-        thread: &ThreadId,
         draft: &PreferenceDraft,
         locked: bool,
     ) -> Result<Preference, WorkspaceError> {
         checked_draft(draft, "")?;
-        let mut edit = self.edit(thread, Source::User).await?;
-        let outcome = edit.create_preference(draft, locked).await;
-        self.settle(edit, outcome, |preference| {
-            format!("added the preference \"{}\"", preference.title)
-        })
-        .await
+        let mut edit = self.workspaces.edit(self.thread, Source::User).await?;
+        let outcome = edit.preferences().create(draft, locked).await;
+        self.workspaces
+            .settle(edit, outcome, |preference| {
+                format!("added the preference \"{}\"", preference.title)
+            })
+            .await
     }
 
     /// A person changes, locks or unlocks a preference (locks do not stop a person).
-    pub async fn change_preference(
+    pub async fn update(
         &self,
-        thread: &ThreadId,
         id: i64,
         change: &PreferenceChange,
     ) -> Result<Preference, WorkspaceError> {
         checked_single_change(change)?;
-        let mut edit = self.edit(thread, Source::User).await?;
-        let outcome = edit.change_preference(id, change).await;
+        let mut edit = self.workspaces.edit(self.thread, Source::User).await?;
+        let outcome = edit.preferences().update(id, change).await;
         let only_lock =
             change.title.is_none() && change.subtitle.is_none() && change.kind.is_none();
-        self.settle(edit, outcome, |preference| {
-            let verb = match change.locked {
-                Some(true) if only_lock => "locked",
-                Some(false) if only_lock => "unlocked",
-                _ => "changed",
-            };
-            format!("{verb} the preference \"{}\"", preference.title)
-        })
-        .await
+        self.workspaces
+            .settle(edit, outcome, |preference| {
+                let verb = match change.locked {
+                    Some(true) if only_lock => "locked",
+                    Some(false) if only_lock => "unlocked",
+                    _ => "changed",
+                };
+                format!("{verb} the preference \"{}\"", preference.title)
+            })
+            .await
     }
 
     /// A person removes a preference, locked or not.
-    pub async fn delete_preference(
-        &self,
-        thread: &ThreadId,
-        id: i64,
-    ) -> Result<(), WorkspaceError> {
-        let mut edit = self.edit(thread, Source::User).await?;
-        let outcome = edit.delete_preference(id).await;
-        self.settle(edit, outcome, |()| format!("removed preference {id}"))
+    pub async fn delete(&self, id: i64) -> Result<(), WorkspaceError> {
+        let mut edit = self.workspaces.edit(self.thread, Source::User).await?;
+        let outcome = edit.preferences().delete(id).await;
+        self.workspaces
+            .settle(edit, outcome, |()| format!("removed preference {id}"))
             .await
     }
 
     /// The preferences, in order.
-    pub async fn preferences(&self, thread: &ThreadId) -> Result<Vec<Preference>, WorkspaceError> {
+    pub async fn list(&self) -> Result<Vec<Preference>, WorkspaceError> {
         {
-            let mut view = self.view(thread).await?;
+            let mut view = self.workspaces.view(self.thread).await?;
             let found = view.preferences().await;
             view.settle(found).await
         }

@@ -1,7 +1,8 @@
 //! Threads: the conversations each workspace belongs to. Creating, renaming and deleting a
 //! thread is not a change of its workspace, so none of them is announced on its stream.
 
-use super::{DocumentMode, Source, WorkspaceError, Workspaces, rules::require_text};
+use super::{DocumentMode, Source, WorkspaceError, rules::require_text};
+use crate::workspace::Threads;
 use crate::{
     ThreadId,
     store::{StoreError, Thread},
@@ -113,10 +114,10 @@ fn check_server_names_repeat(names: &[String]) -> Result<(), String> {
     }
 }
 
-impl Workspaces {
+impl Threads<'_> {
     /// Creates a thread with `title` (or the default one), owned by the actor; an id in use is
     /// [`WorkspaceError::ThreadExists`].
-    pub async fn create_thread(
+    pub async fn create(
         &self,
         id: &ThreadId,
         title: Option<&str>,
@@ -125,9 +126,9 @@ impl Workspaces {
             Some(title) => checked_title(title)?,
             None => DEFAULT_THREAD_TITLE,
         };
-        let mut repo = self.db.begin_write().await?;
+        let mut repo = self.workspaces.db.begin_write().await?;
         let created = match repo.threads().create_thread(id, title).await {
-            Ok(mut thread) => match self.actor() {
+            Ok(mut thread) => match self.workspaces.actor() {
                 Some(actor) => repo.people().set_owner(id, Some(actor.id)).await.map(|()| {
                     thread.owner = Some(actor.name.clone());
                     thread
@@ -154,13 +155,13 @@ impl Workspaces {
 
     /// Creates the thread unless it exists; whoever creates it first wins, and a concurrent
     /// creation by someone else is not an error. Returns whether this call created it.
-    pub async fn ensure_thread(&self, id: &ThreadId, title: &str) -> Result<bool, WorkspaceError> {
-        match self.thread(id).await {
+    pub async fn ensure(&self, id: &ThreadId, title: &str) -> Result<bool, WorkspaceError> {
+        match self.get(id).await {
             Ok(_) => return Ok(false),
             Err(WorkspaceError::UnknownThread(_)) => {}
             Err(err) => return Err(err),
         }
-        match self.create_thread(id, Some(title)).await {
+        match self.create(id, Some(title)).await {
             Ok(_) => Ok(true),
             Err(WorkspaceError::ThreadExists(_)) => Ok(false),
             Err(err) => Err(err),
@@ -168,16 +169,16 @@ impl Workspaces {
     }
 
     /// One thread.
-    pub async fn thread(&self, id: &ThreadId) -> Result<Thread, WorkspaceError> {
-        let mut repo = self.db.begin_read().await?;
+    pub async fn get(&self, id: &ThreadId) -> Result<Thread, WorkspaceError> {
+        let mut repo = self.workspaces.db.begin_read().await?;
         let thread = repo.threads().get_thread(id).await;
         let _ = repo.rollback().await;
         thread?.ok_or_else(|| WorkspaceError::UnknownThread(id.to_string()))
     }
 
     /// Every thread, most recently active first.
-    pub async fn threads(&self) -> Result<Vec<Thread>, WorkspaceError> {
-        let mut repo = self.db.begin_read().await?;
+    pub async fn list(&self) -> Result<Vec<Thread>, WorkspaceError> {
+        let mut repo = self.workspaces.db.begin_read().await?;
         let threads = repo.threads().list_threads().await;
         let _ = repo.rollback().await;
         Ok(threads?)
@@ -186,7 +187,7 @@ impl Workspaces {
     /// Applies a person's [`ThreadChange`] in one transaction, so a body naming a title, a mode
     /// and servers changes all or none. A new mode is a change of the workspace (a revision and
     /// a `workspace` event); a new title or choice of servers is not.
-    pub async fn change_thread(
+    pub async fn change(
         &self,
         id: &ThreadId,
         change: ThreadChange<'_>,
@@ -201,7 +202,7 @@ impl Workspaces {
         }
         let title = change.title.map(checked_title).transpose()?;
         let servers = change.mcp_servers.map(ServerChoice::checked).transpose()?;
-        let mut edit = self.edit(id, Source::User).await?;
+        let mut edit = self.workspaces.edit(id, Source::User).await?;
         let outcome = async {
             if let Some(mode) = change.document_mode {
                 edit.repo()
@@ -227,18 +228,19 @@ impl Workspaces {
             Ok(())
         }
         .await;
-        self.settle(edit, outcome, |()| match (change.document_mode, servers) {
-            (Some(mode), _) => format!("switched the document to {} mode", mode.as_str()),
-            (None, Some(_)) => "chose the thread's MCP servers".to_string(),
-            (None, None) => "renamed the thread".to_string(),
-        })
-        .await?;
-        self.thread(id).await
+        self.workspaces
+            .settle(edit, outcome, |()| match (change.document_mode, servers) {
+                (Some(mode), _) => format!("switched the document to {} mode", mode.as_str()),
+                (None, Some(_)) => "chose the thread's MCP servers".to_string(),
+                (None, None) => "renamed the thread".to_string(),
+            })
+            .await?;
+        self.get(id).await
     }
 
     /// Deletes a thread with its whole workspace, conversation and event log.
-    pub async fn delete_thread(&self, id: &ThreadId) -> Result<(), WorkspaceError> {
-        let mut repo = self.db.begin_write().await?;
+    pub async fn delete(&self, id: &ThreadId) -> Result<(), WorkspaceError> {
+        let mut repo = self.workspaces.db.begin_write().await?;
         let deleted: Result<bool, StoreError> = repo.threads().delete_thread(id).await;
         match deleted {
             Ok(true) => {

@@ -14,7 +14,7 @@ impl MixedTools {
 
     #[workspace_tool(name = "aim", description = "Set the objective.")]
     async fn aim(&self, edit: &mut Edit) -> ToolResult {
-        Ok(edit.set_objective("A goal").await?.objective.into())
+        Ok(edit.objective().set("A goal").await?.objective.into())
     }
 }
 

@@ -28,7 +28,7 @@ impl crate::workspace::Workspaces {
             ..ChangeNote::default()
         })
         .await??;
-        self.thread(&id).await
+        self.threads().get(&id).await
     }
 }
 

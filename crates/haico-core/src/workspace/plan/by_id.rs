@@ -2,6 +2,7 @@
 //! and the one-shot operations of the user path around them.
 
 use super::*;
+use crate::workspace::{PlanEdit, ThreadPlan};
 
 /// The text "step 4 not found in this thread".
 fn step_not_found(step_id: i64) -> WorkspaceError {
@@ -15,7 +16,7 @@ fn unknown_reference(field: &str, step_id: i64) -> WorkspaceError {
     ))
 }
 
-impl Edit {
+impl PlanEdit<'_> {
     /// Adds one step where a person put it; returns it with its id.
     pub async fn add_step(
         &mut self,
@@ -23,11 +24,12 @@ impl Edit {
         placement: StepPlacement,
     ) -> Result<PlanStep, WorkspaceError> {
         let text = checked_step_text(text, "text")?;
-        self.lock().await?;
-        let thread = self.thread_id();
+        self.edit.lock().await?;
+        let thread = self.edit.thread_id();
         let (at, depth) = match placement {
             StepPlacement::Under(parent_id) => {
                 let parent = self
+                    .edit
                     .repo()
                     .plan()
                     .step_place(&thread, parent_id)
@@ -40,6 +42,7 @@ impl Edit {
                     )));
                 }
                 let subtree = self
+                    .edit
                     .repo()
                     .plan()
                     .subtree(&thread, parent.key, parent.depth)
@@ -48,12 +51,14 @@ impl Edit {
             }
             StepPlacement::After(sibling_id) => {
                 let sibling = self
+                    .edit
                     .repo()
                     .plan()
                     .step_place(&thread, sibling_id)
                     .await?
                     .ok_or_else(|| unknown_reference("after_id", sibling_id))?;
                 let subtree = self
+                    .edit
                     .repo()
                     .plan()
                     .subtree(&thread, sibling.key, sibling.depth)
@@ -61,7 +66,7 @@ impl Edit {
                 (self.insert_after(&thread, subtree).await?, sibling.depth)
             }
             StepPlacement::End { depth } => {
-                let tail = self.repo().plan().plan_tail(&thread).await?;
+                let tail = self.edit.repo().plan().plan_tail(&thread).await?;
                 let deepest_allowed = tail.last.map_or(0, |(_, depth)| depth + 1);
                 let depth = depth.unwrap_or(0);
                 if depth > deepest_allowed {
@@ -81,6 +86,7 @@ impl Edit {
             }
         };
         Ok(self
+            .edit
             .repo()
             .plan()
             .insert_step(&thread, at, text, depth)
@@ -95,8 +101,8 @@ impl Edit {
         subtree: StepRange,
     ) -> Result<InsertAt, WorkspaceError> {
         let index = match subtree.end {
-            Some(end) => self.repo().plan().step_index(thread, end).await?,
-            None => self.repo().plan().plan_len(thread).await?,
+            Some(end) => self.edit.repo().plan().step_index(thread, end).await?,
+            None => self.edit.repo().plan().plan_len(thread).await?,
         };
         Ok(InsertAt {
             index,
@@ -118,9 +124,10 @@ impl Edit {
             ));
         }
         let text = text.map(|t| checked_step_text(t, "text")).transpose()?;
-        self.lock().await?;
-        let thread = self.thread_id();
-        self.repo()
+        self.edit.lock().await?;
+        let thread = self.edit.thread_id();
+        self.edit
+            .repo()
             .plan()
             .update_step(&thread, step_id, text, done)
             .await?
@@ -129,9 +136,10 @@ impl Edit {
 
     /// Removes a step and its sub-steps by id; returns how many steps went.
     pub async fn remove_step(&mut self, step_id: i64) -> Result<u64, WorkspaceError> {
-        self.lock().await?;
-        let thread = self.thread_id();
-        self.repo()
+        self.edit.lock().await?;
+        let thread = self.edit.thread_id();
+        self.edit
+            .repo()
             .plan()
             .remove_step_subtree(&thread, step_id)
             .await?
@@ -139,27 +147,26 @@ impl Edit {
     }
 }
 
-impl Workspaces {
+impl ThreadPlan<'_> {
     /// A person adds a step (see [`StepPlacement`]).
     pub async fn add_step(
         &self,
-        thread: &ThreadId,
         text: &str,
         placement: StepPlacement,
     ) -> Result<PlanStep, WorkspaceError> {
         checked_step_text(text, "text")?;
-        let mut edit = self.edit(thread, Source::User).await?;
-        let outcome = edit.add_step(text, placement).await;
-        self.settle(edit, outcome, |step| {
-            format!("added the step \"{}\"", step.text)
-        })
-        .await
+        let mut edit = self.workspaces.edit(self.thread, Source::User).await?;
+        let outcome = edit.plan().add_step(text, placement).await;
+        self.workspaces
+            .settle(edit, outcome, |step| {
+                format!("added the step \"{}\"", step.text)
+            })
+            .await
     }
 
     /// A person rewrites or ticks a step.
     pub async fn update_step(
         &self,
-        thread: &ThreadId,
         step_id: i64,
         text: Option<&str>,
         done: Option<bool>,
@@ -172,34 +179,36 @@ impl Workspaces {
         if let Some(text) = text {
             checked_step_text(text, "text")?;
         }
-        let mut edit = self.edit(thread, Source::User).await?;
-        let outcome = edit.update_step(step_id, text, done).await;
-        self.settle(edit, outcome, |step| match (text, done) {
-            (Some(_), _) => format!("rewrote the step \"{}\"", step.text),
-            (None, Some(true)) => format!("ticked off the step \"{}\"", step.text),
-            (None, _) => format!("marked the step \"{}\" not done", step.text),
-        })
-        .await
+        let mut edit = self.workspaces.edit(self.thread, Source::User).await?;
+        let outcome = edit.plan().update_step(step_id, text, done).await;
+        self.workspaces
+            .settle(edit, outcome, |step| match (text, done) {
+                (Some(_), _) => format!("rewrote the step \"{}\"", step.text),
+                (None, Some(true)) => format!("ticked off the step \"{}\"", step.text),
+                (None, _) => format!("marked the step \"{}\" not done", step.text),
+            })
+            .await
     }
 
     /// A person removes a step with its sub-steps.
-    pub async fn remove_step(&self, thread: &ThreadId, step_id: i64) -> Result<(), WorkspaceError> {
-        let mut edit = self.edit(thread, Source::User).await?;
-        let outcome = edit.remove_step(step_id).await;
-        self.settle(edit, outcome, |removed| {
-            format!(
-                "removed {}",
-                plural(usize::try_from(*removed).unwrap_or(usize::MAX), "step")
-            )
-        })
-        .await
-        .map(|_| ())
+    pub async fn remove_step(&self, step_id: i64) -> Result<(), WorkspaceError> {
+        let mut edit = self.workspaces.edit(self.thread, Source::User).await?;
+        let outcome = edit.plan().remove_step(step_id).await;
+        self.workspaces
+            .settle(edit, outcome, |removed| {
+                format!(
+                    "removed {}",
+                    plural(usize::try_from(*removed).unwrap_or(usize::MAX), "step")
+                )
+            })
+            .await
+            .map(|_| ())
     }
 
     /// The plan, in order.
-    pub async fn plan(&self, thread: &ThreadId) -> Result<Vec<PlanStep>, WorkspaceError> {
+    pub async fn steps(&self) -> Result<Vec<PlanStep>, WorkspaceError> {
         {
-            let mut view = self.view(thread).await?;
+            let mut view = self.workspaces.view(self.thread).await?;
             let found = view.plan().await;
             view.settle(found).await
         }

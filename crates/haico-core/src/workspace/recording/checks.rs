@@ -71,7 +71,7 @@ pub(super) fn check_change(change: &PanelChange) -> Result<(), WorkspaceError> {
 }
 
 /// Checks an artifact line: a chart, by the rule every new chart passes. Returns the payload
-/// to store (as [`Edit::add_chart`](crate::workspace::Edit::add_chart) would have stored it).
+/// to store (as [`ArtifactsEdit::add_chart`](crate::workspace::ArtifactsEdit::add_chart) would have stored it).
 pub(super) fn check_artifact(
     artifact_type: &str,
     title: Option<&str>,

@@ -45,7 +45,7 @@ impl Workspaces {
                 return Err(err);
             }
         }
-        self.thread(&id).await
+        self.threads().get(&id).await
     }
 }
 

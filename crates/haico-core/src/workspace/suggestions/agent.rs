@@ -8,8 +8,9 @@
 
 use super::{DocumentMode, SuggestionStatus, apply::suggestion_diff};
 use crate::store::{NewSuggestion, Suggestion};
+use crate::workspace::DocumentEdit;
 use crate::workspace::{
-    DocumentChange, DocumentChanged, Edit, WorkspaceError, empty_document, rules::char_count,
+    DocumentChange, DocumentChanged, WorkspaceError, empty_document, rules::char_count,
 };
 
 /// What a document tool did: wrote the document, or stored a suggestion instead.
@@ -22,8 +23,8 @@ pub enum Written {
     Suggested(Box<Suggestion>),
 }
 
-impl Edit {
-    /// Writes `change` in `direct` mode ([`Edit::change_document`], where `replace_all` lifts a
+impl DocumentEdit<'_> {
+    /// Writes `change` in `direct` mode ([`DocumentEdit::change`], where `replace_all` lifts a
     /// rewrite's guard against loss); in `suggest` mode stores it as a suggestion instead.
     ///
     /// While the thread's lock is still to be taken (an agent's call on PostgreSQL), the write
@@ -37,17 +38,14 @@ impl Edit {
         change: &DocumentChange<'_>,
         replace_all: bool,
     ) -> Result<Written, WorkspaceError> {
-        if self.is_unconfirmed() {
-            let written = self.change_document(change, replace_all).await;
-            if self.document_mode().await? == DocumentMode::Direct {
+        if self.edit.is_unconfirmed() {
+            let written = self.change(change, replace_all).await;
+            if self.mode().await? == DocumentMode::Direct {
                 return written.map(Written::Direct);
             }
-            self.start_over().await?;
-        } else if self.document_mode().await? == DocumentMode::Direct {
-            return self
-                .change_document(change, replace_all)
-                .await
-                .map(Written::Direct);
+            self.edit.start_over().await?;
+        } else if self.mode().await? == DocumentMode::Direct {
+            return self.change(change, replace_all).await.map(Written::Direct);
         }
         self.suggest(change)
             .await
@@ -55,13 +53,14 @@ impl Edit {
     }
 
     /// The thread's document mode.
-    pub async fn document_mode(&mut self) -> Result<DocumentMode, WorkspaceError> {
-        self.confirm().await?;
-        if let Some(mode) = self.known_document_mode() {
+    pub async fn mode(&mut self) -> Result<DocumentMode, WorkspaceError> {
+        self.edit.confirm().await?;
+        if let Some(mode) = self.edit.known_document_mode() {
             return Ok(mode);
         }
-        let thread = self.thread_id();
+        let thread = self.edit.thread_id();
         let mode = self
+            .edit
             .repo()
             .suggestions()
             .document_mode(&thread)
@@ -78,17 +77,17 @@ impl Edit {
     ) -> Result<Suggestion, WorkspaceError> {
         change.check()?;
         let title = change.title();
-        let thread = self.thread_id();
-        let document = self.repo().documents().get_document(&thread).await?;
+        let thread = self.edit.thread_id();
+        let document = self.edit.repo().documents().get_document(&thread).await?;
         change.check_target(document.as_ref(), DocumentMode::Suggest)?;
         let document = document.unwrap_or_else(empty_document);
         let mut draft_row = Suggestion {
             id: 0,
             status: SuggestionStatus::Open,
             kind: change.kind(),
-            turn_index: self.turn_index(),
-            by: self.made_by().map(str::to_string),
-            action_and_reasoning: self.reason().map(str::to_string),
+            turn_index: self.edit.turn_index(),
+            by: self.edit.made_by().map(str::to_string),
+            action_and_reasoning: self.edit.reason().map(str::to_string),
             base_version: document.version,
             title: title.map(str::to_string),
             edits: change.suggested_edits(&document.content),
@@ -98,7 +97,7 @@ impl Edit {
             diff: None,
         };
         let body = change.applied_to(&document.content)?;
-        if let Some(focus) = self.focus() {
+        if let Some(focus) = self.edit.focus() {
             if title.is_some_and(|t| t != document.title) {
                 return Err(WorkspaceError::invalid(
                     "this turn is about the passage the person selected, and the title is \
@@ -115,6 +114,7 @@ impl Edit {
             ));
         }
         for open in self
+            .edit
             .repo()
             .suggestions()
             .suggestions(&thread, Some(SuggestionStatus::Open))
@@ -139,6 +139,7 @@ impl Edit {
         );
         draft_row.diff = Some(diff);
         let stored = self
+            .edit
             .repo()
             .suggestions()
             .add_suggestion(

@@ -7,10 +7,11 @@
 //! its write, like any in-place edit.
 
 use super::{DocumentMode, SuggestionKind, SuggestionStatus, applied_body, apply::suggestion_diff};
+use crate::workspace::ThreadSuggestions;
 use crate::{
     ThreadId,
     store::{Document, Suggestion},
-    workspace::{ChangeNote, Source, View, WorkspaceError, Workspaces, empty_document},
+    workspace::{ChangeNote, Source, View, WorkspaceError, empty_document},
 };
 
 /// A suggestion with its diff against the document as it is now.
@@ -123,14 +124,13 @@ fn decided(suggestion: &Suggestion) -> WorkspaceError {
     ))
 }
 
-impl Workspaces {
+impl ThreadSuggestions<'_> {
     /// The thread's suggestions, of one status when given.
-    pub async fn suggestions(
+    pub async fn list(
         &self,
-        thread: &ThreadId,
         status: Option<SuggestionStatus>,
     ) -> Result<Vec<ListedSuggestion>, WorkspaceError> {
-        let mut view = self.view(thread).await?;
+        let mut view = self.workspaces.view(self.thread).await?;
         let found = view.suggestions(status).await;
         view.settle(found).await
     }
@@ -138,19 +138,15 @@ impl Workspaces {
     /// A person accepts suggestion `id`: its edits are applied to the document as it is now,
     /// as a new version and revision. When they no longer apply, the suggestion becomes
     /// `outdated`, the document is unchanged, and the answer is a conflict saying why.
-    pub async fn accept_suggestion(
-        &self,
-        thread: &ThreadId,
-        id: i64,
-    ) -> Result<Accepted, WorkspaceError> {
-        let mut edit = self.edit(thread, Source::User).await?;
+    pub async fn accept(&self, id: i64) -> Result<Accepted, WorkspaceError> {
+        let mut edit = self.workspaces.edit(self.thread, Source::User).await?;
         let by = edit.made_by().map(str::to_string);
         let outcome = async {
             let repo = edit.repo();
-            let found = open_suggestion(repo, thread, id).await?;
+            let found = open_suggestion(repo, self.thread, id).await?;
             let document = repo
                 .documents()
-                .document_for_edit(thread)
+                .document_for_edit(self.thread)
                 .await?
                 .unwrap_or_else(empty_document);
             let body = match applied_body(&document.content, &found) {
@@ -166,7 +162,7 @@ impl Workspaces {
             let Some(accepted) = repo
                 .suggestions()
                 .decide_suggestion(
-                    thread,
+                    self.thread,
                     id,
                     SuggestionStatus::Accepted,
                     by.as_deref(),
@@ -177,7 +173,8 @@ impl Workspaces {
                 return Err(decided(&found));
             };
             let written = edit
-                .replace_document(&body, accepted.title.as_deref(), Some(document.version))
+                .document()
+                .replace(&body, accepted.title.as_deref(), Some(document.version))
                 .await?;
             Ok(Ok(Accepted {
                 suggestion: ListedSuggestion {
@@ -202,7 +199,13 @@ impl Workspaces {
                 let marked = edit
                     .repo()
                     .suggestions()
-                    .decide_suggestion(thread, id, SuggestionStatus::Outdated, by.as_deref(), None)
+                    .decide_suggestion(
+                        self.thread,
+                        id,
+                        SuggestionStatus::Outdated,
+                        by.as_deref(),
+                        None,
+                    )
                     .await;
                 match marked {
                     Ok(Some(_)) => {
@@ -233,19 +236,15 @@ impl Workspaces {
     }
 
     /// A person rejects suggestion `id`; the document is unchanged.
-    pub async fn reject_suggestion(
-        &self,
-        thread: &ThreadId,
-        id: i64,
-    ) -> Result<ListedSuggestion, WorkspaceError> {
-        let mut edit = self.edit(thread, Source::User).await?;
+    pub async fn reject(&self, id: i64) -> Result<ListedSuggestion, WorkspaceError> {
+        let mut edit = self.workspaces.edit(self.thread, Source::User).await?;
         let by = edit.made_by().map(str::to_string);
         let outcome = async {
             let repo = edit.repo();
-            let found = open_suggestion(repo, thread, id).await?;
+            let found = open_suggestion(repo, self.thread, id).await?;
             let document = repo
                 .documents()
-                .get_document(thread)
+                .get_document(self.thread)
                 .await?
                 .unwrap_or_else(empty_document);
             let diff = listed(&document, vec![found.clone()])
@@ -254,7 +253,7 @@ impl Workspaces {
             let rejected = repo
                 .suggestions()
                 .decide_suggestion(
-                    thread,
+                    self.thread,
                     id,
                     SuggestionStatus::Rejected,
                     by.as_deref(),
@@ -270,7 +269,8 @@ impl Workspaces {
             })
         }
         .await;
-        self.settle(edit, outcome, |_| format!("rejected suggestion #{id}"))
+        self.workspaces
+            .settle(edit, outcome, |_| format!("rejected suggestion #{id}"))
             .await
     }
 }
@@ -353,14 +353,13 @@ impl View {
     }
 }
 
-impl Workspaces {
+impl ThreadSuggestions<'_> {
     /// The document mode and the open suggestions, now or right after revision `at`.
-    pub async fn suggestions_panel(
+    pub async fn panel(
         &self,
-        thread: &ThreadId,
         at: Option<i64>,
     ) -> Result<(DocumentMode, Vec<ListedSuggestion>), WorkspaceError> {
-        let mut view = self.view(thread).await?;
+        let mut view = self.workspaces.view(self.thread).await?;
         let found = async {
             match at {
                 Some(rev) => view.suggestions_at(rev).await,
