@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, criterion_group, criterion_main};
 use haico::{
     people::Principal,
+    store::StudyStatus,
     studies::{Studies, export},
     workspace::Workspaces,
 };
@@ -49,7 +50,10 @@ async fn populate(studies: &Studies) -> String {
     let view = studies.create(&local, design()).await.unwrap();
     let id = view.row.id.clone();
     let key = view.row.entry_key.clone();
-    studies.advance(&local, &id, "draft", "open").await.unwrap();
+    studies
+        .advance(&local, &id, StudyStatus::Draft, StudyStatus::Open)
+        .await
+        .unwrap();
     let started = Instant::now();
     for i in 0..SESSIONS {
         let mut params = Map::new();

@@ -21,7 +21,10 @@ use super::{
     state::AppState,
     wire::{self, Member},
 };
-use crate::studies::{StudyChange, StudyError, StudyView};
+use crate::{
+    store::StudyStatus,
+    studies::{StudyChange, StudyError, StudyOp, StudyView},
+};
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -106,6 +109,16 @@ pub(super) fn study_json(view: &StudyView) -> Value {
     out.insert("status".into(), json!(view.row.status));
     out.insert("owner".into(), json!(view.row.owner));
     out.insert("role".into(), json!(view.role.as_str()));
+    // What the caller may do, by the rule the routes apply: the page offers these, no more.
+    let may = |op| view.role.may(op);
+    out.insert(
+        "may".into(),
+        json!({
+            "change": may(StudyOp::Change),
+            "share": may(StudyOp::Share),
+            "delete": may(StudyOp::Delete),
+        }),
+    );
     out.insert("created_at".into(), json!(view.row.created_at));
     out.insert(
         "entry_url".into(),
@@ -256,7 +269,12 @@ async fn open_study(
 ) -> Result<axum::Json<Value>, StudyFailure> {
     let view = state
         .studies()
-        .advance(state.principal(), &study_id, "draft", "open")
+        .advance(
+            state.principal(),
+            &study_id,
+            StudyStatus::Draft,
+            StudyStatus::Open,
+        )
         .await?;
     Ok(axum::Json(study_json(&view)))
 }
@@ -278,7 +296,12 @@ async fn close_study(
 ) -> Result<axum::Json<Value>, StudyFailure> {
     let view = state
         .studies()
-        .advance(state.principal(), &study_id, "open", "closed")
+        .advance(
+            state.principal(),
+            &study_id,
+            StudyStatus::Open,
+            StudyStatus::Closed,
+        )
         .await?;
     Ok(axum::Json(study_json(&view)))
 }

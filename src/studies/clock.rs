@@ -12,7 +12,11 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use super::{Design, Studies, StudyError, design_of, lifecycle::in_write};
-use crate::{ThreadId, agent::Agent, store::SessionRow};
+use crate::{
+    ThreadId,
+    agent::Agent,
+    store::{SessionRow, SessionStatus},
+};
 
 /// How often the clock looks: a deadline is acted on within about this long.
 pub const TICK: Duration = Duration::from_millis(500);
@@ -88,7 +92,11 @@ impl Studies {
             Box::pin(async move {
                 Ok(tx
                     .studies()
-                    .end(&session_ref, &["active"], "timed_out")
+                    .end(
+                        &session_ref,
+                        &[SessionStatus::Active],
+                        SessionStatus::TimedOut,
+                    )
                     .await?)
             })
         })

@@ -380,7 +380,7 @@ pub fn sessions_csv(study: &StudyRow, design: &Design, data: &[SessionData]) -> 
             s.session_ref.clone(),
             participant.as_str().unwrap_or_default().to_string(),
             s.condition_key.clone().unwrap_or_default(),
-            s.status.clone(),
+            s.status.to_string(),
             s.entered_at.to_rfc3339(),
             time(s.started_at),
             time(s.ended_at),
@@ -430,10 +430,10 @@ pub fn summary(design: &Design, data: &[SessionData]) -> Value {
         .filter(|d| d.session.condition_key.is_none())
         .fold(Map::new(), |mut flow, d| {
             let n = flow
-                .get(&d.session.status)
+                .get(d.session.status.as_str())
                 .and_then(Value::as_i64)
                 .unwrap_or(0);
-            flow.insert(d.session.status.clone(), json!(n + 1));
+            flow.insert(d.session.status.to_string(), json!(n + 1));
             flow
         });
     json!({"sessions": data.len(), "unassigned": unassigned, "conditions": conditions})

@@ -8,14 +8,14 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::{
-    Design, Studies, StudyError, StudyRole, design,
+    Design, Studies, StudyError, StudyOp, StudyRole, design,
     design::{DesignError, KnownTools},
     design_of, random_text,
 };
 use crate::{
     ThreadId,
     people::Principal,
-    store::{ConditionRow, SessionRow, StudyRow, Transaction},
+    store::{ConditionRow, SessionRow, StudyRow, StudyStatus, Transaction},
     tools::build_tools,
 };
 
@@ -133,12 +133,12 @@ impl Studies {
     /// The study `id` when `principal` may read it (any role); for anyone else it does not
     /// exist.
     pub async fn study(&self, principal: &Principal, id: &str) -> Result<StudyRow, StudyError> {
-        Ok(self.study_as(principal, id, StudyRole::Viewer).await?.0)
+        Ok(self.study_as(principal, id, StudyOp::Read).await?.0)
     }
 
     /// The study with its design and counts.
     pub async fn view(&self, principal: &Principal, id: &str) -> Result<StudyView, StudyError> {
-        let (row, role) = self.study_as(principal, id, StudyRole::Viewer).await?;
+        let (row, role) = self.study_as(principal, id, StudyOp::Read).await?;
         self.view_of(row, role).await
     }
 
@@ -204,11 +204,11 @@ impl Studies {
         id: &str,
         change: StudyChange,
     ) -> Result<StudyView, StudyError> {
-        let (row, _) = self.study_as(principal, id, StudyRole::Editor).await?;
+        let (row, _) = self.study_as(principal, id, StudyOp::Change).await?;
         let mut value: Value = serde_json::from_str(&row.design)
             .map_err(|err| StudyError::Internal(format!("a stored design does not read: {err}")))?;
         if !change.design.is_empty() {
-            if row.status != "draft" {
+            if row.status != StudyStatus::Draft {
                 return Err(StudyError::Conflict(format!(
                     "the design is frozen once the study is {}: only `recruiting` and `targets` \
                      may change",
@@ -247,7 +247,9 @@ impl Studies {
         }
         // The targets are checked like the rest of the design.
         design.check(&WorkspaceTools::new())?;
-        if row.status == "closed" && (!change.recruiting.is_empty() || !change.targets.is_empty()) {
+        if row.status == StudyStatus::Closed
+            && (!change.recruiting.is_empty() || !change.targets.is_empty())
+        {
             return Err(StudyError::Conflict(
                 "the study is closed: nothing of it changes".to_string(),
             ));
@@ -255,7 +257,7 @@ impl Studies {
         let json = serde_json::to_string(&design)
             .map_err(|err| StudyError::Internal(format!("a design did not serialise: {err}")))?;
         let rows = condition_rows(&design);
-        let draft = row.status == "draft";
+        let draft = row.status == StudyStatus::Draft;
         let title = design.title.clone();
         let study = row.id.clone();
         in_write(self, |tx| {
@@ -288,10 +290,10 @@ impl Studies {
         &self,
         principal: &Principal,
         id: &str,
-        from: &'static str,
-        to: &'static str,
+        from: StudyStatus,
+        to: StudyStatus,
     ) -> Result<StudyView, StudyError> {
-        let (row, _) = self.study_as(principal, id, StudyRole::Editor).await?;
+        let (row, _) = self.study_as(principal, id, StudyOp::Change).await?;
         let study = row.id.clone();
         let moved = in_write(self, |tx| {
             Box::pin(async move { Ok(tx.studies().move_status(&study, from, to).await?) })
@@ -308,7 +310,7 @@ impl Studies {
 
     /// Deletes the study, its sessions and their threads.
     pub async fn delete(&self, principal: &Principal, id: &str) -> Result<(), StudyError> {
-        let (row, _) = self.study_as(principal, id, StudyRole::Owner).await?;
+        let (row, _) = self.study_as(principal, id, StudyOp::Delete).await?;
         let mut repo = self.db.autocommit_read().await?;
         let sessions = repo.studies().sessions(&row.id).await;
         let _ = repo.rollback().await;
@@ -337,7 +339,7 @@ impl Studies {
 fn count_statuses(sessions: &[SessionRow]) -> BTreeMap<String, i64> {
     let mut counts = BTreeMap::new();
     for session in sessions.iter().filter(|s| !s.preview) {
-        *counts.entry(session.status.clone()).or_insert(0) += 1;
+        *counts.entry(session.status.to_string()).or_insert(0) += 1;
     }
     counts
 }

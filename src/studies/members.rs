@@ -26,7 +26,36 @@ pub enum StudyRole {
     Owner,
 }
 
+/// What a caller asks to do with a study: the study's whole access rule is [`StudyOp::needs`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StudyOp {
+    /// Read the study, its counts and its pseudonymised data.
+    Read,
+    /// Change its design, open and close it, recruit per condition, preview a condition.
+    Change,
+    /// See and change whom it is shared with.
+    Share,
+    /// Delete it with its sessions and their threads.
+    Delete,
+}
+
+impl StudyOp {
+    /// The least role that may do it.
+    pub fn needs(self) -> StudyRole {
+        match self {
+            StudyOp::Read => StudyRole::Viewer,
+            StudyOp::Change => StudyRole::Editor,
+            StudyOp::Share | StudyOp::Delete => StudyRole::Owner,
+        }
+    }
+}
+
 impl StudyRole {
+    /// Whether this role may do `op`.
+    pub fn may(self, op: StudyOp) -> bool {
+        self >= op.needs()
+    }
+
     /// The role's name as the API spells it.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -122,13 +151,13 @@ impl Studies {
         })
     }
 
-    /// The study `id` when `principal` may do what needs `need` with it, with their role:
-    /// `404` when they may not see it at all, `403` when they may but too little.
+    /// The study `id` when `principal` may do `op` with it, with their role: `404` when they
+    /// may not see it at all, `403` when they may but too little.
     pub async fn study_as(
         &self,
         principal: &Principal,
         id: &str,
-        need: StudyRole,
+        op: StudyOp,
     ) -> Result<(StudyRow, StudyRole), StudyError> {
         let mut repo = self.db.autocommit_read().await?;
         let found = repo.studies().study(id).await;
@@ -137,7 +166,7 @@ impl Studies {
         let row = found?.ok_or_else(missing)?;
         match self.role_in(principal, &row).await? {
             None => Err(missing()),
-            Some(role) if role < need => Err(role.refusal(need)),
+            Some(role) if !role.may(op) => Err(role.refusal(op.needs())),
             Some(role) => Ok((row, role)),
         }
     }
@@ -149,7 +178,7 @@ impl Studies {
         principal: &Principal,
         id: &str,
     ) -> Result<Vec<Member>, StudyError> {
-        let (row, _) = self.study_as(principal, id, StudyRole::Owner).await?;
+        let (row, _) = self.study_as(principal, id, StudyOp::Share).await?;
         self.members_of(&row.id).await
     }
 
@@ -170,7 +199,7 @@ impl Studies {
         name: &str,
         role: &str,
     ) -> Result<Vec<Member>, StudyError> {
-        let (row, _) = self.study_as(principal, id, StudyRole::Owner).await?;
+        let (row, _) = self.study_as(principal, id, StudyOp::Share).await?;
         account_name(name)?;
         let role = member_role(role)?;
         let (study, name_) = (row.id.clone(), name.to_string());
@@ -200,7 +229,7 @@ impl Studies {
         name: &str,
         role: &str,
     ) -> Result<Vec<Member>, StudyError> {
-        let (row, _) = self.study_as(principal, id, StudyRole::Owner).await?;
+        let (row, _) = self.study_as(principal, id, StudyOp::Share).await?;
         account_name(name)?;
         let role = member_role(role)?;
         let (study, name_) = (row.id.clone(), name.to_string());
@@ -231,7 +260,7 @@ impl Studies {
         id: &str,
         name: &str,
     ) -> Result<Vec<Member>, StudyError> {
-        let (row, _) = self.study_as(principal, id, StudyRole::Owner).await?;
+        let (row, _) = self.study_as(principal, id, StudyOp::Share).await?;
         account_name(name)?;
         let (study, name_) = (row.id.clone(), name.to_string());
         in_write(self, |tx| {

@@ -40,7 +40,7 @@ use chrono::Utc;
 
 pub use design::{Design, DesignError};
 pub use lifecycle::{StudyChange, StudyView};
-pub use members::StudyRole;
+pub use members::{StudyOp, StudyRole};
 pub use participants::{Entered, ParticipantView};
 pub use policy::ConditionPolicies;
 
@@ -48,7 +48,7 @@ pub use crate::people::Participant;
 
 use crate::{
     ThreadId,
-    store::{Database, StoreError, StudyRow},
+    store::{Database, SessionStatus, StoreError, StudyRow},
     workspace::{WorkspaceError, Workspaces},
 };
 
@@ -121,15 +121,15 @@ pub enum StudyError {
 /// Why `participant` may not change its thread now, if it may not: before Start, after the end, or
 /// past the deadline (which the clock may not have recorded yet).
 pub fn write_refusal(participant: &Participant) -> Option<StudyError> {
-    match participant.status.as_str() {
-        "active" if participant.deadline.is_some_and(|d| d <= Utc::now()) => {
+    match participant.status {
+        SessionStatus::Active if participant.deadline.is_some_and(|d| d <= Utc::now()) => {
             Some(StudyError::TimeIsUp)
         }
-        "active" => None,
-        "assigned" => Some(StudyError::Conflict(
+        SessionStatus::Active => None,
+        SessionStatus::Assigned => Some(StudyError::Conflict(
             "press Start first: the task has not started".to_string(),
         )),
-        "timed_out" => Some(StudyError::TimeIsUp),
+        SessionStatus::TimedOut => Some(StudyError::TimeIsUp),
         _ => Some(StudyError::Conflict(
             "this session has ended; nothing can be changed".to_string(),
         )),

@@ -22,7 +22,9 @@ use super::{
 use crate::{
     ThreadId,
     people::Principal,
-    store::{ConditionRow, DocumentMode, NewSession, SessionRow, StudyRow},
+    store::{
+        ConditionRow, DocumentMode, NewSession, SessionRow, SessionStatus, StudyRow, StudyStatus,
+    },
 };
 
 /// A session just entered or resumed, with a fresh token for it.
@@ -33,7 +35,7 @@ pub struct Entered {
     /// The participant's token (shown once; the cookie carries it too).
     pub token: String,
     /// Its status.
-    pub status: String,
+    pub status: SessionStatus,
     /// Whether this entry made it (`false`: the same participant came back).
     pub new: bool,
 }
@@ -45,7 +47,7 @@ pub struct ParticipantView {
     /// The session's reference.
     pub session_ref: String,
     /// Its status.
-    pub status: String,
+    pub status: SessionStatus,
     /// The task's title.
     pub task_title: String,
     /// The task's instructions (Markdown).
@@ -160,7 +162,7 @@ impl Studies {
                             preview: false,
                         })
                         .await?;
-                    Ok((session_ref, "entered".to_string(), true))
+                    Ok((session_ref, SessionStatus::Entered, true))
                 })
             })
             .await;
@@ -191,8 +193,8 @@ impl Studies {
         let found = repo.studies().study_by_entry_key(entry_key).await;
         let _ = repo.rollback().await;
         match found? {
-            Some(study) if study.status == "open" => Ok(study),
-            Some(study) if study.status == "closed" => Err(StudyError::Closed),
+            Some(study) if study.status == StudyStatus::Open => Ok(study),
+            Some(study) if study.status == StudyStatus::Closed => Err(StudyError::Closed),
             _ => Err(StudyError::NotFound("no study has this link".to_string())),
         }
     }
@@ -279,23 +281,23 @@ impl Studies {
             .and_then(|key| design.condition(key));
         let turns = self.turns_of(session).await?;
         let min_turns = design.limits.min_turns.unwrap_or(0);
-        let completion = match session.status.as_str() {
-            "completed" => Some(&design.completion.completed),
-            "timed_out" => design.completion.timed_out.as_ref(),
-            "declined" => design.completion.no_consent.as_ref(),
+        let completion = match session.status {
+            SessionStatus::Completed => Some(&design.completion.completed),
+            SessionStatus::TimedOut => design.completion.timed_out.as_ref(),
+            SessionStatus::Declined => design.completion.no_consent.as_ref(),
             _ => None,
         }
         .map(|outcome| filled(outcome, session));
         Ok(ParticipantView {
             session_ref: session.session_ref.clone(),
-            status: session.status.clone(),
+            status: session.status,
             task_title: design.task.title.clone(),
             instructions: design.task.instructions.clone(),
             consent: (design.consent.text.clone(), design.consent.required),
             thread_id: session.thread_id.clone(),
             panels: condition.map(|c| c.panels.clone()).unwrap_or_default(),
             deadline: session.deadline,
-            can_finish: session.status == "active" && turns >= min_turns,
+            can_finish: session.status == SessionStatus::Active && turns >= min_turns,
             completion,
         })
     }
@@ -325,7 +327,7 @@ impl Studies {
         agree: bool,
     ) -> Result<ParticipantView, StudyError> {
         let (session, study) = self.session_of(participant).await?;
-        if session.status != "entered" {
+        if session.status != SessionStatus::Entered {
             return self.view_for(&session, &study).await;
         }
         if !agree {
@@ -336,7 +338,7 @@ impl Studies {
             .await?;
             return self.participant_view(participant).await;
         }
-        if study.status != "open" {
+        if study.status != StudyStatus::Open {
             return Err(StudyError::Closed);
         }
         self.assign(&session, &study, None).await?;
@@ -419,10 +421,10 @@ impl Studies {
     /// Start: the clock runs from now (`deadline` when the study has a time limit).
     pub async fn start(&self, participant: &Participant) -> Result<ParticipantView, StudyError> {
         let (session, study) = self.session_of(participant).await?;
-        match session.status.as_str() {
-            "assigned" => {}
-            "active" => return self.view_for(&session, &study).await,
-            "entered" => {
+        match session.status {
+            SessionStatus::Assigned => {}
+            SessionStatus::Active => return self.view_for(&session, &study).await,
+            SessionStatus::Entered => {
                 return Err(StudyError::Conflict(
                     "answer the consent form first".to_string(),
                 ));
@@ -450,10 +452,10 @@ impl Studies {
     /// code. Asked again, the same answer.
     pub async fn finish(&self, participant: &Participant) -> Result<ParticipantView, StudyError> {
         let (session, study) = self.session_of(participant).await?;
-        match session.status.as_str() {
-            "completed" => return self.view_for(&session, &study).await,
-            "active" => {}
-            "timed_out" => return Err(StudyError::TimeIsUp),
+        match session.status {
+            SessionStatus::Completed => return self.view_for(&session, &study).await,
+            SessionStatus::Active => {}
+            SessionStatus::TimedOut => return Err(StudyError::TimeIsUp),
             _ => {
                 return Err(StudyError::Conflict(
                     "only a started session can finish".to_string(),
@@ -476,7 +478,11 @@ impl Studies {
             Box::pin(async move {
                 Ok(tx
                     .studies()
-                    .end(&session_ref, &["active"], "completed")
+                    .end(
+                        &session_ref,
+                        &[SessionStatus::Active],
+                        SessionStatus::Completed,
+                    )
                     .await?)
             })
         })
@@ -497,8 +503,12 @@ impl Studies {
                     .studies()
                     .end(
                         &session_ref,
-                        &["entered", "assigned", "active"],
-                        "withdrawn",
+                        &[
+                            SessionStatus::Entered,
+                            SessionStatus::Assigned,
+                            SessionStatus::Active,
+                        ],
+                        SessionStatus::Withdrawn,
                     )
                     .await?)
             })
@@ -525,7 +535,7 @@ impl Studies {
         condition: &str,
     ) -> Result<Entered, StudyError> {
         let (study, _) = self
-            .study_as(principal, study_id, super::StudyRole::Editor)
+            .study_as(principal, study_id, super::StudyOp::Change)
             .await?;
         let design = design_of(&study)?;
         if design.condition(condition).is_none() {
@@ -564,7 +574,7 @@ impl Studies {
         Ok(Entered {
             session_ref,
             token,
-            status: "assigned".to_string(),
+            status: SessionStatus::Assigned,
             new: true,
         })
     }

@@ -267,8 +267,8 @@ class App {
   }
 
   /**
-   * "Compare with the original" is there for a fork only, "Share" for the thread's owner and
-   * administrators (when the server has accounts); a viewer's page is read-only.
+   * "Compare with the original" is there for a fork only, "Share" for whoever the server says
+   * may share the thread (when it has accounts); a page the caller may not edit is read-only.
    */
   updateThreadActions() {
     const thread = this.currentThread();
@@ -276,8 +276,8 @@ class App {
     const button = $('#compare-fork');
     button.hidden = !origin;
     button.title = origin ? `Compare this fork with “${origin.thread_id}” at revision ${origin.rev}` : '';
-    $('#share-open').hidden = !(auth.accounts && thread && (thread.access === 'owner' || auth.me?.role === 'admin'));
-    this.setReadOnly(thread?.access === 'viewer');
+    $('#share-open').hidden = !(auth.accounts && thread?.may?.share);
+    this.setReadOnly(Boolean(thread) && !thread.may?.edit);
   }
 
   /**

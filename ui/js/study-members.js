@@ -38,7 +38,7 @@ export class StudyMembers {
   /** Shows the section when the caller owns the study and accounts exist; loads the list. */
   async start(study) {
     const section = $('#study-members-section');
-    section.hidden = !(auth.accounts && study.role === 'owner');
+    section.hidden = !(auth.accounts && study.may?.share);
     if (section.hidden) return;
     try {
       this.render(await api.get(this.path()));

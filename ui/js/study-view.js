@@ -2,7 +2,7 @@
 // recruit link with Prolific's placeholders, the conditions as cards (each with a preview and,
 // once open, whether it still recruits), the design (editable while a draft, with inline
 // validation), the data (study-data.js) with each session's replay (replay.js), and its
-// members (study-members.js). What is offered follows the caller's `role`: a viewer gets the
+// members (study-members.js). What is offered is what the server says the caller `may` do: a viewer gets the
 // study to read, an editor also its buttons, the owner also Delete and the members.
 
 import { ApiError, api, report } from './api.js';
@@ -76,11 +76,11 @@ export class StudyView {
     const status = $('#study-status');
     status.textContent = study.status;
     status.dataset.status = study.status;
-    // The server refuses what the role does not allow anyway; this only leaves it unoffered.
-    const edits = study.role !== 'viewer';
+    // The server says what this caller may do (`may`) and refuses the rest; the page offers just that.
+    const edits = Boolean(study.may?.change);
     $('#study-open').hidden = !edits || study.status !== 'draft';
     $('#study-close').hidden = !edits || study.status !== 'open';
-    $('#study-delete').hidden = study.role !== 'owner';
+    $('#study-delete').hidden = !study.may?.delete;
     $('#study-link').value = recruitLink(study);
     $('#study-link-note').textContent = {
       draft: 'Participants get “not found” from this link until the study is opened. Prolific fills in the {{%…%}} placeholders; other platforms have their own.',
@@ -100,7 +100,7 @@ export class StudyView {
 
   renderConditions(study) {
     const counted = study.counts?.by_condition || {};
-    const edits = study.role !== 'viewer';
+    const edits = Boolean(study.may?.change);
     replaceChildren($('#study-conditions'), study.conditions.map((c) => {
       let preview = null;
       if (edits) {

@@ -52,9 +52,9 @@ export class ThreadsPanel {
       setTimeout(() => { input.focus(); input.select(); });
       return li;
     }
-    // Without accounts `access` is absent: everything is allowed.
-    const canEdit = thread.access !== 'viewer';
-    const canDelete = !thread.access || thread.access === 'owner';
+    // The server says what this caller may do with the thread (`may`); the page offers just that.
+    const canEdit = Boolean(thread.may?.edit);
+    const canDelete = Boolean(thread.may?.delete);
     li.append(h('a', { class: 'thread-link', href: `/t/${encodeURIComponent(thread.id)}`, title: this.title(thread) },
       h('span', { class: 'thread-title' }, this.title(thread)),
       this.meta(thread)));
@@ -66,7 +66,7 @@ export class ThreadsPanel {
   /** Whose thread it is, when not this person's own, and "view only" for a viewer. */
   meta(thread) {
     const someoneElse = thread.owner && thread.owner !== auth.me?.name;
-    const viewOnly = thread.access === 'viewer';
+    const viewOnly = !thread.may?.edit;
     if (!someoneElse && !viewOnly) return null;
     const shared = thread.access === 'editor' || thread.access === 'viewer';
     // Read out as "Title, shared by ann, view only".

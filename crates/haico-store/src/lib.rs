@@ -96,7 +96,9 @@ pub use query::Value as SqlValue;
 pub use recording::RecordingsRepo;
 pub use repository::{Backend, Transaction};
 pub use sqlite::{MigrationError, SqliteError};
-pub use studies::{ConditionRow, NewSession, SessionRow, StudiesRepo, StudyRow};
+pub use studies::{
+    ConditionRow, NewSession, SessionRow, SessionStatus, StudiesRepo, StudyRow, StudyStatus,
+};
 pub use suggestions::SuggestionsRepo;
 pub use suggestions::{NewSuggestion, SuggestedEdit, Suggestion};
 pub use thread_id::{InvalidThreadId, ThreadId};

@@ -177,6 +177,12 @@ macro_rules! spelled {
             }
         }
 
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+
         impl From<$name> for &'static str {
             fn from(value: $name) -> Self {
                 value.as_str()
@@ -190,8 +196,35 @@ macro_rules! spelled {
                 $name::parse(&text).ok_or_else(|| format!("{text:?} is not a {}", $what))
             }
         }
+
+        // Read from a row by its spelling; a spelling the enum lacks is a decoding error.
+        impl crate::query::Column for $name {
+            fn from_postgres<I: sqlx::ColumnIndex<sqlx::postgres::PgRow>>(
+                row: &sqlx::postgres::PgRow,
+                at: I,
+            ) -> Result<Self, sqlx::Error> {
+                let text: String = sqlx::Row::try_get(row, at)?;
+                $name::try_from(text).map_err(|why| sqlx::Error::Decode(why.into()))
+            }
+
+            fn from_inline<I: rusqlite::RowIndex>(
+                row: &rusqlite::Row<'_>,
+                at: I,
+            ) -> rusqlite::Result<Self> {
+                let text: String = row.get(at)?;
+                $name::try_from(text).map_err(|why| {
+                    rusqlite::Error::FromSqlConversionFailure(
+                        0,
+                        rusqlite::types::Type::Text,
+                        why.into(),
+                    )
+                })
+            }
+        }
     };
 }
+
+pub(crate) use spelled;
 
 spelled! {
     /// What the agent's document tools do on a thread.

@@ -15,6 +15,8 @@ use super::{
     query::{params, row_shape},
     repository::now,
 };
+use crate::panels::spelled;
+use serde::{Deserialize, Serialize};
 
 /// A study as stored.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,8 +29,8 @@ pub struct StudyRow {
     pub owner: Option<String>,
     /// Its title.
     pub title: String,
-    /// `draft`, `open` or `closed`.
-    pub status: String,
+    /// Where it stands.
+    pub status: StudyStatus,
     /// The secret part of its entry link.
     pub entry_key: String,
     /// The key of its pseudonyms; never leaves the server.
@@ -40,9 +42,41 @@ pub struct StudyRow {
 }
 
 row_shape!(StudyRow {
-    id: String, owner_id: Option<i64>, owner: Option<String>, title: String, status: String,
+    id: String, owner_id: Option<i64>, owner: Option<String>, title: String, status: StudyStatus,
     entry_key: String, secret: String, design: String, created_at: DateTime<Utc>,
 } => StudyRow { id, owner_id, owner, title, status, entry_key, secret, design, created_at });
+
+spelled! {
+    /// Where a study stands: designed, recruiting, or done.
+    pub enum StudyStatus as "study status" {
+        /// Being designed: its design may change, and its link takes nobody.
+        Draft = "draft",
+        /// Recruiting: its design is frozen.
+        Open = "open",
+        /// Done: its link takes nobody new.
+        Closed = "closed",
+    }
+}
+
+spelled! {
+    /// Where a participant's session stands, from arriving to leaving.
+    pub enum SessionStatus as "session status" {
+        /// Arrived, not yet decided on consent.
+        Entered = "entered",
+        /// Declined to take part.
+        Declined = "declined",
+        /// Consented and given a condition and a thread; not started.
+        Assigned = "assigned",
+        /// Started; the clock runs.
+        Active = "active",
+        /// Finished.
+        Completed = "completed",
+        /// Ran out of time.
+        TimedOut = "timed_out",
+        /// Left before the end.
+        Withdrawn = "withdrawn",
+    }
+}
 
 /// One condition's balance numbers.
 #[derive(Debug, Clone, PartialEq)]
@@ -79,8 +113,8 @@ pub struct SessionRow {
     pub participant_id: Option<String>,
     /// The configured parameters it arrived with, as a JSON object.
     pub params: String,
-    /// `entered`, `declined`, `assigned`, `active`, `completed`, `timed_out`, `withdrawn`.
-    pub status: String,
+    /// Where it stands.
+    pub status: SessionStatus,
     /// The condition, once assigned.
     pub condition_key: Option<String>,
     /// Its thread, once assigned.
@@ -103,7 +137,7 @@ pub struct SessionRow {
 
 row_shape!(SessionRow as SESSION_COLUMNS {
     session_ref: String, study_id: String, participant_key: Option<String>,
-    participant_id: Option<String>, params: String, status: String,
+    participant_id: Option<String>, params: String, status: SessionStatus,
     condition_key: Option<String>, thread_id: Option<String>, preview: bool,
     entered_at: DateTime<Utc>, consented_at: Option<DateTime<Utc>>,
     started_at: Option<DateTime<Utc>>, deadline: Option<DateTime<Utc>>,
@@ -375,13 +409,13 @@ impl StudiesRepo<'_> {
     pub async fn move_status(
         &mut self,
         id: &str,
-        from: &str,
-        to: &str,
+        from: StudyStatus,
+        to: StudyStatus,
     ) -> Result<bool, StoreError> {
         let moved = self
             .execute(
                 "UPDATE studies SET status = $3, updated_at = $4 WHERE id = $1 AND status = $2",
-                &params![id, from, to, now()],
+                &params![id, from.as_str(), to.as_str(), now()],
             )
             .await
             .context("changing a study's status")?;
@@ -542,15 +576,22 @@ impl StudiesRepo<'_> {
         assigned: Option<(&str, &str)>,
     ) -> Result<bool, StoreError> {
         let (status, condition, thread) = match assigned {
-            Some((condition, thread)) => ("assigned", Some(condition), Some(thread)),
-            None => ("declined", None, None),
+            Some((condition, thread)) => (SessionStatus::Assigned, Some(condition), Some(thread)),
+            None => (SessionStatus::Declined, None, None),
         };
         let ended = assigned.is_none().then(now);
         let moved = self
             .execute(
                 "UPDATE study_sessions SET status = $2, condition_key = $3, thread_id = $4, \
                  consented_at = $5, ended_at = $6 WHERE session_ref = $1 AND status = 'entered'",
-                &params![session_ref, status, condition, thread, now(), ended],
+                &params![
+                    session_ref,
+                    status.as_str(),
+                    condition,
+                    thread,
+                    now(),
+                    ended
+                ],
             )
             .await
             .context("recording a consent")?;
@@ -578,8 +619,8 @@ impl StudiesRepo<'_> {
     pub async fn end(
         &mut self,
         session_ref: &str,
-        from: &[&str],
-        status: &str,
+        from: &[SessionStatus],
+        status: SessionStatus,
     ) -> Result<bool, StoreError> {
         let mut moved = 0;
         for from in from {
@@ -587,7 +628,7 @@ impl StudiesRepo<'_> {
                 .execute(
                     "UPDATE study_sessions SET status = $3, ended_at = $4 \
                      WHERE session_ref = $1 AND status = $2",
-                    &params![session_ref, *from, status, now()],
+                    &params![session_ref, from.as_str(), status.as_str(), now()],
                 )
                 .await
                 .context("ending a session")?;

@@ -331,6 +331,68 @@ pub(super) async fn send(
     }
 }
 
+/// What the server tells a page the caller `may` do with the thread and the study (so the page
+/// offers it) is exactly what the table lets them do: one rule, never restated by the page.
+async fn assert_may_is_the_table(server: &TestServer, fx: &Fixture, who: Who, token: Option<&str>) {
+    let lets = |method: &str, route: &str| {
+        let (_, _, need) = TABLE
+            .iter()
+            .find(|(m, r, _)| *m == method && *r == route)
+            .unwrap_or_else(|| panic!("{method} {route} is in the table"));
+        refusal(*need, who).is_none()
+    };
+    if refusal(Need::Reader, who).is_none() {
+        let expected = json!({
+            "chat": lets("POST", "/api/threads/{thread_id}/chat"),
+            "edit": lets("PUT", "/api/threads/{thread_id}/objective"),
+            "share": lets("PUT", "/api/threads/{thread_id}/members/{name}"),
+            "delete": lets("DELETE", "/api/threads/{thread_id}"),
+        });
+        let thread = send(
+            server,
+            Method::GET,
+            &format!("/api/threads/{}", fx.thread),
+            token,
+            None,
+        )
+        .await
+        .json();
+        assert_eq!(thread["may"], expected, "the thread as {}", who.name());
+        let listed = send(server, Method::GET, "/api/threads", token, None)
+            .await
+            .json();
+        let entry = listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["id"] == json!(fx.thread))
+            .unwrap();
+        assert_eq!(
+            entry["may"],
+            expected,
+            "the thread listed for {}",
+            who.name()
+        );
+    }
+    if refusal(Need::StudyReader, who).is_none() {
+        let expected = json!({
+            "change": lets("PATCH", "/api/studies/{study_id}"),
+            "share": lets("POST", "/api/studies/{study_id}/members"),
+            "delete": lets("DELETE", "/api/studies/{study_id}"),
+        });
+        let study = send(
+            server,
+            Method::GET,
+            &format!("/api/studies/{}", fx.study),
+            token,
+            None,
+        )
+        .await
+        .json();
+        assert_eq!(study["may"], expected, "the study as {}", who.name());
+    }
+}
+
 pub(super) async fn admin(
     server: &TestServer,
     method: Method,
@@ -602,6 +664,7 @@ backend_tests! {
             let fx = make_thread(&server, &people, &format!("t-{}", who.name())).await;
             let before = state_of(&server, &fx.thread).await;
             let token = people.token(who);
+            assert_may_is_the_table(&server, &fx, who, token).await;
             let mut let_in_writes = false;
             for (method, route, need) in TABLE {
                 let (path, body) = concrete(route, method, &fx, who);

@@ -14,7 +14,7 @@ mod workspace;
 pub use history::Revision;
 pub use workspace::{
     Artifact, ArtifactSummary, Document, ForkOrigin, PlanStep, Preference, SuggestedEdit, Thread,
-    Workspace,
+    ThreadMay, Workspace,
 };
 
 /// The published shapes of a list of the store's rows, in order.

@@ -4,7 +4,11 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{panels::PreferenceKind, store};
+use crate::{
+    panels::PreferenceKind,
+    people::{Access, Op, permits},
+    store,
+};
 
 /// A conversation and its workspace.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
@@ -40,6 +44,43 @@ pub struct Thread {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(nullable = false)]
     pub access: Option<String>,
+    /// What the caller may do with it, by the server's one access rule: a page offers these
+    /// and nothing else, so it never restates the rule.
+    pub may: ThreadMay,
+}
+
+/// What the caller may do with a thread; reading it goes without saying (whoever gets the
+/// thread may read it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct ThreadMay {
+    /// Start and stop agent turns, and call the tools that write.
+    pub chat: bool,
+    /// Change the workspace and the thread as a person: panels, title, mode, restore, undo.
+    pub edit: bool,
+    /// Say whom the thread is shared with.
+    pub share: bool,
+    /// Delete the thread.
+    pub delete: bool,
+}
+
+impl ThreadMay {
+    /// What `access` allows. A thread without one (one-person mode, the administrator's
+    /// token) allows everything, as the rule does for those callers.
+    fn of(access: Option<&str>) -> Self {
+        let access = match access {
+            Some("viewer") => Access::Viewer,
+            Some("editor") => Access::Editor,
+            Some("owner") | None => Access::Owner,
+            Some(_) => Access::None,
+        };
+        let may = |op| permits(access, op).is_ok();
+        Self {
+            chat: may(Op::Chat),
+            edit: may(Op::Edit),
+            share: may(Op::Share),
+            delete: may(Op::Delete),
+        }
+    }
 }
 
 impl From<store::Thread> for Thread {
@@ -54,6 +95,7 @@ impl From<store::Thread> for Thread {
             owner: t.owner,
             document_mode: t.document_mode,
             mcp_servers: t.mcp_servers,
+            may: ThreadMay::of(t.access.as_deref()),
             access: t.access,
         }
     }
