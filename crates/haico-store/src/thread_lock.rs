@@ -8,10 +8,10 @@ use sqlx::PgPool;
 use crate::DriverError;
 use crate::{
     Context, StoreError, ThreadId,
+    database::within_postgres_timeout,
     lender::{Lent, Named, Rider},
     query::Value,
     repository::{Head, Transaction, Tx},
-    within_postgres_timeout,
 };
 use sqlx::postgres::PgRow;
 
