@@ -25,6 +25,7 @@ mod literal;
 mod mcp_sessions;
 mod models;
 mod objectives;
+mod outage;
 pub mod panels;
 mod people;
 mod plan;

@@ -55,6 +55,13 @@ impl Panel {
     }
 }
 
+/// A panel is stored by its name (`panel_changes.panel`).
+impl<'a> From<Panel> for crate::query::Value<'a> {
+    fn from(value: Panel) -> Self {
+        crate::query::Value::Text(Some(value.as_str()))
+    }
+}
+
 /// A small set of panels; the repository fills one as it writes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PanelSet(u8);
@@ -194,6 +201,13 @@ macro_rules! spelled {
 
             fn try_from(text: String) -> Result<Self, String> {
                 $name::parse(&text).ok_or_else(|| format!("{text:?} is not a {}", $what))
+            }
+        }
+
+        // Stored as its spelling.
+        impl<'a> From<$name> for crate::query::Value<'a> {
+            fn from(value: $name) -> Self {
+                crate::query::Value::Text(Some(value.as_str()))
             }
         }
 

@@ -12,7 +12,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use sqlx::{Row as _, postgres::PgRow};
 
-use crate::{ThreadId, panels::Panel};
+use crate::ThreadId;
 
 /// One parameter of a query, typed even when NULL.
 #[derive(Debug, Clone, Copy)]
@@ -62,13 +62,6 @@ impl<'a> From<Option<&'a String>> for Value<'a> {
 /// A thread id is stored as its text.
 impl<'a> From<&'a ThreadId> for Value<'a> {
     fn from(value: &'a ThreadId) -> Self {
-        Value::Text(Some(value.as_str()))
-    }
-}
-
-/// A panel is stored by its name (`panel_changes.panel`).
-impl<'a> From<Panel> for Value<'a> {
-    fn from(value: Panel) -> Self {
         Value::Text(Some(value.as_str()))
     }
 }

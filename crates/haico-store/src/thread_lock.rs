@@ -8,8 +8,8 @@ use sqlx::PgPool;
 use crate::DriverError;
 use crate::{
     Context, StoreError, ThreadId,
-    database::within_postgres_timeout,
     lender::{Lent, Named, Rider},
+    outage::within_postgres_timeout,
     query::Value,
     repository::{Head, Transaction, Tx},
 };
