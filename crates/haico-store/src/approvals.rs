@@ -3,8 +3,10 @@
 //! row; any process lists and decides. A row counts only while its turn is running, so a
 //! replica that died mid-wait leaves nothing anyone can list or decide.
 
-use super::{Context, StoreError, query::params, repository::now, repository::repository};
-use crate::ThreadId;
+use crate::thread_id::ThreadId;
+use crate::{
+    error::Context, error::StoreError, query::params, repository::now, repository::repository,
+};
 
 /// "Its turn still runs", for `pending_approvals AS p`.
 const TURN_RUNS: &str = "EXISTS (SELECT 1 FROM turns WHERE turns.thread_id = p.thread_id \

@@ -4,13 +4,12 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::repository::repository;
-use super::{
-    Artifact, ArtifactSummary, Context, StoreError,
-    query::{OnThread, params, row_shape},
-    repository::now,
-};
-use crate::ThreadId;
 use crate::panels::Panel;
+use crate::thread_id::ThreadId;
+use crate::{
+    error::Context, error::StoreError, models::Artifact, models::ArtifactSummary, query::OnThread,
+    query::params, query::row_shape, repository::now,
+};
 
 struct ArtifactRow {
     summary: ArtifactSummary,

@@ -11,13 +11,12 @@
 //! event numbers are handed out in commit order: a reader never sees 7 committed before 6.
 
 use super::history::HistoryRepo;
-use super::{
-    Chain, Context, NewEvent, NewRevision, PanelWrite, StoreError, StoredEvent,
-    lender::Named,
-    query::{RowShape, Value, params},
-    repository::{Backend, Tx, now},
+use crate::thread_id::ThreadId;
+use crate::{
+    error::Context, error::StoreError, history::Chain, history::NewRevision, history::PanelWrite,
+    lender::Named, models::NewEvent, models::StoredEvent, query::RowShape, query::Value,
+    query::params, repository::Backend, repository::Tx, repository::now,
 };
-use crate::ThreadId;
 use chrono::{DateTime, Utc};
 
 /// What to log for a change about to commit.
@@ -389,7 +388,7 @@ impl HistoryRepo<'_> {
 fn missing_counter() -> StoreError {
     StoreError::Database {
         context: "logging a change: the thread's counter row did not answer",
-        source: super::DriverError::NoRow,
+        source: crate::error::DriverError::NoRow,
     }
 }
 

@@ -14,7 +14,7 @@ use sqlx::{
     postgres::{PgConnectOptions, PgConnection},
 };
 
-use super::{StoreError, sqlite::SqliteError};
+use crate::{error::StoreError, sqlite::SqliteError};
 
 /// How long opening the database may take before start-up gives up on PostgreSQL: well inside
 /// the five seconds within which an unreachable server must be reported.

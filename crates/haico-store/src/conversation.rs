@@ -7,12 +7,11 @@ use serde_json::Value;
 use crate::usage::TurnUsage;
 
 use super::repository::repository;
-use super::{
-    Context, StoreError, TurnLease,
-    query::{params, row_shape},
+use crate::thread_id::ThreadId;
+use crate::{
+    error::Context, error::StoreError, leases::TurnLease, query::params, query::row_shape,
     repository::now,
 };
-use crate::ThreadId;
 
 /// How a turn ended (or that it has not).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

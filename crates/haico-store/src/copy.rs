@@ -5,12 +5,13 @@
 use chrono::{DateTime, Utc};
 
 use super::repository::repository;
-use super::{
-    Artifact, Context, Document, PlanStep, Preference, StoreError, Thread, journal::ListOp,
-    models::ThreadRow, plan::KEY_GAP, query::params, repository::now,
-};
-use crate::ThreadId;
 use crate::panels::Panel;
+use crate::thread_id::ThreadId;
+use crate::{
+    error::Context, error::StoreError, journal::ListOp, models::Artifact, models::Document,
+    models::PlanStep, models::Preference, models::Thread, models::ThreadRow, plan::KEY_GAP,
+    query::params, repository::now,
+};
 
 repository!(
     /// The raw writes of a fork.

@@ -2,9 +2,10 @@
 //! each engine.
 
 use crate::{
-    Backend, Context, StoreError, ThreadHead, Transaction, change_log, checkpoint, connect, lender,
-    outage::{ALIVE_BUT_SLOW, HEALTH_PROBE_TIMEOUT, outage_limit, within_postgres_timeout},
-    panels, readers, repository, sqlite, sqlite_build, thread_lock, writer,
+    change_log, checkpoint, connect, error::Context, error::StoreError, lender,
+    outage::ALIVE_BUT_SLOW, outage::HEALTH_PROBE_TIMEOUT, outage::outage_limit,
+    outage::within_postgres_timeout, panels, readers, repository, repository::Backend,
+    repository::ThreadHead, repository::Transaction, sqlite, sqlite_build, thread_lock, writer,
 };
 
 use std::{
@@ -259,7 +260,7 @@ impl Database {
     /// the connection's thread in one hand-over.
     pub async fn begin_write_on(
         &self,
-        thread: &crate::ThreadId,
+        thread: &crate::thread_id::ThreadId,
         lock: bool,
     ) -> Result<(Transaction, Option<ThreadHead>), StoreError> {
         match self {
@@ -312,7 +313,7 @@ impl Database {
     /// (and the write lock taken) at once, as [`begin_write_on`](Self::begin_write_on) does.
     pub async fn begin_agent_write(
         &self,
-        thread: &crate::ThreadId,
+        thread: &crate::thread_id::ThreadId,
     ) -> Result<Transaction, StoreError> {
         match self {
             Database::Sqlite { .. } => {

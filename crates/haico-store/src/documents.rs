@@ -5,14 +5,12 @@
 //! answer and every prompt's excerpt need it.
 
 use super::repository::repository;
-use super::{
-    Context, Document, StoreError,
-    journal::{TextOp, splice},
-    query::params,
-    repository::{Backend, now},
-};
-use crate::ThreadId;
 use crate::panels::Panel;
+use crate::thread_id::ThreadId;
+use crate::{
+    error::Context, error::StoreError, journal::TextOp, journal::splice, models::Document,
+    query::params, repository::Backend, repository::now,
+};
 
 /// The document's size after a write, in Unicode code points, and its new version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,35 +2,12 @@
 //! announce, numbered 1, 2, 3… per thread, so a client that reconnects can ask for exactly
 //! what it missed — also after a restart, and from another process.
 
-use serde::Serialize;
-
 use super::repository::repository;
-use super::{
-    Context, Database, StoreError,
-    query::{params, row_shape},
-    repository::Backend,
+use crate::thread_id::ThreadId;
+use crate::{
+    database::Database, error::Context, error::StoreError, models::StoredEvent, query::params,
+    query::row_shape, repository::Backend,
 };
-use crate::ThreadId;
-
-/// An event to append: its SSE name and its JSON data, already encoded.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct NewEvent {
-    /// The SSE `event:` name (`workspace`, `artifact`, `step`, …).
-    pub event: &'static str,
-    /// The JSON data, encoded once here and sent as is to every subscriber.
-    pub data: String,
-}
-
-/// An event as stored: its per-thread sequence number is its SSE `id`.
-#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
-pub struct StoredEvent {
-    /// Position in the thread's log, from 1.
-    pub seq: i64,
-    /// The SSE `event:` name.
-    pub event: String,
-    /// The JSON data.
-    pub data: String,
-}
 
 row_shape!(StoredEvent { seq: i64, event: String, data: String } => StoredEvent { seq, event, data });
 

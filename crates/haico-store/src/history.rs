@@ -12,13 +12,12 @@
 use chrono::{DateTime, Utc};
 
 use super::repository::repository;
-use super::{
-    ArtifactSummary, Context, StoreError,
-    query::{params, row_shape},
-    repository::{Backend, now},
-};
-use crate::ThreadId;
 use crate::panels::{Panel, PanelSet};
+use crate::thread_id::ThreadId;
+use crate::{
+    error::Context, error::StoreError, models::ArtifactSummary, query::params, query::row_shape,
+    repository::Backend, repository::now,
+};
 
 /// A revision to record.
 #[derive(Debug, Clone, Copy)]

@@ -12,7 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Document, PlanStep, Preference, Suggestion};
+use crate::{models::Document, models::PlanStep, models::Preference, models::Suggestion};
 
 /// One operation on a list panel (the plan, the preferences).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -7,12 +7,8 @@
 //! writer's clock, so replicas' clocks must agree to well within a lease (NTP does).
 
 use super::repository::repository;
-use super::{
-    Context, StoreError,
-    query::{params, row_shape},
-    repository::now,
-};
-use crate::ThreadId;
+use crate::thread_id::ThreadId;
+use crate::{error::Context, error::StoreError, query::params, query::row_shape, repository::now};
 
 /// Who holds a turn, and until when.
 #[derive(Debug, Clone, Copy)]

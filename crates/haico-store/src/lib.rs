@@ -60,10 +60,8 @@ pub use database::{
 };
 pub use documents::DocumentWrite;
 pub use documents::DocumentsRepo;
-pub(crate) use error::Context;
 pub use error::{DriverError, StoreError};
 pub use events::EventsRepo;
-pub use events::{NewEvent, StoredEvent};
 pub use history::HistoryRepo;
 pub use history::{Chain, NewRevision, PanelRecord, PanelWrite, Revision, revision_time};
 pub use leases::LeasesRepo;
@@ -71,7 +69,8 @@ pub use leases::{ExpiredTurn, HeldTurn, TurnLease, now_ms};
 pub use mcp_sessions::McpSessionRecord;
 pub use mcp_sessions::McpSessionsRepo;
 pub use models::{
-    Artifact, ArtifactSummary, Document, ForkOrigin, PlanStep, Preference, Thread, Workspace,
+    Artifact, ArtifactSummary, Document, ForkOrigin, NewEvent, PlanStep, Preference, StoredEvent,
+    SuggestedEdit, Suggestion, Thread, Workspace,
 };
 pub use objectives::ObjectivesRepo;
 pub use panels::{DocumentMode, SuggestionKind, SuggestionStatus};
@@ -89,13 +88,13 @@ pub use prompt_view::{DocumentExcerpt, PlanPage};
 /// A statement parameter, for [`lender::Lent::execute_and_commit`].
 pub use query::Value as SqlValue;
 pub use recording::RecordingsRepo;
+pub use repository::ThreadHead;
 pub use repository::{Backend, Transaction};
 pub use sqlite::{MigrationError, SqliteError};
 pub use studies::{
     ConditionRow, NewSession, SessionRow, SessionStatus, StudiesRepo, StudyRow, StudyStatus,
 };
+pub use suggestions::NewSuggestion;
 pub use suggestions::SuggestionsRepo;
-pub use suggestions::{NewSuggestion, SuggestedEdit, Suggestion};
 pub use thread_id::{InvalidThreadId, ThreadId};
-pub use thread_lock::ThreadHead;
 pub use threads::ThreadsRepo;

@@ -5,11 +5,8 @@
 use chrono::{DateTime, Utc};
 
 use super::repository::repository;
-use super::{
-    Context, StoreError,
-    query::{params, row_shape},
-};
-use crate::ThreadId;
+use crate::thread_id::ThreadId;
+use crate::{error::Context, error::StoreError, query::params, query::row_shape};
 
 /// A stored MCP session.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]

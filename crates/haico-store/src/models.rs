@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::query::{OrDefault, row_shape};
-use crate::panels::{DocumentMode, PreferenceKind};
+use crate::panels::{DocumentMode, PreferenceKind, SuggestionKind, SuggestionStatus};
 
 /// A conversation and its workspace.
 #[derive(Debug, Clone, PartialEq)]
@@ -214,4 +214,68 @@ pub struct Workspace {
     pub preferences: Vec<Preference>,
     /// Artifact index, newest first.
     pub artifacts: Vec<ArtifactSummary>,
+}
+
+/// One passage change of a suggestion: for an `edit`, `old_text` occurs exactly once where it
+/// is applied; for an `append`, `old_text` is empty; for a `replace`, `old_text` is the whole
+/// body the suggestion was made on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SuggestedEdit {
+    /// The passage to change.
+    pub old_text: String,
+    /// What takes its place.
+    pub new_text: String,
+}
+
+/// A suggestion as stored (and as the history records it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Suggestion {
+    /// Its number in the thread, from 1.
+    pub id: i64,
+    /// Where it stands.
+    pub status: SuggestionStatus,
+    /// Which tool it stands for: `edit` (edit_document), `append` (append_to_document) or
+    /// `replace` (update_document).
+    pub kind: SuggestionKind,
+    /// The turn that made it.
+    pub turn_index: i64,
+    /// The person on whose behalf the agent worked, when known.
+    pub by: Option<String>,
+    /// The agent's sentence on what and why.
+    pub action_and_reasoning: Option<String>,
+    /// The document version it was made on (0: no document yet).
+    pub base_version: i64,
+    /// A new title, when it proposes one.
+    pub title: Option<String>,
+    /// The changes, applied in order.
+    pub edits: Vec<SuggestedEdit>,
+    /// When it was made.
+    pub created_at: DateTime<Utc>,
+    /// When it was decided.
+    pub decided_at: Option<DateTime<Utc>>,
+    /// Who decided it.
+    pub decided_by: Option<String>,
+    /// The diff it had when it was decided (accepted: what it changed), so a decided
+    /// suggestion still shows what it was.
+    pub diff: Option<String>,
+}
+
+/// An event to append: its SSE name and its JSON data, already encoded.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NewEvent {
+    /// The SSE `event:` name (`workspace`, `artifact`, `step`, …).
+    pub event: &'static str,
+    /// The JSON data, encoded once here and sent as is to every subscriber.
+    pub data: String,
+}
+
+/// An event as stored: its per-thread sequence number is its SSE `id`.
+#[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
+pub struct StoredEvent {
+    /// Position in the thread's log, from 1.
+    pub seq: i64,
+    /// The SSE `event:` name.
+    pub event: String,
+    /// The JSON data.
+    pub data: String,
 }

@@ -1,9 +1,9 @@
 //! The one-line objective of a thread.
 
 use super::repository::repository;
-use super::{Context, StoreError, query::params, repository::now};
-use crate::ThreadId;
 use crate::panels::Panel;
+use crate::thread_id::ThreadId;
+use crate::{error::Context, error::StoreError, query::params, repository::now};
 
 repository!(
     /// The objective panel.

@@ -5,12 +5,8 @@
 use chrono::{DateTime, Utc};
 
 use super::repository::repository;
-use super::{
-    Context, StoreError,
-    query::{params, row_shape},
-    repository::now,
-};
-use crate::ThreadId;
+use crate::thread_id::ThreadId;
+use crate::{error::Context, error::StoreError, query::params, query::row_shape, repository::now};
 
 /// An account.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]

@@ -11,14 +11,12 @@
 use serde::Serialize;
 
 use super::repository::repository;
-use super::{
-    Context, PlanStep, StoreError,
-    journal::ListOp,
-    query::{params, row_shape},
-    repository::{Backend, now},
-};
-use crate::ThreadId;
 use crate::panels::Panel;
+use crate::thread_id::ThreadId;
+use crate::{
+    error::Context, error::StoreError, journal::ListOp, models::PlanStep, query::params,
+    query::row_shape, repository::Backend, repository::now,
+};
 
 mod batch;
 mod by_id;

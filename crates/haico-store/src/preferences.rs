@@ -7,14 +7,12 @@
 use serde::Serialize;
 
 use super::repository::repository;
-use super::{
-    Context, Preference, StoreError,
-    journal::ListOp,
-    query::{OnThread, params, row_shape},
-    repository::now,
-};
-use crate::ThreadId;
 use crate::panels::{Panel, PreferenceKind};
+use crate::thread_id::ThreadId;
+use crate::{
+    error::Context, error::StoreError, journal::ListOp, models::Preference, query::OnThread,
+    query::params, query::row_shape, repository::now,
+};
 
 /// A preference to record.
 #[derive(Debug, Clone, PartialEq, Serialize)]

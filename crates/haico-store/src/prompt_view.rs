@@ -3,11 +3,11 @@
 //! the totals the prompt reports, instead of the whole workspace before every model call.
 
 use super::repository::repository;
-use super::{
-    ArtifactSummary, Context, PlanStep, StoreError, plan::decode_steps, query::params,
-    repository::Tx,
+use crate::thread_id::ThreadId;
+use crate::{
+    error::Context, error::StoreError, models::ArtifactSummary, models::PlanStep,
+    plan::decode_steps, query::params, repository::Tx,
 };
-use crate::ThreadId;
 
 /// The document as the prompt shows it: all of it when it fits, else its head and tail.
 #[derive(Debug, Clone, PartialEq, Eq)]

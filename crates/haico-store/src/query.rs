@@ -12,7 +12,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use sqlx::{Row as _, postgres::PgRow};
 
-use crate::ThreadId;
+use crate::thread_id::ThreadId;
 
 /// One parameter of a query, typed even when NULL.
 #[derive(Debug, Clone, Copy)]

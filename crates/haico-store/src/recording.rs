@@ -5,12 +5,10 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::repository::repository;
-use super::{
-    Context, StoreError,
-    query::{params, row_shape},
-    repository::Backend,
+use crate::thread_id::ThreadId;
+use crate::{
+    error::Context, error::StoreError, query::params, query::row_shape, repository::Backend,
 };
-use crate::ThreadId;
 
 /// A stored panel record, with its panel, for export.
 #[derive(Debug, Clone, PartialEq, Eq, sqlx::FromRow)]
@@ -202,7 +200,7 @@ impl RecordingsRepo<'_> {
     pub async fn insert_recorded_tool_call(
         &mut self,
         thread_id: &ThreadId,
-        call: super::NewToolCall<'_>,
+        call: crate::conversation::NewToolCall<'_>,
         at: DateTime<Utc>,
     ) -> Result<(), StoreError> {
         let arguments = serde_json::to_string(call.arguments)?;

@@ -7,14 +7,11 @@
 //! connections and through sqlx on PostgreSQL; where the SQL must differ, the method picks it
 //! by [`Backend`].
 
-use super::{
-    Context, StoreError, ThreadHead, journal::Journal, lender::Lent, readers::Reader,
+use crate::{
+    error::Context, error::StoreError, journal::Journal, lender::Lent, readers::Reader,
     sqlite::SqliteError, writer::Held,
 };
-use crate::{
-    ThreadId,
-    panels::{Panel, PanelSet},
-};
+use crate::{panels::Panel, panels::PanelSet, thread_id::ThreadId};
 
 /// Which database engine a repository talks to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +68,17 @@ pub struct Transaction {
     journal: Journal,
     /// The thread an agent's write holds, and what its row said.
     pub(crate) head: Head,
+}
+
+/// What a write reads of its thread as it begins
+/// ([`Database::begin_write_on`](super::Database::begin_write_on)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadHead {
+    /// The turn counter.
+    pub turn_index: i64,
+    /// The document mode. Under an agent's lock it holds until the call ends, so the document
+    /// tools take it from here instead of asking again.
+    pub document_mode: crate::panels::DocumentMode,
 }
 
 /// An agent write's hold on its thread ([`Database::begin_agent_write`](super::Database::begin_agent_write)).
@@ -181,9 +189,9 @@ impl Transaction {
 macro_rules! repository {
     ($(#[$doc:meta])* $name:ident, $accessor:ident) => {
         $(#[$doc])*
-        pub struct $name<'t>(&'t mut $crate::Transaction);
+        pub struct $name<'t>(&'t mut $crate::repository::Transaction);
 
-        impl $crate::Transaction {
+        impl $crate::repository::Transaction {
             #[doc = concat!("The [`", stringify!($name), "`] of this transaction.")]
             pub fn $accessor(&mut self) -> $name<'_> {
                 $name(self)
@@ -191,7 +199,7 @@ macro_rules! repository {
         }
 
         impl std::ops::Deref for $name<'_> {
-            type Target = $crate::Transaction;
+            type Target = $crate::repository::Transaction;
 
             fn deref(&self) -> &Self::Target {
                 self.0

@@ -5,9 +5,7 @@
 use std::ops::ControlFlow;
 
 use crate::{
-    DriverError,
-    query::{RowShape, Value},
-    repository::{Transaction, Tx},
+    error::DriverError, query::RowShape, query::Value, repository::Transaction, repository::Tx,
 };
 
 /// Binds each parameter to a sqlx query, by its type.

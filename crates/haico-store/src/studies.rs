@@ -10,12 +10,11 @@
 use chrono::{DateTime, Utc};
 
 use super::repository::repository;
-use super::{
-    Backend, Context, Member, StoreError,
-    query::{params, row_shape},
-    repository::now,
-};
 use crate::panels::spelled;
+use crate::{
+    error::Context, error::StoreError, people::Member, query::params, query::row_shape,
+    repository::Backend, repository::now,
+};
 use serde::{Deserialize, Serialize};
 
 /// A study as stored.

@@ -8,61 +8,14 @@
 //! a suggestion as it reads after its decision), so the history replays the list like the plan.
 
 use chrono::{DateTime, Utc};
-use serde::{Deserialize, Serialize};
 
 use super::repository::repository;
-use super::{
-    Context, StoreError,
-    journal::{HasId, ListOp},
-    query::{params, row_shape},
-    repository::now,
-};
-use crate::ThreadId;
 use crate::panels::{DocumentMode, Panel, SuggestionKind, SuggestionStatus};
-
-/// One passage change of a suggestion: for an `edit`, `old_text` occurs exactly once where it
-/// is applied; for an `append`, `old_text` is empty; for a `replace`, `old_text` is the whole
-/// body the suggestion was made on.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SuggestedEdit {
-    /// The passage to change.
-    pub old_text: String,
-    /// What takes its place.
-    pub new_text: String,
-}
-
-/// A suggestion as stored (and as the history records it).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Suggestion {
-    /// Its number in the thread, from 1.
-    pub id: i64,
-    /// Where it stands.
-    pub status: SuggestionStatus,
-    /// Which tool it stands for: `edit` (edit_document), `append` (append_to_document) or
-    /// `replace` (update_document).
-    pub kind: SuggestionKind,
-    /// The turn that made it.
-    pub turn_index: i64,
-    /// The person on whose behalf the agent worked, when known.
-    pub by: Option<String>,
-    /// The agent's sentence on what and why.
-    pub action_and_reasoning: Option<String>,
-    /// The document version it was made on (0: no document yet).
-    pub base_version: i64,
-    /// A new title, when it proposes one.
-    pub title: Option<String>,
-    /// The changes, applied in order.
-    pub edits: Vec<SuggestedEdit>,
-    /// When it was made.
-    pub created_at: DateTime<Utc>,
-    /// When it was decided.
-    pub decided_at: Option<DateTime<Utc>>,
-    /// Who decided it.
-    pub decided_by: Option<String>,
-    /// The diff it had when it was decided (accepted: what it changed), so a decided
-    /// suggestion still shows what it was.
-    pub diff: Option<String>,
-}
+use crate::thread_id::ThreadId;
+use crate::{
+    error::Context, error::StoreError, journal::HasId, journal::ListOp, models::SuggestedEdit,
+    models::Suggestion, query::params, query::row_shape, repository::now,
+};
 
 impl HasId for Suggestion {
     fn id(&self) -> i64 {

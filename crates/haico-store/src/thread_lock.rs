@@ -5,26 +5,13 @@
 
 use sqlx::PgPool;
 
-use crate::DriverError;
+use crate::error::DriverError;
 use crate::{
-    Context, StoreError, ThreadId,
-    lender::{Lent, Named, Rider},
-    outage::within_postgres_timeout,
-    query::Value,
-    repository::{Head, Transaction, Tx},
+    error::Context, error::StoreError, lender::Lent, lender::Named, lender::Rider,
+    outage::within_postgres_timeout, query::Value, repository::Head, repository::ThreadHead,
+    repository::Transaction, repository::Tx, thread_id::ThreadId,
 };
 use sqlx::postgres::PgRow;
-
-/// What a write reads of its thread as it begins
-/// ([`Database::begin_write_on`](super::Database::begin_write_on)).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ThreadHead {
-    /// The turn counter.
-    pub turn_index: i64,
-    /// The document mode. Under an agent's lock it holds until the call ends, so the document
-    /// tools take it from here instead of asking again.
-    pub document_mode: crate::panels::DocumentMode,
-}
 
 /// [`Transaction::lock_thread`]'s statement on PostgreSQL, prepared once per connection, for
 /// starting an agent's write with its lock in one round trip

@@ -1,13 +1,11 @@
 //! Thread rows: create, read, rename, delete, and the per-call lock.
 
 use super::repository::repository;
-use super::{
-    Context, StoreError, Thread, Workspace,
-    models::ThreadRow,
-    query::params,
-    repository::{Backend, now},
+use crate::thread_id::ThreadId;
+use crate::{
+    error::Context, error::StoreError, models::Thread, models::ThreadRow, models::Workspace,
+    query::params, repository::Backend, repository::now,
 };
-use crate::ThreadId;
 
 const THREAD_COLUMNS: &str = "id, title, turn_index, created_at, updated_at, \
      forked_from_thread, forked_from_rev, document_mode, mcp_servers";

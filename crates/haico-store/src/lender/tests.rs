@@ -3,8 +3,8 @@
 
 use sqlx::Row;
 
-use super::{Lender, Lent, Named, Rider};
-use crate::{SqlValue, test_postgres::TestSchema};
+use crate::{lender::Lender, lender::Lent, lender::Named, lender::ride::Rider};
+use crate::{query::Value as SqlValue, test_postgres::TestSchema};
 
 /// A statement for [`Lent::begin_with`] that needs no table.
 const ECHO: Named = Named {

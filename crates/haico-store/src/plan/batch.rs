@@ -3,13 +3,10 @@
 //! found the same way, with the runs of sub-steps it deletes.
 
 use super::{PlanRepo, PlanStep, StepsChanged, keys::Targets};
-use crate::ThreadId;
+use crate::thread_id::ThreadId;
 use crate::{
-    Context, StoreError,
-    journal::ListOp,
-    panels::Panel,
-    query::{params, row_shape},
-    repository::{Backend, now},
+    error::Context, error::StoreError, journal::ListOp, panels::Panel, query::params,
+    query::row_shape, repository::Backend, repository::now,
 };
 
 /// A step a batch statement changed, with its key (to put the rows in plan order) and the

@@ -1,14 +1,13 @@
 //! The plan's operations by stable id (the user path): where a step is, one step inserted,
 //! a step and its sub-steps removed, and the whole plan replaced (a restore).
 
-use super::{InsertAt, KEY_GAP, PlanRepo, PlanStep, StoreError};
-use crate::ThreadId;
+use crate::thread_id::ThreadId;
 use crate::{
-    Context,
-    journal::ListOp,
-    panels::Panel,
-    query::{params, row_shape},
+    error::Context, journal::ListOp, panels::Panel, query::params, query::row_shape,
     repository::now,
+};
+use crate::{
+    plan::InsertAt, plan::PlanRepo, plan::PlanStep, plan::StoreError, plan::keys::KEY_GAP,
 };
 
 /// Where a step is in the plan: its stable id, key and depth.
