@@ -18,7 +18,7 @@ pub use subscribe::{SubscribeError, last_seq, subscribe};
 
 use std::sync::Arc;
 
-use crate::store::StoredEvent;
+use haico_store::StoredEvent;
 
 /// One event as subscribers receive it.
 #[derive(Debug, Clone, PartialEq, Eq)]

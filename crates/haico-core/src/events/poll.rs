@@ -27,9 +27,9 @@ use std::{
 
 use tokio::{sync::broadcast, task::JoinHandle};
 
-use super::{EventBus, LiveEvent};
-use crate::ThreadId;
-use crate::store::{Database, StoreError};
+use crate::{events::LiveEvent, events::bus::EventBus};
+use haico_store::ThreadId;
+use haico_store::{Database, StoreError};
 
 /// What the bus asks of the doorbell the replicas ring each other with (`replicas::Doorbell`
 /// implements it). A trait, so this layer does not depend on the replicas layer built on it.

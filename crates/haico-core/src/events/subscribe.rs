@@ -7,8 +7,8 @@ use futures::Stream;
 use tokio::sync::broadcast::{self, error::RecvError};
 
 use super::{LiveEvent, SharedBus};
-use crate::ThreadId;
-use crate::store::{Database, StoreError};
+use haico_store::ThreadId;
+use haico_store::{Database, StoreError};
 
 /// How many events one catch-up read fetches.
 const CATCH_UP_BATCH: i64 = 500;

@@ -13,7 +13,7 @@
 use std::time::Duration;
 
 use super::{Access, People, PeopleError, Principal};
-use crate::ThreadId;
+use haico_store::ThreadId;
 
 /// What a caller asks to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -219,7 +219,7 @@ impl People {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::User;
+    use haico_store::User;
 
     fn person(role: &str) -> Principal {
         Principal::User(User {

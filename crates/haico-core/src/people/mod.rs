@@ -41,10 +41,7 @@ pub use participant::Participant;
 pub use secrets::{TOKEN_PREFIX, digest};
 pub use throttle::{AttemptKeys, FREE_ATTEMPTS, Throttle};
 
-use crate::{
-    ThreadId,
-    store::{Database, Member, StoreError, Thread, User},
-};
+use haico_store::{Database, Member, StoreError, Thread, ThreadId, User};
 
 /// How long a sign-in session lasts unless signed out.
 pub const SESSION_DAYS: i64 = 14;

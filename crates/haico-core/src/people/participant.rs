@@ -4,7 +4,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::ThreadId;
+use haico_store::ThreadId;
 
 /// A participant, as a request's token says: its session and what its condition lets it reach.
 #[derive(Debug, Clone, PartialEq, Eq)]

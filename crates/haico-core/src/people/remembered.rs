@@ -23,8 +23,8 @@ use std::{
     time::Instant,
 };
 
-use super::{ACCESS_RECHECK, PeopleBell};
-use crate::{ThreadId, store::User};
+use crate::{people::PeopleBell, people::may::ACCESS_RECHECK};
+use haico_store::{ThreadId, User};
 
 /// The most answers of each kind kept; past it the oldest are not sorted out, all are dropped
 /// (a rare event that costs one read per caller after it).

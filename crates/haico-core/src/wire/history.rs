@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::store;
+use haico_store as store;
 
 /// A revision as stored and listed.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]

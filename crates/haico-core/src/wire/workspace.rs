@@ -4,11 +4,11 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::{
-    panels::PreferenceKind,
-    people::{Access, Op, permits},
-    store,
-};
+use crate::{people::Access, people::Op, people::permits};
+
+use haico_store::panels::PreferenceKind;
+
+use haico_store as store;
 
 /// A conversation and its workspace.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]

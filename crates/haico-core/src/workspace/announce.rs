@@ -7,8 +7,7 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::StoredArtifact;
-use crate::{panels::PanelSet, store::NewEvent, usage::TurnUsage};
+use haico_store::{NewEvent, panels::PanelSet, usage::TurnUsage};
 
 /// Which path a change came in by. It decides the lock rule (the agent path respects
 /// preference locks, the user path overrides them) and is announced with the change.
@@ -29,6 +28,21 @@ impl Source {
             Source::User => "user",
         }
     }
+}
+
+/// An artifact as stored and announced.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StoredArtifact {
+    /// Its id.
+    pub artifact_id: i64,
+    /// Its type tag.
+    pub artifact_type: String,
+    /// Its title.
+    pub title: Option<String>,
+    /// Its content.
+    pub payload: Value,
+    /// The turn it belongs to.
+    pub turn_index: i64,
 }
 
 /// `workspace` — `{panels, source}`: these panels changed; clients re-sync them.
@@ -134,7 +148,7 @@ pub fn token_data(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::panels::Panel;
+    use haico_store::panels::Panel;
 
     #[test]
     fn a_workspace_event_reads_back_as_written() {

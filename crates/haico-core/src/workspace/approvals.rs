@@ -7,8 +7,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{WorkspaceError, Workspaces};
-use crate::ThreadId;
+use crate::{workspace::error::WorkspaceError, workspace::service::Workspaces};
+use haico_store::ThreadId;
 
 /// One call waiting for approval, as the `approval` event and `GET …/approvals` show it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]

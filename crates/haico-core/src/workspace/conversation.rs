@@ -4,14 +4,16 @@
 //! One turn runs per thread at a time, whichever process runs it: opening a turn inserts a
 //! `running` row that a unique index allows once per thread.
 
-use super::{
-    ChangeNote, Committed, Edit, Source, WorkspaceError, Workspaces,
-    announce::{done_event, error_event, message_event, token_data, tool_call_event, turn_event},
-    rules::{char_count, scrub_nul, scrub_nul_value},
-};
 use crate::{
-    ThreadId,
-    store::{ExpiredTurn, HeldTurn, NewToolCall, StoreError, StoredTurn, TurnLease, TurnStatus},
+    workspace::announce::Source, workspace::announce::done_event, workspace::announce::error_event,
+    workspace::announce::message_event, workspace::announce::token_data,
+    workspace::announce::tool_call_event, workspace::announce::turn_event,
+    workspace::edit::ChangeNote, workspace::edit::Committed, workspace::edit::Edit,
+    workspace::error::WorkspaceError, workspace::rules::char_count, workspace::rules::scrub_nul,
+    workspace::rules::scrub_nul_value, workspace::service::Workspaces,
+};
+use haico_store::{
+    ExpiredTurn, HeldTurn, NewToolCall, StoreError, StoredTurn, ThreadId, TurnLease, TurnStatus,
     usage::TurnUsage,
 };
 

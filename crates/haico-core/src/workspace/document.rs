@@ -13,12 +13,12 @@
 //! An agent's whole rewrite ([`Edit::rewrite_document`]) must not silently drop most of a
 //! substantial body ([`loss`]), and one that changes nothing writes nothing.
 
-use super::{
-    Source, WorkspaceError,
-    rules::{char_count, check_length},
+use crate::{
+    workspace::announce::Source, workspace::error::WorkspaceError, workspace::rules::char_count,
+    workspace::rules::check_length,
 };
-use crate::store::{Document, DocumentMode};
-use crate::workspace::{DocumentEdit, ThreadDocument};
+use crate::{workspace::handles::DocumentEdit, workspace::handles::ThreadDocument};
+use haico_store::{Document, DocumentMode};
 
 pub mod change;
 pub mod loss;

@@ -11,16 +11,14 @@
 
 use std::sync::Arc;
 
-use super::{
-    Source, StoredArtifact, View, WorkspaceError,
-    announce::{artifact_event, workspace_event},
-    view::discard,
-};
+use crate::{events::LiveEvent, events::SharedBus};
 use crate::{
-    ThreadId,
-    events::{LiveEvent, SharedBus},
-    panels::PanelSet,
-    store::{ChangeLog, DocumentMode, NewEvent, StoredEvent, Transaction},
+    workspace::announce::Source, workspace::announce::StoredArtifact,
+    workspace::announce::artifact_event, workspace::announce::workspace_event,
+    workspace::error::WorkspaceError, workspace::view::View, workspace::view::discard,
+};
+use haico_store::{
+    ChangeLog, DocumentMode, NewEvent, StoredEvent, ThreadId, Transaction, panels::PanelSet,
 };
 
 /// A change of one thread's workspace, open until [`commit`](Self::commit).

@@ -2,7 +2,8 @@
 //! failure envelope for the model, a status code for HTTP), but the text of a broken rule is
 //! written once, here or in the rule that fails.
 
-use crate::store::{Document, StoreError};
+use haico_store::{Document, StoreError};
+use serde::Serialize;
 
 /// Everything a workspace operation can fail with. A failed operation has written nothing.
 #[derive(Debug, thiserror::Error)]
@@ -37,7 +38,7 @@ pub enum WorkspaceError {
         /// What happened and what to do instead.
         message: String,
         /// The later changes, panel by panel.
-        conflicts: Vec<super::history::RevertConflict>,
+        conflicts: Vec<RevertConflict>,
     },
     /// What the operation acts on is in a state that rules it out (a suggestion decided
     /// already, or one that no longer applies); nothing was changed.
@@ -60,4 +61,13 @@ impl WorkspaceError {
     pub fn invalid(message: impl Into<String>) -> Self {
         Self::Invalid(message.into())
     }
+}
+
+/// One later change that stands in the way of undoing a turn.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct RevertConflict {
+    /// The panel both changed.
+    pub panel: String,
+    /// The later revision that changed it.
+    pub rev: i64,
 }

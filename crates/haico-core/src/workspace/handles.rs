@@ -7,8 +7,8 @@
 //! operations themselves live beside their rules, in each part's module (`plan.rs`,
 //! `preferences.rs`, …).
 
-use super::{Edit, Workspaces};
-use crate::ThreadId;
+use crate::{workspace::edit::Edit, workspace::service::Workspaces};
+use haico_store::ThreadId;
 
 /// Declares a handle over an open [`Edit`] and the `Edit` method that makes it.
 macro_rules! edit_handles {

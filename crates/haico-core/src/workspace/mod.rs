@@ -27,6 +27,7 @@
 mod actor;
 pub mod announce;
 mod approvals;
+mod artifact_query;
 mod artifacts;
 pub mod charts;
 mod conversation;
@@ -47,24 +48,25 @@ mod threads;
 mod view;
 
 pub use actor::Actor;
-pub use announce::Source;
+pub use announce::{Source, StoredArtifact};
 pub use approvals::ApprovalRequest;
-pub use artifacts::{
-    AGENT_LIST_DEFAULT, AGENT_LIST_MAX, ArtifactQuery, ChartAdded, INDEX_MAX, LIST_DEFAULT,
-    LIST_MAX, MAX_ARTIFACT_TYPE_CHARS, StoredArtifact, artifact_line,
+pub use artifact_query::{
+    AGENT_LIST_DEFAULT, AGENT_LIST_MAX, ArtifactQuery, INDEX_MAX, LIST_DEFAULT, LIST_MAX,
+    MAX_ARTIFACT_TYPE_CHARS,
 };
+pub use artifacts::{ChartAdded, artifact_line};
 pub use conversation::{MAX_MESSAGE_CHARS, TurnEnd, TurnOpened, checked_message};
 pub use document::{
     DocumentChange, DocumentChanged, MAX_DOCUMENT_CHARS, MAX_DOCUMENT_TITLE_CHARS, TextEdit,
     empty_document, loss,
 };
 pub use edit::{ChangeNote, Committed, Edit};
-pub use error::WorkspaceError;
+pub use error::{RevertConflict, WorkspaceError};
 pub use handles::{
     ArtifactsEdit, DocumentEdit, ObjectiveEdit, PlanEdit, PreferencesEdit, ThreadArtifacts,
     ThreadDocument, ThreadObjective, ThreadPlan, ThreadPreferences, ThreadSuggestions, Threads,
 };
-pub use history::{DocumentDiff, HistoryPage, RevertConflict};
+pub use history::{DocumentDiff, HistoryPage};
 pub use objective::{MAX_OBJECTIVE_CHARS, ObjectiveSet, normalize_objective};
 pub use plan::{MAX_DEPTH, MAX_STEP_CHARS, StepDraft, StepPlacement};
 pub use preferences::{

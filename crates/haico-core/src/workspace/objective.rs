@@ -3,11 +3,11 @@
 //! spaces), not empty, at most [`MAX_OBJECTIVE_CHARS`]. Setting the objective it already has
 //! writes nothing, so it makes no revision and the caller can say that nothing changed.
 
-use super::{
-    Source, WorkspaceError,
-    rules::{one_line, require_text},
+use crate::{
+    workspace::announce::Source, workspace::error::WorkspaceError, workspace::rules::one_line,
+    workspace::rules::require_text,
 };
-use crate::workspace::{ObjectiveEdit, ThreadObjective};
+use crate::{workspace::handles::ObjectiveEdit, workspace::handles::ThreadObjective};
 
 /// The longest objective, in characters.
 pub const MAX_OBJECTIVE_CHARS: usize = 500;

@@ -13,12 +13,13 @@
 //! an index by walking its ordered index, and an insertion or removal writes only the steps it
 //! adds or deletes (see `store/plan.rs`).
 
-use super::{
-    Source, WorkspaceError,
-    rules::{as_i64, count, plural, position_of, require_batch, resolve_indices},
+use crate::workspace::handles::PlanEdit;
+use crate::{
+    workspace::announce::Source, workspace::error::WorkspaceError, workspace::rules::as_i64,
+    workspace::rules::count, workspace::rules::plural, workspace::rules::position_of,
+    workspace::rules::require_batch, workspace::rules::resolve_indices,
 };
-use crate::store::{InsertAt, KeyBefore, PlanStep, StepRange, StepsChanged};
-use crate::workspace::PlanEdit;
+use haico_store::{InsertAt, KeyBefore, PlanStep, StepRange, StepsChanged};
 
 mod by_id;
 mod checks;

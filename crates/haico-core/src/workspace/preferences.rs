@@ -7,16 +7,15 @@
 //! that may lock or unlock. Person's preference edits do not take the thread lock, so a lock
 //! never waits behind an agent call.
 
-use super::{
-    Source, WorkspaceError,
-    rules::{
-        Resolved, optional_text, plural, position_of, require_batch, require_text, resolve_indices,
-    },
-};
-use crate::workspace::{PreferencesEdit, ThreadPreferences};
 use crate::{
-    panels::PreferenceKind,
-    store::{NewPreference, Preference, PreferencePatch, WriteOutcome},
+    workspace::announce::Source, workspace::error::WorkspaceError, workspace::rules::Resolved,
+    workspace::rules::optional_text, workspace::rules::plural, workspace::rules::position_of,
+    workspace::rules::require_batch, workspace::rules::require_text,
+    workspace::rules::resolve_indices,
+};
+use crate::{workspace::handles::PreferencesEdit, workspace::handles::ThreadPreferences};
+use haico_store::{
+    NewPreference, Preference, PreferencePatch, WriteOutcome, panels::PreferenceKind,
 };
 
 /// The longest preference title, in characters.

@@ -1,7 +1,7 @@
 //! The checks every panel shares: required text, lengths in code points, batch sizes, and the
 //! resolution of the agent's 1-based indices against the list as it stood when a call started.
 
-use super::WorkspaceError;
+use crate::workspace::error::WorkspaceError;
 
 /// The most items one batch (of the agent's tools) may carry.
 pub const MAX_BATCH: usize = 1_000;

@@ -2,12 +2,13 @@
 
 use std::sync::Arc;
 
-use super::{Actor, ChangeNote, Edit, Source, View, WorkspaceError, view::discard};
+use crate::{events::InProcessBus, events::SharedBus};
 use crate::{
-    ThreadId,
-    events::{InProcessBus, SharedBus},
-    store::{Database, Workspace},
+    workspace::actor::Actor, workspace::announce::Source, workspace::edit::ChangeNote,
+    workspace::edit::Edit, workspace::error::WorkspaceError, workspace::view::View,
+    workspace::view::discard,
 };
+use haico_store::{Database, ThreadId, Workspace};
 
 /// Opens edits and views of threads on one database, and publishes what edits commit on one
 /// bus. Cheap to clone. Changes are made by its [`Actor`], when it has one

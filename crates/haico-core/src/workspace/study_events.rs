@@ -2,8 +2,11 @@
 //! show at once (the time is nearly up, the session ended). Stored in the thread's event log
 //! like every other event, so it reaches the page on every replica and after a reconnect.
 
-use super::{ChangeNote, Source, WorkspaceError, Workspaces};
-use crate::{ThreadId, store::NewEvent};
+use crate::{
+    workspace::announce::Source, workspace::edit::ChangeNote, workspace::error::WorkspaceError,
+    workspace::service::Workspaces,
+};
+use haico_store::{NewEvent, ThreadId};
 
 impl Workspaces {
     /// Appends a `study` event with `data` to `thread`'s log; it changes no panel and makes

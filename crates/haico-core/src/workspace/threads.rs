@@ -1,12 +1,13 @@
 //! Threads: the conversations each workspace belongs to. Creating, renaming and deleting a
 //! thread is not a change of its workspace, so none of them is announced on its stream.
 
-use super::{DocumentMode, Source, WorkspaceError, rules::require_text};
-use crate::workspace::Threads;
 use crate::{
-    ThreadId,
-    store::{StoreError, Thread},
+    workspace::announce::Source, workspace::error::WorkspaceError, workspace::rules::require_text,
 };
+
+use crate::workspace::handles::Threads;
+use haico_store::DocumentMode;
+use haico_store::{StoreError, Thread, ThreadId};
 
 /// The longest thread title, in characters.
 pub const MAX_THREAD_TITLE_CHARS: usize = 200;

@@ -5,14 +5,10 @@
 //! the user path's reads all go through one; an [`Edit`](super::Edit) derefs to a view of its
 //! own transaction, so a write reads what it is about to change.
 
-use super::{ArtifactQuery, WorkspaceError};
-use crate::{
-    ThreadId,
-    panels::PanelSet,
-    store::{
-        Artifact, ArtifactSummary, Document, DocumentExcerpt, PlanPage, PlanStep, Preference,
-        StoreError, StoredTurn, Thread, Transaction, Workspace,
-    },
+use crate::{workspace::artifact_query::ArtifactQuery, workspace::error::WorkspaceError};
+use haico_store::{
+    Artifact, ArtifactSummary, Document, DocumentExcerpt, PlanPage, PlanStep, Preference,
+    StoreError, StoredTurn, Thread, ThreadId, Transaction, Workspace, panels::PanelSet,
 };
 
 /// A read of one thread's workspace inside one transaction.

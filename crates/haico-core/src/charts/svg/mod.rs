@@ -31,7 +31,10 @@ mod writer;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::model::{ChartPayload, ChartStyle, ChartType, is_css_color};
+use crate::{
+    workspace::charts::ChartPayload, workspace::charts::ChartStyle, workspace::charts::ChartType,
+    workspace::charts::is_css_color,
+};
 use escape::{chars_fitting, num, one_line, truncate};
 use writer::Svg;
 
@@ -255,7 +258,7 @@ fn value_text(value: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::charts::model::{ChartData, Series};
+    use crate::{workspace::charts::ChartData, workspace::charts::Series};
 
     fn chart(labels: &[&str], series: &[(&str, &[f64])], style: ChartStyle) -> ChartPayload {
         ChartPayload {

@@ -16,11 +16,11 @@ use std::borrow::Cow;
 #[cfg(test)]
 use super::MAX_DOCUMENT_TITLE_CHARS;
 use super::{MAX_DOCUMENT_CHARS, check_replacement};
-use crate::store::{Document, DocumentMode, SuggestedEdit, Suggestion, SuggestionKind};
-use crate::workspace::{
-    WorkspaceError,
-    rules::{char_count, check_length, check_no_nul, require_batch},
+use crate::{
+    workspace::error::WorkspaceError, workspace::rules::char_count, workspace::rules::check_length,
+    workspace::rules::check_no_nul, workspace::rules::require_batch,
 };
+use haico_store::{Document, DocumentMode, SuggestedEdit, Suggestion, SuggestionKind};
 
 /// One targeted change of the body: the passage `old_text`, which must occur exactly once in
 /// the body as it stands when the change is applied, becomes `new_text` (empty: deleted).
@@ -297,7 +297,7 @@ fn not_once(n: usize, count: usize) -> WorkspaceError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::SuggestionStatus;
+    use haico_store::SuggestionStatus;
 
     fn edit<'a>(old_text: &'a str, new_text: &'a str) -> TextEdit<'a> {
         TextEdit { old_text, new_text }

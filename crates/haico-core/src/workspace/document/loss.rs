@@ -14,7 +14,7 @@ use std::{
     collections::{HashMap, HashSet},
 };
 
-use crate::workspace::{WorkspaceError, rules::char_count};
+use crate::{workspace::error::WorkspaceError, workspace::rules::char_count};
 
 /// A body this long (in characters) is substantial: losing most of it unasked is a loss.
 pub const SUBSTANTIAL_CHARS: usize = 300;

@@ -1,7 +1,7 @@
 //! Forking a thread at a revision into a new, independent thread.
 
 use super::*;
-use crate::workspace::{ChangeNote, Edit, WorkspaceError};
+use crate::{workspace::edit::ChangeNote, workspace::edit::Edit, workspace::error::WorkspaceError};
 
 impl crate::workspace::Workspaces {
     /// Forks `source` at revision `at` (the latest when `None`): a new thread (`id`, or a fresh

@@ -19,7 +19,7 @@ pub(super) use reads::conflicts;
 pub use reads::{DocumentDiff, HistoryPage};
 use replay::documents_at;
 pub(super) use replay::{document_at, suggestions_at, workspace_at};
-pub use restore::{RESTORABLE, RevertConflict, restorable_panels};
+pub use restore::{RESTORABLE, restorable_panels};
 pub(super) use revision::{PendingRevision, revision_of};
 
 /// The most records a panel's chain holds before its whole state is stored again.

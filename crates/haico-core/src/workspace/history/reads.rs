@@ -5,9 +5,11 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use super::*;
-use crate::store::{Document, Revision, Workspace};
 use crate::wire;
-use crate::workspace::{View, WorkspaceError};
+use crate::{
+    workspace::error::RevertConflict, workspace::error::WorkspaceError, workspace::view::View,
+};
+use haico_store::{Document, Revision, Workspace};
 
 /// A page of a thread's history, newest first.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]

@@ -1,10 +1,10 @@
 //! The workspace at any revision, rebuilt from the nearest whole state and the records after it.
 
-use crate::store::{
-    Document, PlanStep, Preference, Transaction, Workspace,
-    journal::{DocumentDelta, HasId, ListOp, TextOp, apply_list, apply_text},
+use crate::workspace::error::WorkspaceError;
+use haico_store::{
+    Document, PlanStep, Preference, Transaction, Workspace, journal::DocumentDelta, journal::HasId,
+    journal::ListOp, journal::TextOp, journal::apply_list, journal::apply_text,
 };
-use crate::workspace::WorkspaceError;
 
 /// Rebuilds the workspace of `thread` as it stood right after revision `rev` (0: empty).
 pub(crate) async fn workspace_at(
@@ -160,7 +160,7 @@ pub(crate) async fn follow_offset(
             if !check(&document.content) {
                 return Ok(None);
             }
-            at = Some(crate::workspace::suggestions::byte_at(
+            at = Some(crate::workspace::suggestions::focus::byte_at(
                 &document.content,
                 start,
             ));
@@ -178,8 +178,8 @@ pub(crate) async fn follow_offset(
 /// Where byte `at` of `old` lands in `new` when one replaced the other whole.
 fn moved_through_rewrite(old: &str, new: &str, at: usize) -> usize {
     let chars = old[..at.min(old.len())].chars().count();
-    let moved = crate::workspace::suggestions::mapped_offset(old, new, chars);
-    crate::workspace::suggestions::byte_at(new, moved)
+    let moved = crate::workspace::suggestions::focus::mapped_offset(old, new, chars);
+    crate::workspace::suggestions::focus::byte_at(new, moved)
 }
 
 /// The document at `from` and at `to` (`from <= to`), replaying the chain once when one

@@ -2,23 +2,9 @@
 
 use std::collections::BTreeSet;
 
-use serde::Serialize;
-
 use super::*;
-use crate::workspace::{ChangeNote, Edit, WorkspaceError};
-use crate::{
-    panels::Panel,
-    store::{Document, Revision, Workspace},
-};
-
-/// One later change that stands in the way of undoing a turn.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-pub struct RevertConflict {
-    /// The panel both changed.
-    pub panel: String,
-    /// The later revision that changed it.
-    pub rev: i64,
-}
+use crate::{workspace::edit::ChangeNote, workspace::edit::Edit, workspace::error::WorkspaceError};
+use haico_store::{Document, Revision, Workspace, panels::Panel};
 
 /// The panels a restore sets back when it names none.
 pub const RESTORABLE: [Panel; 4] = [

@@ -4,13 +4,10 @@
 use serde::Serialize;
 
 use super::*;
-use crate::workspace::{ChangeNote, Edit, WorkspaceError};
-use crate::{
-    panels::PanelSet,
-    store::{
-        NewRevision, PanelWrite, Transaction,
-        journal::{DocumentJournal, HasId, ListOp, apply_list},
-    },
+use crate::{workspace::edit::ChangeNote, workspace::edit::Edit, workspace::error::WorkspaceError};
+use haico_store::{
+    NewRevision, PanelWrite, Transaction, journal::DocumentJournal, journal::HasId,
+    journal::ListOp, journal::apply_list, panels::PanelSet,
 };
 
 /// Whether a chain that has grown to `chain` should end with a whole state.

@@ -2,7 +2,7 @@
 //! and the one-shot operations of the user path around them.
 
 use super::*;
-use crate::workspace::{PlanEdit, ThreadPlan};
+use crate::{workspace::handles::PlanEdit, workspace::handles::ThreadPlan};
 
 /// The text "step 4 not found in this thread".
 fn step_not_found(step_id: i64) -> WorkspaceError {

@@ -3,12 +3,10 @@
 
 use super::{MAX_DEPTH, MAX_STEP_CHARS, StepDraft};
 use crate::{
-    store::{NewPlanStep, PlanStep},
-    workspace::{
-        WorkspaceError,
-        rules::{require_batch, require_text},
-    },
+    workspace::error::WorkspaceError, workspace::rules::require_batch,
+    workspace::rules::require_text,
 };
+use haico_store::{NewPlanStep, PlanStep};
 
 /// Checks an outline: every text, and depths that start at 0 and deepen one level at a time.
 pub(super) fn checked_outline(steps: &[StepDraft]) -> Result<Vec<NewPlanStep>, WorkspaceError> {

@@ -6,17 +6,12 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::*;
-use crate::store::{
-    Document, PlanStep, Preference,
-    journal::{DocumentDelta, ListOp},
+use crate::{
+    workspace::artifacts::checked_recorded_chart, workspace::document::check_replacement,
+    workspace::document::checked_title, workspace::objective::normalize_objective,
+    workspace::plan::check_recorded_step, workspace::preferences::check_recorded_preference,
 };
-use crate::workspace::{
-    artifacts::checked_recorded_chart,
-    document::{check_replacement, checked_title},
-    normalize_objective,
-    plan::check_recorded_step,
-    preferences::check_recorded_preference,
-};
+use haico_store::{Document, PlanStep, Preference, journal::DocumentDelta, journal::ListOp};
 
 /// Checks that a change's data is what its panel keeps, by the workspace's own rules.
 pub(super) fn check_change(change: &PanelChange) -> Result<(), WorkspaceError> {

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 
 use super::*;
-use crate::ThreadId;
-use crate::workspace::{WorkspaceError, Workspaces};
+use crate::{workspace::error::WorkspaceError, workspace::service::Workspaces};
+use haico_store::ThreadId;
 
 /// An item of the timeline, for ordering lines by when they happened.
 pub(super) struct Timed {

@@ -6,11 +6,8 @@ use serde::{Serialize, de::DeserializeOwned};
 use serde_json::Value;
 
 use super::*;
-use crate::store::{
-    PlanStep, Preference,
-    journal::{HasId, ListOp},
-};
-use crate::workspace::WorkspaceError;
+use crate::workspace::error::WorkspaceError;
+use haico_store::{PlanStep, Preference, journal::HasId, journal::ListOp};
 
 /// Every id a list change names.
 pub(super) fn collect_ids<T: DeserializeOwned + HasId>(

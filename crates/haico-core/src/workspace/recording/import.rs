@@ -6,16 +6,12 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::*;
-use crate::workspace::{WorkspaceError, Workspaces};
-use crate::{
-    ThreadId,
-    panels::{Panel, PanelSet},
-    store::{
-        Document, NewRevision, NewToolCall, PlanStep, Preference,
-        journal::{DocumentDelta, ListOp, apply_list, apply_text},
-        recording::{IdTable, OldMessage},
-    },
-    wire::ForkOrigin,
+use crate::wire::ForkOrigin;
+use crate::{workspace::error::WorkspaceError, workspace::service::Workspaces};
+use haico_store::{
+    Document, NewRevision, NewToolCall, PlanStep, Preference, ThreadId, journal::DocumentDelta,
+    journal::ListOp, journal::apply_list, journal::apply_text, panels::Panel, panels::PanelSet,
+    recording::IdTable, recording::OldMessage,
 };
 
 impl Workspaces {

@@ -17,8 +17,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::WorkspaceError;
 use crate::wire::ForkOrigin;
+use crate::workspace::error::WorkspaceError;
 use checks::*;
 use ids::*;
 

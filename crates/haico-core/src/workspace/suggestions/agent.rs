@@ -6,12 +6,16 @@
 //! suggestion that is stored applies at least to the document it was made on. During a turn about a person's selection, a suggestion may
 //! only change the selected passage ([`Focus::confines`](super::Focus::confines)).
 
-use super::{DocumentMode, SuggestionStatus, apply::suggestion_diff};
-use crate::store::{NewSuggestion, Suggestion};
-use crate::workspace::DocumentEdit;
-use crate::workspace::{
-    DocumentChange, DocumentChanged, WorkspaceError, empty_document, rules::char_count,
+use crate::workspace::suggestions::apply::suggestion_diff;
+
+use crate::workspace::handles::DocumentEdit;
+use crate::{
+    workspace::document::DocumentChanged, workspace::document::change::DocumentChange,
+    workspace::document::empty_document, workspace::error::WorkspaceError,
+    workspace::rules::char_count,
 };
+use haico_store::{DocumentMode, SuggestionStatus};
+use haico_store::{NewSuggestion, Suggestion};
 
 /// What a document tool did: wrote the document, or stored a suggestion instead.
 #[derive(Debug)]

@@ -5,8 +5,8 @@
 //! to whatever the body is now, and a whole rewrite (from `update_document`) applies only to
 //! the very body it was made on, since it rewrites everything.
 
-use crate::store::Suggestion;
-use crate::workspace::{DocumentChange, WorkspaceError};
+use crate::{workspace::document::change::DocumentChange, workspace::error::WorkspaceError};
+use haico_store::Suggestion;
 
 /// The body after `suggestion`, or why it no longer applies to `body`.
 pub fn applied_body(body: &str, suggestion: &Suggestion) -> Result<String, WorkspaceError> {

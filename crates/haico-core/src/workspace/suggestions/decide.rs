@@ -6,13 +6,17 @@
 //! conflict (409) with nothing written. An accept then holds the document row from its read to
 //! its write, like any in-place edit.
 
-use super::{DocumentMode, SuggestionKind, SuggestionStatus, applied_body, apply::suggestion_diff};
-use crate::workspace::ThreadSuggestions;
 use crate::{
-    ThreadId,
-    store::{Document, Suggestion},
-    workspace::{ChangeNote, Source, View, WorkspaceError, empty_document},
+    workspace::suggestions::apply::applied_body, workspace::suggestions::apply::suggestion_diff,
 };
+
+use crate::workspace::handles::ThreadSuggestions;
+use crate::{
+    workspace::announce::Source, workspace::document::empty_document, workspace::edit::ChangeNote,
+    workspace::error::WorkspaceError, workspace::view::View,
+};
+use haico_store::{Document, Suggestion, ThreadId};
+use haico_store::{DocumentMode, SuggestionKind, SuggestionStatus};
 
 /// A suggestion with its diff against the document as it is now.
 #[derive(Debug, Clone, PartialEq)]

@@ -8,7 +8,7 @@
 //! same rule suggestions and `edit_document` follow, so the prompt's marks, the scope check
 //! and the person's view of "the passage" agree.
 
-use crate::workspace::WorkspaceError;
+use crate::workspace::error::WorkspaceError;
 
 /// A passage of the document a turn is about.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -13,7 +13,7 @@
 mod agent;
 mod apply;
 mod decide;
-mod focus;
+pub(crate) mod focus;
 mod selection;
 mod wire;
 
@@ -24,9 +24,9 @@ pub use focus::{Focus, Span, byte_at, mapped_offset};
 pub use selection::{MAX_SELECTION_CHARS, Selection, message_about};
 pub use wire::{SuggestionBody, to_wire};
 
-use super::WorkspaceError;
 /// The mode, a suggestion's kind and its status: the store's words, spelled there once.
 pub use crate::store::{DocumentMode, SuggestionKind, SuggestionStatus};
+use crate::workspace::error::WorkspaceError;
 
 /// A thread's document mode from its spelling, or the error a caller sees.
 pub fn checked_mode(text: &str) -> Result<DocumentMode, WorkspaceError> {

@@ -5,9 +5,10 @@ use serde::{Deserialize, Serialize};
 
 use super::focus::{self, Focus};
 use crate::{
-    ThreadId,
-    workspace::{View, WorkspaceError, empty_document, history::replay::follow_offset},
+    workspace::document::empty_document, workspace::error::WorkspaceError,
+    workspace::history::replay::follow_offset, workspace::view::View,
 };
+use haico_store::ThreadId;
 
 /// A selected passage: `text` is the body's code points `start..end` at `version`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]

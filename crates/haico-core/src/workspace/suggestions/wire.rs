@@ -5,8 +5,10 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use super::{ListedSuggestion, SuggestionKind, SuggestionStatus};
+use crate::workspace::suggestions::decide::ListedSuggestion;
+
 use crate::wire::SuggestedEdit;
+use haico_store::{SuggestionKind, SuggestionStatus};
 
 /// A suggestion as clients read it.
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
