@@ -17,6 +17,5 @@ pub mod people;
 pub mod wire;
 pub mod workspace;
 
-/// The store, as the domain names it (`store::Database`, `store::StoreError`, …).
-pub(crate) use haico_store as store;
+/// The store's words every layer above it shares: a thread's id, the panels, token usage.
 pub use haico_store::{InvalidThreadId, ThreadId, panels, usage};

@@ -35,11 +35,18 @@ fn assert_thread_shape(thread: &Value) {
             "created_at",
             "updated_at",
             "document_mode",
-            "mcp_servers"
+            "mcp_servers",
+            "may"
         ]),
         "{thread}"
     );
     assert_eq!(thread["document_mode"], json!("direct"), "{thread}");
+    // Without accounts (these tests' server) the caller may do everything.
+    assert_eq!(
+        thread["may"],
+        json!({"chat": true, "edit": true, "share": true, "delete": true}),
+        "{thread}"
+    );
     assert_eq!(thread["mcp_servers"], Value::Null, "{thread}");
     assert!(
         thread["id"].is_string() && thread["title"].is_string(),

@@ -106,16 +106,16 @@ impl Principal {
     }
 
     /// The person acting, for attribution and ownership: an account, or nobody in particular.
-    pub fn actor(&self) -> Option<crate::workspace::Actor> {
+    pub fn actor(&self) -> Option<crate::workspace::actor::Actor> {
         if let Principal::Participant(participant) = self {
             // Attributed by its pseudonymous reference; the id is its study owner's (it owns
             // the participant's thread, and a participant makes no threads of its own).
-            return Some(crate::workspace::Actor {
+            return Some(crate::workspace::actor::Actor {
                 id: participant.owner_id.unwrap_or_default(),
                 name: participant.attribution(),
             });
         }
-        self.user().map(|user| crate::workspace::Actor {
+        self.user().map(|user| crate::workspace::actor::Actor {
             id: user.id,
             name: user.name.clone(),
         })
@@ -279,7 +279,7 @@ impl People {
     async fn write<T>(
         &self,
         change: impl for<'a> FnOnce(
-            &'a mut crate::store::Transaction,
+            &'a mut haico_store::Transaction,
         ) -> futures::future::BoxFuture<'a, Result<T, PeopleError>>,
     ) -> Result<T, PeopleError> {
         let mut repo = self.db.begin_write().await?;

@@ -18,7 +18,7 @@ pub struct Participant {
     /// Its thread, once assigned.
     pub thread: Option<ThreadId>,
     /// The session's status.
-    pub status: crate::store::SessionStatus,
+    pub status: haico_store::SessionStatus,
     /// When its time is up.
     pub deadline: Option<DateTime<Utc>>,
     /// The panels its condition shows.

@@ -30,7 +30,7 @@ use haico_store::{ThreadId, User};
 /// (a rare event that costs one read per caller after it).
 const MAX_KEPT: usize = 10_000;
 
-/// A thread's owner and the person's role in it, as [`crate::store::PeopleRepo::thread_access`]
+/// A thread's owner and the person's role in it, as [`haico_store::PeopleRepo::thread_access`]
 /// reads them.
 pub(super) type AccessRow = (Option<i64>, Option<String>);
 

@@ -70,7 +70,7 @@ pub fn read_workspace_event(data: &str) -> Option<(PanelSet, Source)> {
     };
     let mut panels = PanelSet::default();
     for name in data.panels {
-        panels.insert(crate::panels::Panel::parse(name)?);
+        panels.insert(haico_store::panels::Panel::parse(name)?);
     }
     Some((panels, source))
 }

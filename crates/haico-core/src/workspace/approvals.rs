@@ -34,7 +34,7 @@ impl Workspaces {
         request: &ApprovalRequest,
     ) -> Result<(), WorkspaceError> {
         let json = serde_json::to_string(request)
-            .map_err(|err| WorkspaceError::Store(crate::store::StoreError::from(err)))?;
+            .map_err(|err| WorkspaceError::Store(haico_store::StoreError::from(err)))?;
         let mut repo = self.db.begin_write().await?;
         match repo
             .approvals()

@@ -169,8 +169,8 @@ impl ChartError {
     }
 }
 
-impl From<super::WorkspaceError> for ChartError {
-    fn from(err: super::WorkspaceError) -> Self {
+impl From<crate::workspace::error::WorkspaceError> for ChartError {
+    fn from(err: crate::workspace::error::WorkspaceError) -> Self {
         Self(err.to_string())
     }
 }

@@ -8,8 +8,8 @@ use crate::{
     workspace::announce::Source, workspace::announce::done_event, workspace::announce::error_event,
     workspace::announce::message_event, workspace::announce::token_data,
     workspace::announce::tool_call_event, workspace::announce::turn_event,
-    workspace::edit::ChangeNote, workspace::edit::Committed, workspace::edit::Edit,
-    workspace::error::WorkspaceError, workspace::rules::char_count, workspace::rules::scrub_nul,
+    workspace::edit::Committed, workspace::edit::Edit, workspace::error::WorkspaceError,
+    workspace::revision::ChangeNote, workspace::rules::char_count, workspace::rules::scrub_nul,
     workspace::rules::scrub_nul_value, workspace::service::Workspaces,
 };
 use haico_store::{
@@ -321,7 +321,7 @@ async fn commit_if(
 
 /// Commits a plain write transaction if `result` is a success, else rolls it back.
 async fn settle_write<T>(
-    repo: crate::store::Transaction,
+    repo: haico_store::Transaction,
     result: Result<T, StoreError>,
 ) -> Result<T, WorkspaceError> {
     match result {

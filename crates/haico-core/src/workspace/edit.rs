@@ -15,7 +15,8 @@ use crate::{events::LiveEvent, events::SharedBus};
 use crate::{
     workspace::announce::Source, workspace::announce::StoredArtifact,
     workspace::announce::artifact_event, workspace::announce::workspace_event,
-    workspace::error::WorkspaceError, workspace::view::View, workspace::view::discard,
+    workspace::error::WorkspaceError, workspace::revision::ChangeNote, workspace::view::View,
+    workspace::view::discard,
 };
 use haico_store::{
     ChangeLog, DocumentMode, NewEvent, StoredEvent, ThreadId, Transaction, panels::PanelSet,
@@ -39,7 +40,7 @@ pub struct Edit {
     reason: Option<String>,
     /// The passage the turn is about, when a person selected one: suggestions must stay
     /// inside it.
-    focus: Option<std::sync::Arc<super::Focus>>,
+    focus: Option<std::sync::Arc<crate::workspace::focus::Focus>>,
     /// The thread's document mode as read under the thread's lock when the edit opened (an
     /// agent's call); `None` when it must be asked for.
     document_mode: Option<DocumentMode>,
@@ -56,56 +57,6 @@ impl std::fmt::Debug for Edit {
             .field("source", &self.source)
             .field("locked", &self.locked)
             .finish()
-    }
-}
-
-/// What a committed change says about itself: it becomes the change's revision in the
-/// thread's history (and its log line).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ChangeNote {
-    /// One line on what changed: the envelope's summary for a tool call, a short description
-    /// for a user edit.
-    pub summary: String,
-    /// The tool that made the change, on the agent path.
-    pub tool: Option<String>,
-    /// The agent's sentence on what it did and why, on the agent path.
-    pub action_and_reasoning: Option<String>,
-    /// The agent turn the change was made in (a tool call of a turn).
-    pub turn_index: Option<i64>,
-    /// Who made it, when known.
-    pub by: Option<String>,
-    /// For a restore: the revision it went back to.
-    pub restored_from: Option<i64>,
-    /// For an undone turn: that turn.
-    pub reverted_turn: Option<i64>,
-}
-
-impl ChangeNote {
-    /// A person's edit, described in a few words.
-    pub fn user(summary: impl Into<String>) -> Self {
-        Self {
-            summary: summary.into(),
-            ..Self::default()
-        }
-    }
-
-    /// A tool call's change.
-    pub fn tool(
-        tool: impl Into<String>,
-        action_and_reasoning: Option<String>,
-        summary: impl Into<String>,
-    ) -> Self {
-        Self {
-            summary: summary.into(),
-            tool: Some(tool.into()),
-            action_and_reasoning,
-            ..Self::default()
-        }
-    }
-
-    /// The same note, for a change made in agent turn `turn_index`.
-    pub fn in_turn(self, turn_index: Option<i64>) -> Self {
-        Self { turn_index, ..self }
     }
 }
 
@@ -160,7 +111,7 @@ impl Edit {
     }
 
     /// An agent call's edit of `thread` whose lock is taken by its first statement
-    /// ([`Database::begin_agent_write`](crate::store::Database::begin_agent_write)).
+    /// ([`Database::begin_agent_write`](haico_store::Database::begin_agent_write)).
     pub(super) fn unconfirmed(repo: Transaction, thread: &ThreadId, bus: SharedBus) -> Self {
         let mut edit = Self::new(repo, thread, 0, Source::Agent, true, bus);
         edit.unconfirmed = true;
@@ -202,12 +153,15 @@ impl Edit {
     }
 
     /// The passage this change is about, when the turn is about a person's selection.
-    pub fn focus(&self) -> Option<&super::Focus> {
+    pub fn focus(&self) -> Option<&crate::workspace::focus::Focus> {
         self.focus.as_deref()
     }
 
     /// The same edit, about `focus`.
-    pub(super) fn about(self, focus: Option<std::sync::Arc<super::Focus>>) -> Self {
+    pub(super) fn about(
+        self,
+        focus: Option<std::sync::Arc<crate::workspace::focus::Focus>>,
+    ) -> Self {
         Self { focus, ..self }
     }
 
@@ -337,7 +291,7 @@ impl Edit {
     async fn log(
         &mut self,
         changed: PanelSet,
-        thread: &crate::ThreadId,
+        thread: &haico_store::ThreadId,
         note: &ChangeNote,
     ) -> Result<(Option<i64>, Vec<StoredEvent>), WorkspaceError> {
         let mut events = std::mem::take(&mut self.lead);
@@ -346,12 +300,19 @@ impl Edit {
         } else {
             events.extend(self.artifacts.iter().map(artifact_event));
             events.push(workspace_event(changed, self.source));
-            Some(super::history::PendingRevision::of(self)?)
+            Some(crate::workspace::revision::PendingRevision::of(
+                self.repo().journal(),
+            )?)
         };
         let revision = record.as_ref().map(|record| {
             (
-                super::history::revision_of(note, self.source, self.turn_index(), changed),
-                crate::store::revision_time(),
+                crate::workspace::revision::revision_of(
+                    note,
+                    self.source,
+                    self.turn_index(),
+                    changed,
+                ),
+                haico_store::revision_time(),
                 record.first(),
             )
         });
@@ -362,9 +323,10 @@ impl Edit {
             // included (on PostgreSQL its lock marks the thread); a person's edit does not
             // take the thread row, so it never waits behind an agent call.
             touch: self.source == Source::Agent,
-            artifacts: record
-                .as_ref()
-                .map_or(&[][..], super::history::PendingRevision::artifacts),
+            artifacts: record.as_ref().map_or(
+                &[][..],
+                crate::workspace::revision::PendingRevision::artifacts,
+            ),
         };
         // Most changes write nothing after their log: on PostgreSQL the log and the commit
         // then go in one round trip (where the store can; it says `None` otherwise).

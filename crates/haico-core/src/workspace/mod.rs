@@ -24,7 +24,7 @@
 //! snapshot) of one thread, and offers the user path's one-shot operations, each a complete
 //! change (checked, written, committed and announced) or an error that wrote nothing.
 
-mod actor;
+pub(crate) mod actor;
 pub mod announce;
 mod approvals;
 mod artifact_query;
@@ -34,12 +34,14 @@ mod conversation;
 mod document;
 mod edit;
 mod error;
+pub(crate) mod focus;
 mod handles;
 pub mod history;
 mod objective;
 pub mod plan;
 pub mod preferences;
 pub mod recording;
+pub(crate) mod revision;
 pub mod rules;
 mod service;
 mod study_events;
@@ -60,7 +62,7 @@ pub use document::{
     DocumentChange, DocumentChanged, MAX_DOCUMENT_CHARS, MAX_DOCUMENT_TITLE_CHARS, TextEdit,
     empty_document, loss,
 };
-pub use edit::{ChangeNote, Committed, Edit};
+pub use edit::{Committed, Edit};
 pub use error::{RevertConflict, WorkspaceError};
 pub use handles::{
     ArtifactsEdit, DocumentEdit, ObjectiveEdit, PlanEdit, PreferencesEdit, ThreadArtifacts,
@@ -72,6 +74,7 @@ pub use plan::{MAX_DEPTH, MAX_STEP_CHARS, StepDraft, StepPlacement};
 pub use preferences::{
     MAX_SUBTITLE_CHARS, MAX_TITLE_CHARS, PreferenceChange, PreferenceDraft, TargetOutcome,
 };
+pub use revision::ChangeNote;
 pub use service::Workspaces;
 pub use suggestions::{
     Accepted, DocumentMode, Focus, ListedSuggestion, Selection, SuggestionKind, SuggestionStatus,

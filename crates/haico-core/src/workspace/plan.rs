@@ -165,7 +165,7 @@ fn zero_based(indices: &[i64]) -> Vec<i64> {
 }
 
 /// Refuses an outline that would go deeper than [`MAX_DEPTH`] once offset by `base`.
-fn check_depth(steps: &[crate::store::NewPlanStep], base: i64) -> Result<(), WorkspaceError> {
+fn check_depth(steps: &[haico_store::NewPlanStep], base: i64) -> Result<(), WorkspaceError> {
     let deepest = steps.iter().map(|s| s.depth).max().unwrap_or(0) + base;
     if deepest > MAX_DEPTH {
         return Err(too_deep(format_args!(

@@ -345,7 +345,7 @@ impl PreferencesEdit<'_> {
     async fn resolve_preferences(
         &mut self,
         indices: impl IntoIterator<Item = i64>,
-    ) -> Result<(crate::ThreadId, Vec<Preference>, Resolved), WorkspaceError> {
+    ) -> Result<(haico_store::ThreadId, Vec<Preference>, Resolved), WorkspaceError> {
         let thread = self.edit.thread_id();
         let current = self
             .edit

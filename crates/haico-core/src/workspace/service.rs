@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use crate::{events::InProcessBus, events::SharedBus};
 use crate::{
-    workspace::actor::Actor, workspace::announce::Source, workspace::edit::ChangeNote,
-    workspace::edit::Edit, workspace::error::WorkspaceError, workspace::view::View,
+    workspace::actor::Actor, workspace::announce::Source, workspace::edit::Edit,
+    workspace::error::WorkspaceError, workspace::revision::ChangeNote, workspace::view::View,
     workspace::view::discard,
 };
 use haico_store::{Database, ThreadId, Workspace};
@@ -20,7 +20,7 @@ pub struct Workspaces {
     pub(super) actor: Option<Arc<Actor>>,
     /// The passage the changes are about (an agent turn on a person's selection): in suggest
     /// mode the document tools may only change it.
-    pub(super) focus: Option<Arc<super::Focus>>,
+    pub(super) focus: Option<Arc<crate::workspace::focus::Focus>>,
 }
 
 impl Workspaces {
@@ -47,7 +47,7 @@ impl Workspaces {
 
     /// The same workspaces, their changes about `focus` (a turn on a person's selection), or
     /// about nothing in particular.
-    pub fn about(&self, focus: Option<super::Focus>) -> Self {
+    pub fn about(&self, focus: Option<crate::workspace::focus::Focus>) -> Self {
         Self {
             focus: focus.map(Arc::new),
             ..self.clone()
@@ -55,7 +55,7 @@ impl Workspaces {
     }
 
     /// The passage the changes are about, if any.
-    pub fn focus(&self) -> Option<&super::Focus> {
+    pub fn focus(&self) -> Option<&crate::workspace::focus::Focus> {
         self.focus.as_deref()
     }
 

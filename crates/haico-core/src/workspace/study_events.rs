@@ -3,7 +3,7 @@
 //! like every other event, so it reaches the page on every replica and after a reconnect.
 
 use crate::{
-    workspace::announce::Source, workspace::edit::ChangeNote, workspace::error::WorkspaceError,
+    workspace::announce::Source, workspace::error::WorkspaceError, workspace::revision::ChangeNote,
     workspace::service::Workspaces,
 };
 use haico_store::{NewEvent, ThreadId};

@@ -279,10 +279,10 @@ impl View {
             match super::announce::read_workspace_event(&data) {
                 Some((changed, source)) => {
                     changed.iter().for_each(|panel| panels.insert(panel));
-                    by_person |= source == super::Source::User;
+                    by_person |= source == crate::workspace::announce::Source::User;
                 }
                 None => {
-                    panels = crate::panels::Panel::ALL.into_iter().collect();
+                    panels = haico_store::panels::Panel::ALL.into_iter().collect();
                     by_person = true;
                 }
             }

@@ -1,25 +1,27 @@
 //! Forking a thread at a revision into a new, independent thread.
 
 use super::*;
-use crate::{workspace::edit::ChangeNote, workspace::edit::Edit, workspace::error::WorkspaceError};
+use crate::{
+    workspace::edit::Edit, workspace::error::WorkspaceError, workspace::revision::ChangeNote,
+};
 
-impl crate::workspace::Workspaces {
+impl crate::workspace::service::Workspaces {
     /// Forks `source` at revision `at` (the latest when `None`): a new thread (`id`, or a fresh
     /// one) whose workspace equals the source's at `at` and whose conversation is the source's
     /// up to that point; it records where it came from. The two evolve independently.
     pub async fn fork(
         &self,
-        source: &crate::ThreadId,
+        source: &haico_store::ThreadId,
         at: Option<i64>,
-        id: Option<crate::ThreadId>,
+        id: Option<haico_store::ThreadId>,
         title: Option<&str>,
-    ) -> Result<crate::store::Thread, WorkspaceError> {
+    ) -> Result<haico_store::Thread, WorkspaceError> {
         if let Some(title) = title {
             crate::workspace::threads::checked_title(title)?;
         }
-        let id = id.unwrap_or_else(crate::ThreadId::generate);
+        let id = id.unwrap_or_else(haico_store::ThreadId::generate);
         let mut edit = self
-            .edit_unchecked(&id, crate::workspace::Source::User)
+            .edit_unchecked(&id, crate::workspace::announce::Source::User)
             .await?;
         let owner = self.actor().map(|actor| actor.id);
         let outcome = fork_into(&mut edit, source, at, &id, title, owner).await;
@@ -35,9 +37,9 @@ impl crate::workspace::Workspaces {
 /// Builds the fork inside `edit` (a write of the new thread); returns the revision forked.
 pub(super) async fn fork_into(
     edit: &mut Edit,
-    source: &crate::ThreadId,
+    source: &haico_store::ThreadId,
     at: Option<i64>,
-    id: &crate::ThreadId,
+    id: &haico_store::ThreadId,
     title: Option<&str>,
     owner: Option<i64>,
 ) -> Result<i64, WorkspaceError> {
@@ -72,10 +74,10 @@ pub(super) async fn fork_into(
             .revisions_between(source, at + 1, at + 1)
             .await?
             .pop()
-            .map_or_else(crate::store::revision_time, |next| next.at);
+            .map_or_else(haico_store::revision_time, |next| next.at);
         (up_to_turn, next)
     } else {
-        (origin.turn_index, crate::store::revision_time())
+        (origin.turn_index, haico_store::revision_time())
     };
     let snapshot = workspace_at(repo, source, at).await?;
     let title = match title {

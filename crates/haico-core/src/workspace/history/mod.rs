@@ -10,22 +10,17 @@
 //! with a panel's size, and a read replays at most [`MAX_CHAIN`] records.
 
 mod fork;
-mod reads;
+pub(crate) mod reads;
 pub(crate) mod replay;
-mod restore;
-mod revision;
+pub(crate) mod restore;
 
 pub(super) use reads::conflicts;
 pub use reads::{DocumentDiff, HistoryPage};
 use replay::documents_at;
 pub(super) use replay::{document_at, suggestions_at, workspace_at};
 pub use restore::{RESTORABLE, restorable_panels};
-pub(super) use revision::{PendingRevision, revision_of};
 
-/// The most records a panel's chain holds before its whole state is stored again.
-pub const MAX_CHAIN: i64 = 1_000;
-/// A chain smaller than this never forces a whole state by its size.
-pub const MIN_WHOLE_BYTES: i64 = 256 * 1024;
+pub use crate::workspace::revision::{MAX_CHAIN, MIN_WHOLE_BYTES};
 /// How long a document diff may search for the smallest difference.
 const DIFF_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(15);
 /// How many revisions a history page lists when no limit is given.

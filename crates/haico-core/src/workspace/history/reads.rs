@@ -176,11 +176,11 @@ pub(crate) fn unified_diff(old: &str, new: &str, from: i64, to: i64) -> String {
         .to_string()
 }
 
-impl crate::workspace::Workspaces {
+impl crate::workspace::service::Workspaces {
     /// A page of the thread's history, newest first.
     pub async fn history(
         &self,
-        thread: &crate::ThreadId,
+        thread: &haico_store::ThreadId,
         before: Option<i64>,
         limit: Option<i64>,
     ) -> Result<HistoryPage, WorkspaceError> {
@@ -192,7 +192,7 @@ impl crate::workspace::Workspaces {
     /// The workspace exactly as it stood right after revision `rev`.
     pub async fn workspace_at(
         &self,
-        thread: &crate::ThreadId,
+        thread: &haico_store::ThreadId,
         rev: i64,
     ) -> Result<Workspace, WorkspaceError> {
         let mut view = self.view(thread).await?;
@@ -203,7 +203,7 @@ impl crate::workspace::Workspaces {
     /// The document's changes from revision `from` to `to` (the latest when `None`).
     pub async fn document_diff(
         &self,
-        thread: &crate::ThreadId,
+        thread: &haico_store::ThreadId,
         from: i64,
         to: Option<i64>,
     ) -> Result<DocumentDiff, WorkspaceError> {

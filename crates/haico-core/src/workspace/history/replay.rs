@@ -9,7 +9,7 @@ use haico_store::{
 /// Rebuilds the workspace of `thread` as it stood right after revision `rev` (0: empty).
 pub(crate) async fn workspace_at(
     repo: &mut Transaction,
-    thread: &crate::ThreadId,
+    thread: &haico_store::ThreadId,
     rev: i64,
 ) -> Result<Workspace, WorkspaceError> {
     Ok(Workspace {
@@ -23,7 +23,7 @@ pub(crate) async fn workspace_at(
 
 pub(super) async fn objective_at(
     repo: &mut Transaction,
-    thread: &crate::ThreadId,
+    thread: &haico_store::ThreadId,
     rev: i64,
 ) -> Result<Option<String>, WorkspaceError> {
     let records = repo
@@ -39,7 +39,7 @@ pub(super) async fn objective_at(
 /// The document at `rev`: its last whole state, then every recorded edit after it.
 pub(crate) async fn document_at(
     repo: &mut Transaction,
-    thread: &crate::ThreadId,
+    thread: &haico_store::ThreadId,
     rev: i64,
 ) -> Result<Option<Document>, WorkspaceError> {
     let mut document: Option<Document> = None;
@@ -52,7 +52,7 @@ pub(crate) async fn document_at(
             document = from_json(&record.data)?;
         } else {
             let delta: DocumentDelta = from_json(&record.data)?;
-            let doc = document.get_or_insert_with(crate::workspace::empty_document);
+            let doc = document.get_or_insert_with(crate::workspace::document::empty_document);
             for op in &delta.ops {
                 apply_text(&mut doc.content, op);
             }
@@ -88,7 +88,7 @@ impl DocumentRecord {
 /// before it, shifted after it, and at the start of the replaced text when it lay inside.
 pub(crate) async fn follow_offset(
     repo: &mut Transaction,
-    thread: &crate::ThreadId,
+    thread: &haico_store::ThreadId,
     version: i64,
     start: usize,
     check: impl Fn(&str) -> bool,
@@ -122,12 +122,12 @@ pub(crate) async fn follow_offset(
         }
         rev = first_rev - 1;
     }
-    let mut document = crate::workspace::empty_document();
+    let mut document = crate::workspace::document::empty_document();
     let mut at: Option<usize> = None;
     for record in chains.into_iter().rev().flatten() {
         match record {
             DocumentRecord::Whole(whole) => {
-                let whole = whole.unwrap_or_else(crate::workspace::empty_document);
+                let whole = whole.unwrap_or_else(crate::workspace::document::empty_document);
                 if let Some(byte) = at {
                     at = Some(moved_through_rewrite(
                         &document.content,
@@ -160,10 +160,7 @@ pub(crate) async fn follow_offset(
             if !check(&document.content) {
                 return Ok(None);
             }
-            at = Some(crate::workspace::suggestions::focus::byte_at(
-                &document.content,
-                start,
-            ));
+            at = Some(crate::workspace::focus::byte_at(&document.content, start));
         }
     }
     Ok(at.map(|byte| {
@@ -178,15 +175,15 @@ pub(crate) async fn follow_offset(
 /// Where byte `at` of `old` lands in `new` when one replaced the other whole.
 fn moved_through_rewrite(old: &str, new: &str, at: usize) -> usize {
     let chars = old[..at.min(old.len())].chars().count();
-    let moved = crate::workspace::suggestions::focus::mapped_offset(old, new, chars);
-    crate::workspace::suggestions::focus::byte_at(new, moved)
+    let moved = crate::workspace::focus::mapped_offset(old, new, chars);
+    crate::workspace::focus::byte_at(new, moved)
 }
 
 /// The document at `from` and at `to` (`from <= to`), replaying the chain once when one
 /// chain covers both.
 pub(super) async fn documents_at(
     repo: &mut Transaction,
-    thread: &crate::ThreadId,
+    thread: &haico_store::ThreadId,
     from: i64,
     to: i64,
 ) -> Result<(Option<Document>, Option<Document>), WorkspaceError> {
@@ -206,7 +203,7 @@ pub(super) async fn documents_at(
             document = from_json(&record.data)?;
         } else {
             let delta: DocumentDelta = from_json(&record.data)?;
-            let doc = document.get_or_insert_with(crate::workspace::empty_document);
+            let doc = document.get_or_insert_with(crate::workspace::document::empty_document);
             for op in &delta.ops {
                 apply_text(&mut doc.content, op);
             }
@@ -223,7 +220,7 @@ pub(super) async fn documents_at(
 
 pub(super) async fn list_at<T>(
     repo: &mut Transaction,
-    thread: &crate::ThreadId,
+    thread: &haico_store::ThreadId,
     panel: &str,
     rev: i64,
 ) -> Result<Vec<T>, WorkspaceError>
@@ -252,18 +249,18 @@ pub(super) fn from_json<T: serde::de::DeserializeOwned>(data: &str) -> Result<T,
 /// mode's last record (`direct` before any) and the suggestions' list replayed like the plan.
 pub(crate) async fn suggestions_at(
     repo: &mut Transaction,
-    thread: &crate::ThreadId,
+    thread: &haico_store::ThreadId,
     rev: i64,
-) -> Result<(crate::store::DocumentMode, Vec<crate::store::Suggestion>), WorkspaceError> {
+) -> Result<(haico_store::DocumentMode, Vec<haico_store::Suggestion>), WorkspaceError> {
     let records = repo
         .history()
         .panel_records(thread, "document_mode", rev)
         .await?;
     let mode = match records.last() {
         Some(record) => {
-            crate::store::DocumentMode::from_stored(Some(&from_json::<String>(&record.data)?))
+            haico_store::DocumentMode::from_stored(Some(&from_json::<String>(&record.data)?))
         }
-        None => crate::store::DocumentMode::Direct,
+        None => haico_store::DocumentMode::Direct,
     };
     let suggestions = list_at(repo, thread, "suggestions", rev).await?;
     Ok((mode, suggestions))

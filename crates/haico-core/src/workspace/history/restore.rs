@@ -3,7 +3,9 @@
 use std::collections::BTreeSet;
 
 use super::*;
-use crate::{workspace::edit::ChangeNote, workspace::edit::Edit, workspace::error::WorkspaceError};
+use crate::{
+    workspace::edit::Edit, workspace::error::WorkspaceError, workspace::revision::ChangeNote,
+};
 use haico_store::{Document, Revision, Workspace, panels::Panel};
 
 /// The panels a restore sets back when it names none.
@@ -115,18 +117,20 @@ pub(super) fn list_panels(panels: &[Panel]) -> String {
     }
 }
 
-impl crate::workspace::Workspaces {
+impl crate::workspace::service::Workspaces {
     /// A person sets panels (all four unless named) back to their state at `rev`, as one new
     /// revision; artifacts are never removed. Returns the revision the workspace is at now and
     /// the workspace.
     pub async fn restore(
         &self,
-        thread: &crate::ThreadId,
+        thread: &haico_store::ThreadId,
         rev: i64,
         panels: Option<&[String]>,
     ) -> Result<(i64, Workspace), WorkspaceError> {
         let panels = restorable_panels(panels)?;
-        let mut edit = self.edit(thread, crate::workspace::Source::User).await?;
+        let mut edit = self
+            .edit(thread, crate::workspace::announce::Source::User)
+            .await?;
         let outcome = async {
             edit.lock().await?;
             let target = edit.read().snapshot_at(rev).await?;
@@ -146,10 +150,12 @@ impl crate::workspace::Workspaces {
     /// [`WorkspaceError::Conflicts`] naming them.
     pub async fn revert_turn(
         &self,
-        thread: &crate::ThreadId,
+        thread: &haico_store::ThreadId,
         turn: i64,
     ) -> Result<(i64, Workspace), WorkspaceError> {
-        let mut edit = self.edit(thread, crate::workspace::Source::User).await?;
+        let mut edit = self
+            .edit(thread, crate::workspace::announce::Source::User)
+            .await?;
         let outcome = async {
             edit.lock().await?;
             let turns = edit.turn_index();
@@ -226,7 +232,7 @@ impl crate::workspace::Workspaces {
     /// Commits a restore or a revert and answers where the workspace stands.
     async fn finish_rewrite<W>(
         &self,
-        thread: &crate::ThreadId,
+        thread: &haico_store::ThreadId,
         edit: Edit,
         outcome: Result<W, WorkspaceError>,
         note: impl FnOnce(&W) -> ChangeNote,

@@ -97,7 +97,7 @@ impl PlanEdit<'_> {
     /// precedes.
     async fn insert_after(
         &mut self,
-        thread: &crate::ThreadId,
+        thread: &haico_store::ThreadId,
         subtree: StepRange,
     ) -> Result<InsertAt, WorkspaceError> {
         let index = match subtree.end {

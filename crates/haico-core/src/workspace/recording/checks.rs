@@ -42,7 +42,7 @@ pub(super) fn check_change(change: &PanelChange) -> Result<(), WorkspaceError> {
                 .try_for_each(|(field, item)| check_recorded_preference(item, &format!("{field}.")))
         }),
         ("document_mode", true) => parse::<String>(data).and_then(|mode| {
-            crate::workspace::DocumentMode::parse(&mode)
+            haico_store::DocumentMode::parse(&mode)
                 .map(|_| ())
                 .ok_or_else(|| {
                     WorkspaceError::invalid(format!(
@@ -53,10 +53,10 @@ pub(super) fn check_change(change: &PanelChange) -> Result<(), WorkspaceError> {
         // Read by their spelling first, so an unknown status or kind is named as such.
         ("suggestions", true) => parse::<Vec<Recorded>>(data.clone())
             .and_then(|items| items.iter().try_for_each(check_suggestion))
-            .and_then(|()| parse::<Vec<crate::store::Suggestion>>(data).map(|_| ())),
+            .and_then(|()| parse::<Vec<haico_store::Suggestion>>(data).map(|_| ())),
         ("suggestions", false) => parse::<Vec<ListOp<Recorded>>>(data.clone())
             .and_then(|ops| in_ops(&ops).try_for_each(|(_, item)| check_suggestion(item)))
-            .and_then(|()| parse::<Vec<ListOp<crate::store::Suggestion>>>(data).map(|_| ())),
+            .and_then(|()| parse::<Vec<ListOp<haico_store::Suggestion>>>(data).map(|_| ())),
         (panel, whole) => Err(WorkspaceError::invalid(format!(
             "a {} change of panel {panel:?} is not something history keeps",
             if whole { "whole" } else { "partial" }
@@ -111,20 +111,20 @@ struct Recorded {
     id: i64,
     status: String,
     kind: String,
-    edits: Vec<crate::store::SuggestedEdit>,
+    edits: Vec<haico_store::SuggestedEdit>,
 }
 
 /// A suggestion a recording brings in: a known status and kind, edits within the document's
 /// limit.
 fn check_suggestion(item: &Recorded) -> Result<(), WorkspaceError> {
     let bad = |what: String| WorkspaceError::invalid(format!("suggestion #{}: {what}", item.id));
-    if crate::store::SuggestionStatus::parse(&item.status).is_none() {
+    if haico_store::SuggestionStatus::parse(&item.status).is_none() {
         return Err(bad(format!("status {:?} is unknown", item.status)));
     }
-    if crate::store::SuggestionKind::parse(&item.kind).is_none() {
+    if haico_store::SuggestionKind::parse(&item.kind).is_none() {
         return Err(bad(format!("kind {:?} is unknown", item.kind)));
     }
-    let max = crate::workspace::MAX_DOCUMENT_CHARS;
+    let max = crate::workspace::document::MAX_DOCUMENT_CHARS;
     for edit in &item.edits {
         for text in [&edit.old_text, &edit.new_text] {
             if text.len() > max && crate::workspace::rules::char_count(text) > max {

@@ -21,7 +21,7 @@ impl Workspaces {
         &self,
         text: &str,
         id: Option<ThreadId>,
-    ) -> Result<crate::store::Thread, WorkspaceError> {
+    ) -> Result<haico_store::Thread, WorkspaceError> {
         let recording = Recording::parse(text)?;
         let id = id.unwrap_or_else(ThreadId::generate);
         let mut repo = self.db.begin_write().await?;
@@ -97,7 +97,8 @@ impl Recording {
             return Err(bad(1, "the thread's title is empty"));
         }
         if let Some(names) = &mcp_servers {
-            crate::workspace::check_server_names(names).map_err(|reason| bad(1, reason))?;
+            crate::workspace::threads::check_server_names(names)
+                .map_err(|reason| bad(1, reason))?;
         }
         let mut turns = BTreeSet::new();
         let mut revisions: BTreeMap<i64, usize> = BTreeMap::new();
@@ -198,7 +199,7 @@ impl Recording {
     /// Writes the thread, its conversation, history and artifacts, and its present workspace.
     async fn write(
         &self,
-        repo: &mut crate::store::Transaction,
+        repo: &mut haico_store::Transaction,
         id: &ThreadId,
     ) -> Result<(), WorkspaceError> {
         let thread = id;
@@ -223,7 +224,7 @@ impl Recording {
             )
             .await
             .map_err(|err| match err {
-                crate::store::StoreError::AlreadyExists(_) => {
+                haico_store::StoreError::AlreadyExists(_) => {
                     WorkspaceError::ThreadExists(id.to_string())
                 }
                 other => other.into(),
@@ -382,7 +383,7 @@ impl Recording {
     }
 
     /// Fresh ids for every plan step and preference the history names.
-    async fn new_ids(&self, repo: &mut crate::store::Transaction) -> Result<IdMap, WorkspaceError> {
+    async fn new_ids(&self, repo: &mut haico_store::Transaction) -> Result<IdMap, WorkspaceError> {
         let mut steps = BTreeSet::new();
         let mut preferences = BTreeSet::new();
         for line in &self.lines {
@@ -419,7 +420,7 @@ pub(super) struct Present {
     plan: Vec<PlanStep>,
     preferences: Vec<Preference>,
     document_mode: Option<String>,
-    suggestions: Vec<crate::store::Suggestion>,
+    suggestions: Vec<haico_store::Suggestion>,
 }
 
 impl Present {
@@ -437,7 +438,7 @@ impl Present {
                     serde_json::from_value(data.clone()).map_err(parse_err)?;
                 let doc = self
                     .document
-                    .get_or_insert_with(crate::workspace::empty_document);
+                    .get_or_insert_with(crate::workspace::document::empty_document);
                 for op in &delta.ops {
                     apply_text(&mut doc.content, op);
                 }
@@ -468,7 +469,7 @@ impl Present {
                 self.suggestions = serde_json::from_value(data.clone()).map_err(parse_err)?;
             }
             ("suggestions", false) => {
-                let ops: Vec<ListOp<crate::store::Suggestion>> =
+                let ops: Vec<ListOp<haico_store::Suggestion>> =
                     serde_json::from_value(data.clone()).map_err(parse_err)?;
                 ops.iter()
                     .for_each(|op| apply_list(&mut self.suggestions, op));
@@ -481,8 +482,8 @@ impl Present {
     /// Writes this state as the thread's present workspace (the live tables).
     async fn write(
         &self,
-        repo: &mut crate::store::Transaction,
-        thread: &crate::ThreadId,
+        repo: &mut haico_store::Transaction,
+        thread: &haico_store::ThreadId,
     ) -> Result<(), WorkspaceError> {
         if let Some(objective) = &self.objective {
             repo.objectives().set_objective(thread, objective).await?;
@@ -501,7 +502,7 @@ impl Present {
         repo.preferences()
             .replace_preferences(thread, &self.preferences)
             .await?;
-        let mode = crate::store::DocumentMode::from_stored(self.document_mode.as_deref());
+        let mode = haico_store::DocumentMode::from_stored(self.document_mode.as_deref());
         repo.suggestions()
             .write_suggestions_exact(thread, mode, &self.suggestions)
             .await?;

@@ -60,7 +60,7 @@ pub enum Line {
         finished_at: Option<DateTime<Utc>>,
         /// What its model calls cost (absent in recordings made before haico counted tokens).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        usage: Option<crate::usage::TurnUsage>,
+        usage: Option<haico_store::usage::TurnUsage>,
     },
     /// A message of a turn.
     Message {

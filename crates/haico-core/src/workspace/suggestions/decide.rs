@@ -12,8 +12,8 @@ use crate::{
 
 use crate::workspace::handles::ThreadSuggestions;
 use crate::{
-    workspace::announce::Source, workspace::document::empty_document, workspace::edit::ChangeNote,
-    workspace::error::WorkspaceError, workspace::view::View,
+    workspace::announce::Source, workspace::document::empty_document,
+    workspace::error::WorkspaceError, workspace::revision::ChangeNote, workspace::view::View,
 };
 use haico_store::{Document, Suggestion, ThreadId};
 use haico_store::{DocumentMode, SuggestionKind, SuggestionStatus};
@@ -111,8 +111,8 @@ impl View {
     ) -> Result<(DocumentMode, Vec<ListedSuggestion>), WorkspaceError> {
         let thread = self.thread.clone();
         let (mode, found) =
-            crate::workspace::history::suggestions_at(&mut self.repo, &thread, rev).await?;
-        let document = crate::workspace::history::document_at(&mut self.repo, &thread, rev)
+            crate::workspace::history::replay::suggestions_at(&mut self.repo, &thread, rev).await?;
+        let document = crate::workspace::history::replay::document_at(&mut self.repo, &thread, rev)
             .await?
             .unwrap_or_else(empty_document);
         Ok((mode, listed(&document, found)))
@@ -381,7 +381,7 @@ impl ThreadSuggestions<'_> {
 /// Suggestion `id` of the thread, which must still be open: unknown is "not found", decided a
 /// conflict naming how it was decided.
 async fn open_suggestion(
-    repo: &mut crate::store::Transaction,
+    repo: &mut haico_store::Transaction,
     thread: &ThreadId,
     id: i64,
 ) -> Result<Suggestion, WorkspaceError> {

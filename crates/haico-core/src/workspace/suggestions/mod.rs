@@ -13,20 +13,20 @@
 mod agent;
 mod apply;
 mod decide;
-pub(crate) mod focus;
+
 mod selection;
 mod wire;
 
+pub use crate::workspace::focus::{Focus, Span, byte_at, mapped_offset};
 pub use agent::Written;
 pub use apply::{applied_body, suggestion_diff};
 pub use decide::{Accepted, ListedSuggestion};
-pub use focus::{Focus, Span, byte_at, mapped_offset};
 pub use selection::{MAX_SELECTION_CHARS, Selection, message_about};
 pub use wire::{SuggestionBody, to_wire};
 
-/// The mode, a suggestion's kind and its status: the store's words, spelled there once.
-pub use crate::store::{DocumentMode, SuggestionKind, SuggestionStatus};
 use crate::workspace::error::WorkspaceError;
+/// The mode, a suggestion's kind and its status: the store's words, spelled there once.
+pub use haico_store::{DocumentMode, SuggestionKind, SuggestionStatus};
 
 /// A thread's document mode from its spelling, or the error a caller sees.
 pub fn checked_mode(text: &str) -> Result<DocumentMode, WorkspaceError> {

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::focus::{self, Focus};
+use crate::workspace::focus::{self, Focus};
 use crate::{
     workspace::document::empty_document, workspace::error::WorkspaceError,
     workspace::history::replay::follow_offset, workspace::view::View,
@@ -129,7 +129,7 @@ impl View {
     }
 }
 
-impl crate::workspace::Workspaces {
+impl crate::workspace::service::Workspaces {
     /// The passage `selection` names, found in `thread`'s document as it is now (see
     /// [`View::focus_for`]).
     pub async fn focus_for(

@@ -3,15 +3,19 @@
 
 use serde::Serialize;
 
-use super::*;
-use crate::{workspace::edit::ChangeNote, workspace::edit::Edit, workspace::error::WorkspaceError};
+use crate::workspace::error::WorkspaceError;
 use haico_store::{
     NewRevision, PanelWrite, Transaction, journal::DocumentJournal, journal::HasId,
     journal::ListOp, journal::apply_list, panels::PanelSet,
 };
 
 /// Whether a chain that has grown to `chain` should end with a whole state.
-pub(super) fn wants_whole(chain: crate::store::Chain) -> bool {
+/// The most records a panel's chain holds before its whole state is stored again.
+pub const MAX_CHAIN: i64 = 1_000;
+/// A chain smaller than this never forces a whole state by its size.
+pub const MIN_WHOLE_BYTES: i64 = 256 * 1024;
+
+pub(super) fn wants_whole(chain: haico_store::Chain) -> bool {
     chain.len >= MAX_CHAIN || chain.bytes >= chain.base.max(MIN_WHOLE_BYTES)
 }
 
@@ -23,9 +27,8 @@ pub(crate) struct PendingRevision {
 }
 
 impl PendingRevision {
-    /// What `edit`'s journal says to record.
-    pub(crate) fn of(edit: &mut Edit) -> Result<Self, WorkspaceError> {
-        let journal = edit.repo().journal().clone();
+    /// What an edit's journal says to record.
+    pub(crate) fn of(journal: &haico_store::journal::Journal) -> Result<Self, WorkspaceError> {
         let mut writes: Vec<(&'static str, bool, String)> = Vec::new();
         if let Some(objective) = &journal.objective {
             writes.push(("objective", true, to_json(objective)?));
@@ -95,9 +98,9 @@ impl PendingRevision {
     pub(crate) async fn compact(
         &self,
         repo: &mut Transaction,
-        thread: &crate::ThreadId,
+        thread: &haico_store::ThreadId,
         rev: i64,
-        chain: Option<crate::store::Chain>,
+        chain: Option<haico_store::Chain>,
     ) -> Result<(), WorkspaceError> {
         let Some((panel, _, _)) = self.writes.first() else {
             return Ok(());
@@ -118,9 +121,9 @@ impl PendingRevision {
     pub(crate) async fn finish(
         &self,
         repo: &mut Transaction,
-        thread: &crate::ThreadId,
+        thread: &haico_store::ThreadId,
         rev: i64,
-        first_chain: Option<crate::store::Chain>,
+        first_chain: Option<haico_store::Chain>,
     ) -> Result<(), WorkspaceError> {
         for (i, (panel, whole, data)) in self.writes.iter().enumerate() {
             let chain = match (i, whole) {
@@ -152,7 +155,7 @@ impl PendingRevision {
 /// A panel's whole state as its history records it.
 async fn whole_state(
     repo: &mut Transaction,
-    thread: &crate::ThreadId,
+    thread: &haico_store::ThreadId,
     panel: &str,
 ) -> Result<String, WorkspaceError> {
     Ok(match panel {
@@ -166,7 +169,7 @@ async fn whole_state(
 /// The revision row of a change described by `note`.
 pub(crate) fn revision_of<'a>(
     note: &'a ChangeNote,
-    source: crate::workspace::Source,
+    source: crate::workspace::announce::Source,
     thread_turn: i64,
     changed: PanelSet,
 ) -> NewRevision<'a> {
@@ -199,4 +202,54 @@ pub(super) fn set_whole<T: HasId + Clone>(ops: &[ListOp<T>]) -> Option<Vec<T>> {
 
 pub(super) fn to_json<T: Serialize + ?Sized>(value: &T) -> Result<String, WorkspaceError> {
     serde_json::to_string(value).map_err(|err| WorkspaceError::Store(err.into()))
+}
+
+/// What a committed change says about itself: it becomes the change's revision in the
+/// thread's history (and its log line).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChangeNote {
+    /// One line on what changed: the envelope's summary for a tool call, a short description
+    /// for a user edit.
+    pub summary: String,
+    /// The tool that made the change, on the agent path.
+    pub tool: Option<String>,
+    /// The agent's sentence on what it did and why, on the agent path.
+    pub action_and_reasoning: Option<String>,
+    /// The agent turn the change was made in (a tool call of a turn).
+    pub turn_index: Option<i64>,
+    /// Who made it, when known.
+    pub by: Option<String>,
+    /// For a restore: the revision it went back to.
+    pub restored_from: Option<i64>,
+    /// For an undone turn: that turn.
+    pub reverted_turn: Option<i64>,
+}
+
+impl ChangeNote {
+    /// A person's edit, described in a few words.
+    pub fn user(summary: impl Into<String>) -> Self {
+        Self {
+            summary: summary.into(),
+            ..Self::default()
+        }
+    }
+
+    /// A tool call's change.
+    pub fn tool(
+        tool: impl Into<String>,
+        action_and_reasoning: Option<String>,
+        summary: impl Into<String>,
+    ) -> Self {
+        Self {
+            summary: summary.into(),
+            tool: Some(tool.into()),
+            action_and_reasoning,
+            ..Self::default()
+        }
+    }
+
+    /// The same note, for a change made in agent turn `turn_index`.
+    pub fn in_turn(self, turn_index: Option<i64>) -> Self {
+        Self { turn_index, ..self }
+    }
 }
