@@ -12,7 +12,6 @@
 //! compression (gzip or Brotli when the client asks; never for event streams, which must flush
 //! every event as it happens).
 
-mod api;
 mod approvals;
 mod artifacts;
 mod chat;
@@ -36,6 +35,7 @@ mod participant;
 mod people;
 mod plan;
 mod preferences;
+mod routes;
 mod schema;
 mod state;
 mod studies;
@@ -56,7 +56,6 @@ use tower_http::{
     compression::CompressionLayer, set_header::SetResponseHeaderLayer, trace::TraceLayer,
 };
 
-pub use api::openapi_document;
 pub use connections::{ConnectionLimits, DEFAULT_HEADER_TIMEOUT_SECS, DEFAULT_IDLE_TIMEOUT_SECS};
 pub use error::ApiError;
 pub use guards::auth::{ApiToken, InvalidApiToken};
@@ -69,6 +68,7 @@ pub use guards::{ACCESS_TOKEN_PARAM, SESSION_COOKIE};
 pub use open_files::{
     OpenFiles, default_max_connections, open_files_limit, raise_open_files_limit,
 };
+pub use routes::openapi_document;
 pub use state::AppState;
 
 /// Default request body limit: room for a multi-megabyte document in one request.
@@ -111,12 +111,12 @@ pub fn app(state: AppState, config: &HttpConfig) -> Router {
     // Installs the process-wide recorder on first use, so `/metrics` and the hooks in the tool
     // runtime and the agent record from the first request on.
     crate::metrics::handle();
-    let (api, mut doc) = api::guarded_routes().split_for_parts();
+    let (api, mut doc) = routes::guarded_routes().split_for_parts();
     // The health check is everybody's and must answer within its own time budget even while
     // the database (which knows the accounts) does not: it is served outside the guards.
     let (health, health_doc) = health::router().split_for_parts();
     doc.merge(health_doc);
-    utoipa::Modify::modify(&api::Conventions, &mut doc);
+    utoipa::Modify::modify(&routes::Conventions, &mut doc);
     let openapi_json = serde_json::to_string_pretty(&doc).unwrap_or_else(|err| {
         tracing::error!(error = %err, "could not encode the OpenAPI document");
         String::from("{}")

@@ -31,7 +31,7 @@ use crate::{
     ThreadId,
     http::{
         ApiError,
-        api::{FORBIDDEN, UNAUTHORIZED},
+        routes::{FORBIDDEN, UNAUTHORIZED},
         state::AppState,
     },
     people::{Need, Op, Principal, Refusal, ToolUse},

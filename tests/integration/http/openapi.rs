@@ -3,7 +3,7 @@
 //! document, every operation of the document is below, and the server answers each of them
 //! but no other method on those paths), with path parameters, request bodies, responses, the
 //! error schema and the bearer security scheme. The MCP endpoint is in it too: its handler is
-//! the MCP library's, so `src/http/api.rs` describes it by hand.
+//! the MCP library's, so `src/http/routes.rs` describes it by hand.
 
 use crate::common;
 
