@@ -6,7 +6,11 @@ use std::io::BufRead;
 
 use anyhow::Context;
 
-use crate::{config::UserAction, people::People, store::Database};
+use crate::config::UserAction;
+
+use haico_core::people::People;
+
+use haico_store::Database;
 
 /// Runs one `haico user` action and prints its outcome.
 pub async fn run(db: Database, action: &UserAction) -> anyhow::Result<()> {

@@ -5,12 +5,11 @@ use std::{io::Read, path::Path};
 
 use anyhow::{Context, bail};
 
-use crate::{
-    ThreadId,
-    config::{ExportArgs, ImportArgs},
-    store::Database,
-    workspace::{Workspaces, recording::to_jsonl},
-};
+use crate::{config::ExportArgs, config::ImportArgs};
+
+use haico_store::{Database, ThreadId};
+
+use haico_core::{workspace::Workspaces, workspace::recording::to_jsonl};
 
 /// Writes the recordings `args` asks for.
 pub async fn export(db: Database, args: &ExportArgs) -> anyhow::Result<()> {

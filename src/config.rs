@@ -4,10 +4,9 @@ use std::net::SocketAddr;
 
 use clap::Args;
 
-use crate::{
-    agent::providers::LlmArgs,
-    store::{DEFAULT_DATABASE_URL, PoolConfig},
-};
+use crate::agent::providers::config::LlmArgs;
+
+use haico_store::{DEFAULT_DATABASE_URL, PoolConfig};
 
 /// Where the data lives.
 #[derive(Debug, Clone, Args)]
@@ -18,7 +17,7 @@ pub struct DatabaseArgs {
     /// Largest number of database connections (PostgreSQL pool, or SQLite readers); by
     /// default four per CPU core, between 8 and 32.
     #[arg(long, env = "HAICO_DB_MAX_CONNECTIONS",
-          default_value_t = crate::store::default_max_connections())]
+          default_value_t = haico_store::default_max_connections())]
     pub db_max_connections: u32,
     /// Milliseconds a request waits for a PostgreSQL connection and the start of its
     /// transaction before it answers 503 (the database is unreachable or overloaded).
@@ -28,7 +27,7 @@ pub struct DatabaseArgs {
     /// SQLite: how many write calls may share one commit. A call waits for the shared commit
     /// only while other writes are queued behind it; 1 commits every call on its own.
     #[arg(long, env = "HAICO_SQLITE_GROUP_COMMIT",
-          default_value_t = crate::store::DEFAULT_SQLITE_GROUP_COMMIT as u64,
+          default_value_t = haico_store::DEFAULT_SQLITE_GROUP_COMMIT as u64,
           value_parser = clap::value_parser!(u64).range(1..=256))]
     pub sqlite_group_commit: u64,
 }
@@ -57,7 +56,7 @@ pub struct ServeArgs {
     /// Bearer token every route but /healthz then requires (`Authorization: Bearer <token>`);
     /// unset, the API is open. Prefer the variable: a flag shows in the process list.
     #[arg(long, env = "HAICO_API_TOKEN", hide_env_values = true)]
-    pub api_token: Option<crate::http::ApiToken>,
+    pub api_token: Option<crate::http::guards::auth::ApiToken>,
     /// Tool calls one agent turn may make before it stops and says so.
     #[arg(long, env = "HAICO_MAX_STEPS", default_value_t = 25,
           value_parser = clap::value_parser!(u64).range(1..=1000))]
@@ -99,7 +98,7 @@ pub struct McpClientArgs {
     /// editor's decision before it is declined. Five minutes by default: time to notice the
     /// request and read its arguments, without a forgotten one holding the thread's turn.
     #[arg(long, env = "HAICO_APPROVAL_TIMEOUT_SECS",
-          default_value_t = crate::mcp_client::DEFAULT_APPROVAL_TIMEOUT.as_secs(),
+          default_value_t = crate::mcp_client::approval::DEFAULT_APPROVAL_TIMEOUT.as_secs(),
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub approval_timeout_secs: u64,
 }
@@ -108,10 +107,11 @@ impl McpClientArgs {
     /// The servers file, read and checked (no servers when none is set).
     pub fn config(
         &self,
-    ) -> Result<crate::mcp_client::McpConfig, crate::mcp_client::McpConfigError> {
+    ) -> Result<crate::mcp_client::config::McpConfig, crate::mcp_client::config::McpConfigError>
+    {
         match &self.mcp_servers {
-            Some(path) => crate::mcp_client::McpConfig::load(path),
-            None => Ok(crate::mcp_client::McpConfig::default()),
+            Some(path) => crate::mcp_client::config::McpConfig::load(path),
+            None => Ok(crate::mcp_client::config::McpConfig::default()),
         }
     }
 
@@ -228,16 +228,16 @@ pub struct GuardArgs {
     /// Chat turns one person (or token, or address in one-person mode) may start per minute;
     /// 0 turns the limit off.
     #[arg(long, env = "HAICO_CHAT_TURNS_PER_MINUTE",
-          default_value_t = crate::http::DEFAULT_CHAT_TURNS_PER_MINUTE)]
+          default_value_t = crate::http::guards::limits::DEFAULT_CHAT_TURNS_PER_MINUTE)]
     pub chat_turns_per_minute: u32,
     /// Sign-in attempts one address may make per minute (on top of the slow-down after wrong
     /// passwords); 0 turns the limit off.
     #[arg(long, env = "HAICO_SIGN_INS_PER_MINUTE",
-          default_value_t = crate::http::DEFAULT_SIGN_INS_PER_MINUTE)]
+          default_value_t = crate::http::guards::limits::DEFAULT_SIGN_INS_PER_MINUTE)]
     pub sign_ins_per_minute: u32,
     /// Study entries an address may make in a minute (0: no limit).
     #[arg(long, env = "HAICO_STUDY_ENTRIES_PER_MINUTE",
-          default_value_t = crate::http::DEFAULT_STUDY_ENTRIES_PER_MINUTE)]
+          default_value_t = crate::http::guards::limits::DEFAULT_STUDY_ENTRIES_PER_MINUTE)]
     pub study_entries_per_minute: u32,
 }
 
@@ -246,8 +246,11 @@ impl GuardArgs {
     /// origin is an error naming the setting.
     pub fn origin_policy(
         &self,
-    ) -> Result<crate::http::OriginPolicy, crate::http::InvalidOriginPolicy> {
-        crate::http::OriginPolicy::new(
+    ) -> Result<
+        crate::http::guards::origin::OriginPolicy,
+        crate::http::guards::origin::InvalidOriginPolicy,
+    > {
+        crate::http::guards::origin::OriginPolicy::new(
             &self.public_hosts,
             &self.allowed_origins,
             self.trust_forwarded_host,
@@ -255,11 +258,15 @@ impl GuardArgs {
     }
 
     /// The rate limits these settings describe.
-    pub fn rate_limits(&self) -> crate::http::RateLimits {
-        crate::http::RateLimits {
-            chat_turns: crate::http::RateLimit::per_minute(self.chat_turns_per_minute),
-            sign_ins: crate::http::RateLimit::per_minute(self.sign_ins_per_minute),
-            study_entries: crate::http::RateLimit::per_minute(self.study_entries_per_minute),
+    pub fn rate_limits(&self) -> crate::http::guards::limits::RateLimits {
+        crate::http::guards::limits::RateLimits {
+            chat_turns: crate::http::guards::limits::RateLimit::per_minute(
+                self.chat_turns_per_minute,
+            ),
+            sign_ins: crate::http::guards::limits::RateLimit::per_minute(self.sign_ins_per_minute),
+            study_entries: crate::http::guards::limits::RateLimit::per_minute(
+                self.study_entries_per_minute,
+            ),
         }
     }
 }

@@ -9,13 +9,11 @@ use anyhow::{Context, bail};
 use futures::StreamExt;
 use serde_json::Value;
 
-use crate::{
-    ThreadId,
-    agent::{Agent, AgentConfig, model::ChatModel},
-    events::{InProcessBus, subscribe},
-    store::Database,
-    tools::ToolRuntime,
-};
+use crate::{agent::AgentConfig, agent::model::ChatModel, agent::turn::Agent, tools::ToolRuntime};
+
+use haico_store::{Database, ThreadId};
+
+use haico_core::{events::InProcessBus, events::subscribe};
 
 /// Runs one turn of `message` on `thread` and prints it to stdout (steps and errors go to
 /// stderr-like lines on stdout, prefixed, so a pipe keeps the whole story). Fails when the

@@ -4,12 +4,9 @@
 use serde_json::Value;
 
 use super::model::{ChatMessage, ToolCallRequest};
-use crate::{
-    ThreadId,
-    store::StoredTurn,
-    tools::ACTION_AND_REASONING,
-    workspace::{WorkspaceError, Workspaces},
-};
+use crate::tools::ACTION_AND_REASONING;
+use haico_core::{workspace::WorkspaceError, workspace::Workspaces};
+use haico_store::{StoredTurn, ThreadId};
 
 /// Longest string argument of an earlier call sent back in full; longer ones (a whole
 /// document) are cut, since the workspace shows what they left behind.

@@ -12,7 +12,7 @@ use std::{sync::Arc, sync::atomic::Ordering, time::Duration};
 use tokio::task::JoinHandle;
 
 use super::turn::{Agent, lease_ms};
-use crate::{ThreadId, store::now_ms};
+use haico_store::{ThreadId, now_ms};
 
 /// What a turn whose replica stopped says to the person.
 pub const EXPIRED_REASON: &str = "the server running this turn stopped; the steps it made are \

@@ -12,7 +12,7 @@ use futures::{Stream, StreamExt};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::usage::CallUsage;
+use haico_store::usage::CallUsage;
 
 /// One message of the conversation, in the order the model should read them. The system prompt
 /// is not a message: it travels in [`ModelRequest::system`], because providers place it

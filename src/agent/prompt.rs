@@ -13,14 +13,15 @@
 //! again. A turn about a person's selection also marks the passage in the document
 //! ([`focus`]).
 
-use crate::{
-    ThreadId,
-    panels::{Panel, PanelSet},
-    store::{ArtifactSummary, DocumentExcerpt, PlanPage, Preference, Workspace},
-    workspace::{
-        ArtifactQuery, View, WorkspaceError, Workspaces, artifact_line, plan::render_plan,
-        preferences::render_preferences,
-    },
+use haico_store::{
+    ArtifactSummary, DocumentExcerpt, PlanPage, Preference, ThreadId, Workspace, panels::Panel,
+    panels::PanelSet,
+};
+
+use haico_core::{
+    workspace::ArtifactQuery, workspace::View, workspace::WorkspaceError, workspace::Workspaces,
+    workspace::artifact_line, workspace::plan::render_plan,
+    workspace::preferences::render_preferences,
 };
 
 /// How much of the workspace the prompt may carry.

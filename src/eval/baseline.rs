@@ -14,7 +14,7 @@ use super::{
     tally::Counts,
     trace::{ModelCallTrace, TurnTrace},
 };
-use crate::store::{MessageRecord, StoredTurn, Workspace};
+use haico_store::{MessageRecord, StoredTurn, Workspace};
 
 /// What the baseline answers to every message: words that name no target, so no
 /// `answer_mentions` check is met by chance.

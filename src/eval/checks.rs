@@ -17,10 +17,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::trace::TurnTrace;
-use crate::{
-    store::{Artifact, PlanStep, Preference, StoredToolCall, StoredTurn, Workspace},
-    workspace::rules::plural,
-};
+use haico_core::workspace::rules::plural;
+use haico_store::{Artifact, PlanStep, Preference, StoredToolCall, StoredTurn, Workspace};
 
 mod charts;
 mod document;

@@ -10,20 +10,16 @@ use std::{
 use anyhow::{Context, bail};
 use clap::Args;
 
-use super::{
-    ModelChoice, Progress, Report, RunOptions, evaluate,
-    run::RunResult,
-    scenario::{MAX_STEPS_LIMIT, load_all, select},
-    trace::markdown,
+use crate::{
+    agent::AgentConfig, agent::model::CONFIGURE_HINT, agent::providers::build_model,
+    agent::providers::config::LlmArgs,
 };
 use crate::{
-    agent::{
-        AgentConfig,
-        model::CONFIGURE_HINT,
-        providers::{LlmArgs, build_model},
-    },
-    workspace::rules::plural,
+    eval::evaluate, eval::report::Report, eval::run::ModelChoice, eval::run::Progress,
+    eval::run::RunOptions, eval::run::RunResult, eval::scenario::MAX_STEPS_LIMIT,
+    eval::scenario::load_all, eval::scenario::select, eval::trace::markdown,
 };
+use haico_core::workspace::rules::plural;
 
 /// Most runs `--repeat` asks for (each is a whole scenario on a model).
 pub const MAX_REPEAT: u32 = 100;

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::store::StoredTurn;
+use haico_store::StoredTurn;
 
 /// The model's token use over some turns; every field `None` where the provider (or this
 /// build) did not report it.
@@ -283,7 +283,7 @@ mod tests {
 
     #[test]
     fn later_calls_measure_what_the_cache_saved_after_each_turns_first_call() {
-        use crate::usage::{CallUsage, TurnUsage};
+        use haico_store::{usage::CallUsage, usage::TurnUsage};
         let call = |prompt, cached, ttft| CallUsage {
             prompt_tokens: Some(prompt),
             cached_tokens: Some(cached),

@@ -35,7 +35,11 @@ pub use scenario::{Scenario, ScenarioError, load, load_all, select};
 pub use tally::{Counts, Tally};
 pub use trace::TurnTrace;
 
-use crate::{agent::StartError, store::StoreError, workspace::WorkspaceError};
+use crate::agent::turn::StartError;
+
+use haico_store::StoreError;
+
+use haico_core::workspace::WorkspaceError;
 
 /// Why an evaluation could not run (as opposed to scenarios that ran and failed checks, which
 /// is a result). Each names the scenario file.

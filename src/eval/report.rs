@@ -15,7 +15,7 @@ use super::{
     scenario::Scenario,
     tally::{Counts, Tally, points},
 };
-use crate::workspace::rules::plural;
+use haico_core::workspace::rules::plural;
 
 /// The outcome of an evaluation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -284,7 +284,7 @@ impl Report {
             overall.counts.all.fraction(),
             overall.baseline.all.fraction(),
             measure_cells(&Measures {
-                tokens: crate::eval::TokenMeasures {
+                tokens: crate::eval::measures::TokenMeasures {
                     first_token_ms: overall.totals.median.first_token_ms,
                     ..sum.tokens
                 },

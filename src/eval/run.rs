@@ -11,27 +11,22 @@ use std::{
 
 use serde::{Deserialize, Serialize};
 
-use super::{
-    EvalError,
-    baseline::{self, Baseline},
-    checks::{CheckOutcome, Observed},
-    measures::Measures,
-    scenario::{Scenario, StartingWorkspace},
-    tally::Counts,
-    trace::{self, CallLog, TurnTrace},
+use crate::{
+    agent::AgentConfig, agent::model::ChatModel, agent::providers::replay::ReplayModel,
+    agent::providers::replay::ReplayScript, agent::turn::Agent, tools::ToolRuntime,
+    tools::tool_specs,
 };
 use crate::{
-    ThreadId,
-    agent::{
-        Agent, AgentConfig,
-        model::ChatModel,
-        providers::replay::{ReplayModel, ReplayScript},
-    },
-    events::InProcessBus,
-    store::{Artifact, Database, PoolConfig, StoredTurn},
-    tools::{ToolRuntime, tool_specs},
-    workspace::{PreferenceDraft, StepPlacement, WorkspaceError, Workspaces},
+    eval::EvalError, eval::baseline, eval::baseline::Baseline, eval::checks::CheckOutcome,
+    eval::checks::Observed, eval::measures::Measures, eval::scenario::Scenario,
+    eval::scenario::StartingWorkspace, eval::tally::Counts, eval::trace, eval::trace::TurnTrace,
+    eval::trace::recorder::CallLog,
 };
+use haico_core::{
+    events::InProcessBus, workspace::PreferenceDraft, workspace::StepPlacement,
+    workspace::WorkspaceError, workspace::Workspaces,
+};
+use haico_store::{Artifact, Database, PoolConfig, StoredTurn, ThreadId};
 
 /// The one thread each scenario's database holds.
 const THREAD: &str = "eval";

@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::checks::{Check, Term, normalize};
-use crate::{
-    agent::providers::replay::ReplayResponse, panels::PreferenceKind, workspace::checked_message,
-};
+use crate::agent::providers::replay::ReplayResponse;
+use haico_core::workspace::checked_message;
+use haico_store::panels::PreferenceKind;
 
 /// Most tool calls one turn may be given (the same bound as `HAICO_MAX_STEPS`).
 pub const MAX_STEPS_LIMIT: u32 = 1_000;

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 pub use recorder::{CallLog, RecordedCall, traced};
 
-use crate::store::{StoredToolCall, StoredTurn};
+use haico_store::{StoredToolCall, StoredTurn};
 
 /// Longest argument text the JSON trace keeps per tool call.
 const ARGUMENT_CHARS: usize = 4_000;

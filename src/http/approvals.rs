@@ -12,14 +12,18 @@ use serde_json::{Value, json};
 use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::guards::{Authorized, Chat, Read};
 use super::{
     error::ApiError,
     extract::{Json, Path},
     schema::{BodyErrors, ErrorBody, PathErrors, ThreadPath},
     state::AppState,
 };
-use crate::{ThreadId, mcp_client::ApprovalRequest};
+use crate::{
+    http::guards::authorized::Authorized, http::guards::authorized::Chat,
+    http::guards::authorized::Read,
+};
+use haico_core::workspace::ApprovalRequest;
+use haico_store::ThreadId;
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

@@ -8,16 +8,15 @@ use axum::{
 use serde::Deserialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::guards::{Authorized, Read};
 use super::{
     error::ApiError,
     extract::{Json, Path, Query},
     schema::{ArtifactPath, ErrorBody, PathErrors, ThreadPath},
     state::AppState,
 };
-use crate::{
-    charts::svg::{self, RenderError},
-    wire::{Artifact, ArtifactSummary},
+use crate::{http::guards::authorized::Authorized, http::guards::authorized::Read};
+use haico_core::{
+    charts::svg, charts::svg::RenderError, wire::Artifact, wire::ArtifactSummary,
     workspace::ArtifactQuery,
 };
 

@@ -16,7 +16,6 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::guards::{Authorized, Chat, Read, TurnAllowed};
 use super::wire::TurnRecord;
 use super::{
     error::ApiError,
@@ -25,7 +24,12 @@ use super::{
     schema::{BodyErrors, ErrorBody, PathErrors, ThreadPath},
     state::AppState,
 };
-use crate::{agent::StartError, events::subscribe};
+use crate::agent::turn::StartError;
+use crate::{
+    http::guards::authorized::Authorized, http::guards::authorized::Chat,
+    http::guards::authorized::Read, http::guards::authorized::TurnAllowed,
+};
+use haico_core::events::subscribe;
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -44,7 +48,7 @@ struct ChatRequest {
     /// it): the agent reads it quoted before the message and marked in its snapshot, and in
     /// suggest mode may only suggest changes to it.
     #[serde(default)]
-    selection: Option<crate::workspace::Selection>,
+    selection: Option<haico_core::workspace::Selection>,
 }
 
 #[utoipa::path(
@@ -78,7 +82,7 @@ async fn chat(
                 ));
             }
             let focus = state.workspaces().focus_for(&id, selection).await?;
-            let message = crate::workspace::suggestions::message_about(&focus, &body.message);
+            let message = haico_core::workspace::suggestions::message_about(&focus, &body.message);
             (message, Some(focus))
         }
         None => (body.message, None),

@@ -68,9 +68,9 @@ pub(super) async fn serve(
     let max = limits
         .max_connections
         .unwrap_or_else(|| {
-            super::default_max_connections(
-                super::open_files_limit(),
-                crate::store::default_max_connections(),
+            crate::http::open_files::default_max_connections(
+                crate::http::open_files::open_files_limit(),
+                haico_store::default_max_connections(),
             )
         })
         .clamp(1, MAX_SLOTS);

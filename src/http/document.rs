@@ -7,7 +7,6 @@
 use serde::Deserialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::guards::{Authorized, Edit, Read};
 use super::{
     error::ApiError,
     extract::{Json, Path, Query},
@@ -15,7 +14,11 @@ use super::{
     schema::{BodyErrors, DocumentConflict, PathErrors, ThreadPath},
     state::AppState,
 };
-use crate::wire::Document;
+use crate::{
+    http::guards::authorized::Authorized, http::guards::authorized::Edit,
+    http::guards::authorized::Read,
+};
+use haico_core::wire::Document;
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(get_document, put_document))

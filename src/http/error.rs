@@ -10,7 +10,11 @@ use axum::{
 };
 use serde_json::json;
 
-use crate::{InvalidThreadId, store::StoreError, wire::Document, workspace::WorkspaceError};
+use haico_store::{InvalidThreadId, StoreError};
+
+use haico_core::{wire::Document, workspace::WorkspaceError};
+
+use crate::studies::StudyError;
 
 /// The `Retry-After` (seconds) of an answer given while the database is unavailable: long
 /// enough not to hammer a server that is coming back, short enough to notice it is back.
@@ -47,7 +51,7 @@ pub enum ApiError {
         /// What happened and what to do.
         message: String,
         /// The conflicting later changes.
-        conflicts: Vec<crate::workspace::RevertConflict>,
+        conflicts: Vec<haico_core::workspace::RevertConflict>,
     },
     /// The body is larger than the server accepts.
     #[error("{0}")]
@@ -235,9 +239,9 @@ impl From<InvalidThreadId> for ApiError {
     }
 }
 
-impl From<crate::people::PeopleError> for ApiError {
-    fn from(err: crate::people::PeopleError) -> Self {
-        use crate::people::PeopleError;
+impl From<haico_core::people::PeopleError> for ApiError {
+    fn from(err: haico_core::people::PeopleError) -> Self {
+        use haico_core::people::PeopleError;
         let message = err.to_string();
         match err {
             PeopleError::Invalid(_) => ApiError::BadRequest(message),
@@ -252,5 +256,53 @@ impl From<crate::people::PeopleError> for ApiError {
             PeopleError::Internal(_) => ApiError::Internal(message),
             PeopleError::Store(store) => ApiError::Store(store),
         }
+    }
+}
+
+/// A study refusal as an HTTP answer: `422` naming the design's field, `410` for a closed
+/// study's link, `409` with `status: "full"` or `needs`, `409 time is up`.
+#[derive(Debug)]
+pub(crate) struct StudyFailure(pub(crate) StudyError);
+
+impl From<StudyError> for StudyFailure {
+    fn from(err: StudyError) -> Self {
+        Self(err)
+    }
+}
+
+impl IntoResponse for StudyFailure {
+    fn into_response(self) -> Response {
+        let err = self.0;
+        let status = match &err {
+            StudyError::Design(_) | StudyError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            StudyError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            StudyError::NotFound(_) => StatusCode::NOT_FOUND,
+            StudyError::Closed => StatusCode::GONE,
+            StudyError::Conflict(_)
+            | StudyError::Full
+            | StudyError::TimeIsUp
+            | StudyError::NeedsTurns { .. } => StatusCode::CONFLICT,
+            StudyError::Forbidden(_) => StatusCode::FORBIDDEN,
+            StudyError::Workspace(_) | StudyError::Store(_) | StudyError::Internal(_) => {
+                let api = match err {
+                    StudyError::Workspace(err) => ApiError::from(err),
+                    StudyError::Store(err) => ApiError::Store(err),
+                    other => {
+                        tracing::error!(error = %other, "a study operation failed inside");
+                        ApiError::Internal("the study operation failed inside the server".into())
+                    }
+                };
+                return api.into_response();
+            }
+        };
+        let body = match &err {
+            StudyError::Full => json!({"error": err.to_string(), "status": "full"}),
+            StudyError::NeedsTurns { turns } => {
+                json!({"error": err.to_string(), "needs": {"turns": turns}})
+            }
+            StudyError::Design(fault) => json!({"error": err.to_string(), "path": fault.path}),
+            _ => json!({"error": err.to_string()}),
+        };
+        (status, axum::Json(body)).into_response()
     }
 }

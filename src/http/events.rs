@@ -18,14 +18,17 @@ use futures::{Stream, StreamExt};
 use serde::Deserialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::guards::{Authorized, Read, TokenInQuery};
 use super::{
     error::ApiError,
     extract::{Path, Query},
     schema::{PathErrors, ThreadPath},
     state::AppState,
 };
-use crate::events::subscribe;
+use crate::{
+    http::guards::authorized::Authorized, http::guards::authorized::Read,
+    http::guards::identify::TokenInQuery,
+};
+use haico_core::events::subscribe;
 
 /// How often an idle stream sends a comment line, so proxies keep it open and dead clients
 /// are noticed.

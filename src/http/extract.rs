@@ -29,8 +29,8 @@ where
                 "the request body must be a JSON object".to_string(),
             ));
         }
-        if let Some(path) = crate::workspace::rules::find_nul(&value) {
-            return Err(crate::workspace::rules::nul_in(&path).into());
+        if let Some(path) = haico_core::workspace::rules::find_nul(&value) {
+            return Err(haico_core::workspace::rules::nul_in(&path).into());
         }
         serde_path_to_error::deserialize(value)
             .map(Json)

@@ -12,7 +12,7 @@ use serde_json::json;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
 use super::{error::OUTAGE_RETRY_AFTER_SECS, state::AppState};
-use crate::store::StoreError;
+use haico_store::StoreError;
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(healthz))

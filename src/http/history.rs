@@ -13,7 +13,6 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::guards::{Authorized, Edit, Read, UseServer};
 use super::{
     error::ApiError,
     extract::{Json, Path, Query},
@@ -21,11 +20,14 @@ use super::{
     state::AppState,
 };
 use crate::{
-    ThreadId,
-    store::Workspace,
-    wire::Thread,
-    workspace::{DocumentDiff, HistoryPage, RevertConflict, recording::to_jsonl},
+    http::guards::authorized::Authorized, http::guards::authorized::Edit,
+    http::guards::authorized::Read, http::guards::authorized::UseServer,
 };
+use haico_core::{
+    wire::Thread, workspace::DocumentDiff, workspace::HistoryPage, workspace::RevertConflict,
+    workspace::recording::to_jsonl,
+};
+use haico_store::{ThreadId, Workspace};
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -163,7 +165,7 @@ async fn document_diff(
 /// The answer of a restore or an undone turn: the workspace as `GET …/workspace?at=rev` reads.
 async fn rewritten(
     state: &AppState,
-    thread: &crate::ThreadId,
+    thread: &haico_store::ThreadId,
     rev: i64,
     workspace: Workspace,
 ) -> Result<Json<Rewritten>, ApiError> {

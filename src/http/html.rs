@@ -17,14 +17,15 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::guards::{Authorized, UseServer};
 use super::wire::{MessageRecord, TurnRecord};
 use super::{error::ApiError, extract::Json, schema::BodyErrors, state::AppState};
-use crate::{
-    markdown::{to_safe_html, to_safe_html_until},
-    store::{self, StoredTurn},
-    wire::{ArtifactSummary, Document, PlanStep, Preference},
+use crate::{http::guards::authorized::Authorized, http::guards::authorized::UseServer};
+use haico_core::{
+    markdown::to_safe_html, markdown::to_safe_html_until, wire::ArtifactSummary, wire::Document,
+    wire::PlanStep, wire::Preference,
 };
+use haico_store as store;
+use haico_store::StoredTurn;
 
 /// Markdown at least this long (in bytes, all inputs of one request together) renders on the
 /// blocking pool; shorter inputs render in under a millisecond and stay inline. (About
@@ -92,7 +93,7 @@ pub(super) struct WorkspaceView {
     /// `direct` or `suggest` (issue 25).
     document_mode: String,
     /// The open suggestions, oldest first, each with its diff against this document.
-    suggestions: Vec<crate::workspace::suggestions::SuggestionBody>,
+    suggestions: Vec<haico_core::workspace::suggestions::SuggestionBody>,
 }
 
 impl DocumentView {
@@ -157,8 +158,8 @@ pub(super) async fn document_view(
 pub(super) async fn workspace_view(
     workspace: store::Workspace,
     suggestions: (
-        crate::workspace::DocumentMode,
-        Vec<crate::workspace::ListedSuggestion>,
+        haico_core::workspace::DocumentMode,
+        Vec<haico_core::workspace::ListedSuggestion>,
     ),
     param: HtmlParam,
 ) -> Result<WorkspaceView, ApiError> {
@@ -183,8 +184,10 @@ pub(super) async fn workspace_view(
         suggestions: suggestions
             .1
             .iter()
-            .filter(|listed| listed.suggestion.status == crate::workspace::SuggestionStatus::Open)
-            .map(crate::workspace::suggestions::to_wire)
+            .filter(|listed| {
+                listed.suggestion.status == haico_core::workspace::SuggestionStatus::Open
+            })
+            .map(haico_core::workspace::suggestions::to_wire)
             .collect(),
     })
 }

@@ -6,9 +6,9 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::guards::{Authorized, UseServer};
 use super::{extract::Json, state::AppState};
 use crate::agent::model::CONFIGURE_HINT;
+use crate::{http::guards::authorized::Authorized, http::guards::authorized::UseServer};
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(server_info))

@@ -43,18 +43,16 @@ use rmcp::transport::streamable_http_server::{
 };
 use tower::ServiceExt;
 
-use super::{
-    ApiError, AppState,
-    guards::{Authorized, UseServer, authorized::refused},
+use crate::{
+    http::error::ApiError, http::guards::authorized::Authorized,
+    http::guards::authorized::UseServer, http::guards::authorized::refused, http::state::AppState,
 };
 use crate::{
-    ThreadId,
-    mcp::{
-        HaicoMcp, McpCaller, McpThread, SessionCloser, ensure_thread,
-        sessions::{McpSessionError, McpSessions, Standing},
-    },
-    people::{Op, permits},
+    mcp::HaicoMcp, mcp::McpCaller, mcp::McpThread, mcp::SessionCloser, mcp::ensure_thread,
+    mcp::sessions::McpSessionError, mcp::sessions::McpSessions, mcp::sessions::Standing,
 };
+use haico_core::{people::Op, people::permits};
+use haico_store::ThreadId;
 
 /// The MCP endpoint, one per thread.
 pub const THREAD_ROUTE: &str = "/mcp/{thread_id}";

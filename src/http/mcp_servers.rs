@@ -8,9 +8,9 @@ use serde::Serialize;
 use utoipa::ToSchema;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::guards::{Authorized, UseServer};
 use super::{extract::Json, state::AppState};
 use crate::mcp_client::ServerStatus;
+use crate::{http::guards::authorized::Authorized, http::guards::authorized::UseServer};
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_mcp_servers))

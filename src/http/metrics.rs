@@ -11,8 +11,8 @@ use axum::{
 };
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::guards::{Administer, Authorized};
 use super::state::AppState;
+use crate::{http::guards::authorized::Administer, http::guards::authorized::Authorized};
 
 /// The `route` label of a request that matched no route (kept apart so a scan of random paths
 /// cannot grow the label set).

@@ -3,12 +3,15 @@
 use serde::{Deserialize, Serialize};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::guards::{Authorized, Edit, Read};
 use super::{
     error::ApiError,
     extract::{Json, Path},
     schema::{BodyErrors, PathErrors, ThreadPath},
     state::AppState,
+};
+use crate::{
+    http::guards::authorized::Authorized, http::guards::authorized::Edit,
+    http::guards::authorized::Read,
 };
 
 pub(super) fn router() -> OpenApiRouter<AppState> {

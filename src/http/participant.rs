@@ -13,16 +13,17 @@ use serde_json::{Map, Value, json};
 use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::guards::{Anyone, Authorized};
 use super::{
     error::ApiError,
+    error::StudyFailure,
     extract::{Json, Path},
     schema::{BodyErrors, ErrorBody},
     state::AppState,
-    studies::StudyFailure,
 };
-use crate::markdown::to_safe_html;
-use crate::studies::{PARTICIPANT_COOKIE, Participant, ParticipantView, StudyError};
+use crate::{http::guards::authorized::Anyone, http::guards::authorized::Authorized};
+use crate::{studies::PARTICIPANT_COOKIE, studies::ParticipantView, studies::StudyError};
+use haico_core::markdown::to_safe_html;
+use haico_core::people::Participant;
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

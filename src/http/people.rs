@@ -11,20 +11,20 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::guards::{Administer, Anyone, Authorized, ManageSharing, SignInAllowed, UseServer};
-use super::{
-    error::ApiError,
-    extract::{Json, Path},
-    guards::limits::client_address,
-    guards::{SESSION_COOKIE, identify::session_key},
-    schema::{BodyErrors, ErrorBody, PathErrors, ThreadPath},
-    state::AppState,
-    wire::{self, Member, User},
+use crate::{
+    http::error::ApiError, http::extract::Json, http::extract::Path,
+    http::guards::identify::SESSION_COOKIE, http::guards::identify::session_key,
+    http::guards::limits::client_address, http::schema::BodyErrors, http::schema::ErrorBody,
+    http::schema::PathErrors, http::schema::ThreadPath, http::state::AppState, http::wire,
+    http::wire::Member, http::wire::User,
 };
 use crate::{
-    people::{Principal, SESSION_DAYS},
-    store,
+    http::guards::authorized::Administer, http::guards::authorized::Anyone,
+    http::guards::authorized::Authorized, http::guards::authorized::ManageSharing,
+    http::guards::authorized::SignInAllowed, http::guards::authorized::UseServer,
 };
+use haico_core::{people::Principal, people::SESSION_DAYS};
+use haico_store as store;
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -138,7 +138,7 @@ struct NamePath {
 struct MemberPath {
     /// The thread's id.
     #[param(value_type = String, pattern = "^[A-Za-z0-9_-]{1,64}$")]
-    thread_id: crate::ThreadId,
+    thread_id: haico_store::ThreadId,
     /// The account's name.
     name: String,
 }

@@ -16,7 +16,6 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::guards::{Authorized, Edit, Read};
 use super::wire;
 use super::{
     error::ApiError,
@@ -24,7 +23,11 @@ use super::{
     schema::{BodyErrors, PathErrors, StepPath, ThreadPath},
     state::AppState,
 };
-use crate::{wire::PlanStep, workspace::StepPlacement};
+use crate::{
+    http::guards::authorized::Authorized, http::guards::authorized::Edit,
+    http::guards::authorized::Read,
+};
+use haico_core::{wire::PlanStep, workspace::StepPlacement};
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

@@ -7,7 +7,6 @@ use axum::http::StatusCode;
 use serde::{Deserialize, Deserializer};
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::guards::{Authorized, Edit, Read};
 use super::{
     error::ApiError,
     extract::{Json, Path},
@@ -15,10 +14,11 @@ use super::{
     state::AppState,
 };
 use crate::{
-    panels::PreferenceKind,
-    wire::Preference,
-    workspace::{PreferenceChange, PreferenceDraft},
+    http::guards::authorized::Authorized, http::guards::authorized::Edit,
+    http::guards::authorized::Read,
 };
+use haico_core::{wire::Preference, workspace::PreferenceChange, workspace::PreferenceDraft};
+use haico_store::panels::PreferenceKind;
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -74,7 +74,7 @@ async fn list_preferences(
     Authorized(state, _): Authorized<Read>,
     Path(path): Path<ThreadPath>,
 ) -> Result<Json<Vec<Preference>>, ApiError> {
-    Ok(Json(super::wire::list(
+    Ok(Json(haico_core::wire::list(
         state
             .workspaces()
             .preferences(&path.thread_id)

@@ -20,7 +20,6 @@ use utoipa::{
 };
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::guards::{Authorized, Read, UseServer};
 use super::{
     approvals, artifacts, chat, document, events, health, history, html, info, mcp_servers,
     metrics, objective, participant, people, plan, preferences,
@@ -28,14 +27,14 @@ use super::{
     state::AppState,
     studies, study_data, suggestions, threads, tools,
 };
+use crate::http::schema::{FORBIDDEN, UNAUTHORIZED};
+use crate::{
+    http::guards::authorized::Authorized, http::guards::authorized::Read,
+    http::guards::authorized::UseServer,
+};
 
 /// The name of the bearer security scheme in the document.
 const BEARER: &str = "bearer";
-/// The shared `401` response, which every route asking for someone lists (see
-/// [`super::guards::authorized`]).
-pub(super) const UNAUTHORIZED: &str = "Unauthorized";
-/// The shared `403` response of routes that need more than reading.
-pub(super) const FORBIDDEN: &str = "Forbidden";
 
 /// Every documented route of the API.
 pub(super) fn routes() -> OpenApiRouter<AppState> {
@@ -203,7 +202,7 @@ impl Modify for Conventions {
                          administrator's `HAICO_API_TOKEN`; needed once accounts exist or the \
                          token is set. The events stream also accepts it as `?{}=<token>`, for \
                          `EventSource` clients that cannot set headers.",
-                        super::guards::ACCESS_TOKEN_PARAM
+                        crate::http::guards::identify::ACCESS_TOKEN_PARAM
                     )))
                     .build(),
             ),

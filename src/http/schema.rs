@@ -8,7 +8,9 @@
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, IntoResponses, ToSchema};
 
-use crate::{ThreadId, wire::Document};
+use haico_store::ThreadId;
+
+use haico_core::wire::Document;
 
 /// The body of every error: `{"error": "<what went wrong and how to fix it>"}`.
 #[derive(Debug, Serialize, ToSchema)]
@@ -120,3 +122,9 @@ pub struct TurnPath {
     /// The turn's number, from 1.
     pub turn_index: i64,
 }
+
+/// The shared `401` response, which every route asking for someone lists (see
+/// `guards/authorized.rs`).
+pub(super) const UNAUTHORIZED: &str = "Unauthorized";
+/// The shared `403` response of routes that need more than reading.
+pub(super) const FORBIDDEN: &str = "Forbidden";

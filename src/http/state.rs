@@ -9,15 +9,15 @@ use super::{
     guards::{auth::ApiToken, limits::Limiters, origin::OriginPolicy},
 };
 use crate::{
-    agent::{Agent, AgentConfig, model::ChatModel, providers::UnconfiguredModel},
-    events::{InProcessBus, SharedBus},
-    people::{People, Principal},
-    replicas::DoorbellStatus,
-    store::Database,
-    studies::{ConditionPolicies, Studies},
+    agent::AgentConfig, agent::model::ChatModel, agent::providers::unconfigured::UnconfiguredModel,
+    agent::turn::Agent, replicas::DoorbellStatus, studies::ConditionPolicies, studies::Studies,
     tools::ToolRuntime,
-    workspace::{Actor, Workspaces},
 };
+use haico_core::{
+    events::InProcessBus, events::SharedBus, people::People, people::Principal, workspace::Actor,
+    workspace::Workspaces,
+};
+use haico_store::Database;
 
 /// What every handler shares: the workspaces (the domain layer every change goes through), the
 /// tool runtime, the agent, the people, and the server's shutdown signal. A handler's copy

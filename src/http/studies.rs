@@ -13,18 +13,16 @@ use serde_json::{Map, Value, json};
 use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::guards::{Authorized, UseServer};
 use super::{
-    error::ApiError,
+    error::StudyFailure,
     extract::{AnyJson, Json, Path},
     schema::{BodyErrors, ErrorBody, PathErrors},
     state::AppState,
     wire::{self, Member},
 };
-use crate::{
-    store::StudyStatus,
-    studies::{StudyChange, StudyError, StudyOp, StudyView},
-};
+use crate::{http::guards::authorized::Authorized, http::guards::authorized::UseServer};
+use crate::{studies::StudyChange, studies::StudyError, studies::StudyOp, studies::StudyView};
+use haico_store::StudyStatus;
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -43,54 +41,6 @@ pub(super) fn router() -> OpenApiRouter<AppState> {
 pub(super) struct StudyPath {
     /// The study's id.
     pub(super) study_id: String,
-}
-
-/// A study refusal as an HTTP answer: `422` naming the design's field, `410` for a closed
-/// study's link, `409` with `status: "full"` or `needs`, `409 time is up`.
-#[derive(Debug)]
-pub(super) struct StudyFailure(pub(super) StudyError);
-
-impl From<StudyError> for StudyFailure {
-    fn from(err: StudyError) -> Self {
-        Self(err)
-    }
-}
-
-impl IntoResponse for StudyFailure {
-    fn into_response(self) -> Response {
-        let err = self.0;
-        let status = match &err {
-            StudyError::Design(_) | StudyError::Invalid(_) => StatusCode::UNPROCESSABLE_ENTITY,
-            StudyError::BadRequest(_) => StatusCode::BAD_REQUEST,
-            StudyError::NotFound(_) => StatusCode::NOT_FOUND,
-            StudyError::Closed => StatusCode::GONE,
-            StudyError::Conflict(_)
-            | StudyError::Full
-            | StudyError::TimeIsUp
-            | StudyError::NeedsTurns { .. } => StatusCode::CONFLICT,
-            StudyError::Forbidden(_) => StatusCode::FORBIDDEN,
-            StudyError::Workspace(_) | StudyError::Store(_) | StudyError::Internal(_) => {
-                let api = match err {
-                    StudyError::Workspace(err) => ApiError::from(err),
-                    StudyError::Store(err) => ApiError::Store(err),
-                    other => {
-                        tracing::error!(error = %other, "a study operation failed inside");
-                        ApiError::Internal("the study operation failed inside the server".into())
-                    }
-                };
-                return api.into_response();
-            }
-        };
-        let body = match &err {
-            StudyError::Full => json!({"error": err.to_string(), "status": "full"}),
-            StudyError::NeedsTurns { turns } => {
-                json!({"error": err.to_string(), "needs": {"turns": turns}})
-            }
-            StudyError::Design(fault) => json!({"error": err.to_string(), "path": fault.path}),
-            _ => json!({"error": err.to_string()}),
-        };
-        (status, axum::Json(body)).into_response()
-    }
 }
 
 /// A study as researchers read it: the design's fields, its status, its link and its counts.

@@ -9,14 +9,15 @@ use serde_json::Value;
 use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::guards::{Authorized, UseServer};
 use super::{
+    error::StudyFailure,
     extract::{Path, Query},
     schema::{ErrorBody, PathErrors},
     state::AppState,
-    studies::{ExportQuery, StudyFailure, StudyPath, typed},
+    studies::{ExportQuery, StudyPath, typed},
 };
 use crate::studies::export::{self, Identities};
+use crate::{http::guards::authorized::Authorized, http::guards::authorized::UseServer};
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 use utoipa::IntoParams;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::guards::{Authorized, Edit, Read};
 use super::{
     error::ApiError,
     extract::{Json, Path, Query},
@@ -16,10 +15,14 @@ use super::{
     state::AppState,
 };
 use crate::{
-    ThreadId,
-    wire::Document,
-    workspace::suggestions::{SuggestionBody, checked_status, to_wire},
+    http::guards::authorized::Authorized, http::guards::authorized::Edit,
+    http::guards::authorized::Read,
 };
+use haico_core::{
+    wire::Document, workspace::suggestions::SuggestionBody, workspace::suggestions::checked_status,
+    workspace::suggestions::to_wire,
+};
+use haico_store::ThreadId;
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

@@ -4,7 +4,6 @@ use axum::{body::Bytes, extract::rejection::BytesRejection, http::StatusCode};
 use serde::Deserialize;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::guards::{Authorized, Delete, Edit, Read, UseServer};
 use super::{
     error::ApiError,
     extract::{Json, Path, Query},
@@ -12,7 +11,13 @@ use super::{
     schema::{BodyErrors, ErrorBody, PathErrors, ThreadPath},
     state::AppState,
 };
-use crate::{ThreadId, wire::Thread};
+use crate::{
+    http::guards::authorized::Authorized, http::guards::authorized::Delete,
+    http::guards::authorized::Edit, http::guards::authorized::Read,
+    http::guards::authorized::UseServer,
+};
+use haico_core::wire::Thread;
+use haico_store::ThreadId;
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -165,20 +170,20 @@ async fn rename_thread(
     let document_mode = body
         .document_mode
         .as_deref()
-        .map(crate::workspace::suggestions::checked_mode)
+        .map(haico_core::workspace::suggestions::checked_mode)
         .transpose()?;
     let configured: Vec<String> = state
         .agent()
         .mcp_servers()
         .map(crate::mcp_client::McpServers::names)
         .unwrap_or_default();
-    let change = crate::workspace::ThreadChange {
+    let change = haico_core::workspace::ThreadChange {
         title: body.title.as_deref(),
         document_mode,
         mcp_servers: body
             .mcp_servers
             .as_ref()
-            .map(|names| crate::workspace::ServerChoice {
+            .map(|names| haico_core::workspace::ServerChoice {
                 names: names.as_deref(),
                 configured: &configured,
             }),

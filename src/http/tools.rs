@@ -4,7 +4,6 @@
 use serde_json::Value;
 use utoipa_axum::{router::OpenApiRouter, routes};
 
-use super::guards::{Authorized, CallTool, UseServer};
 use super::{
     error::ApiError,
     extract::{AnyJson, Json, Path},
@@ -12,6 +11,10 @@ use super::{
     state::AppState,
 };
 use crate::tools::{FailureKind, ToolSpec, build_tools, tool_specs};
+use crate::{
+    http::guards::authorized::Authorized, http::guards::authorized::CallTool,
+    http::guards::authorized::UseServer,
+};
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

@@ -11,11 +11,9 @@ use std::{
 use futures::future::BoxFuture;
 use rmcp::{ErrorData, model::SubscriptionFilter};
 
-use super::{HaicoMcp, resources::ResourceUri};
-use crate::{
-    ThreadId,
-    people::{Access, People, Principal},
-};
+use crate::mcp::resources::ResourceUri;
+use haico_core::{people::Access, people::People, people::Principal};
+use haico_store::ThreadId;
 
 /// The thread an HTTP request is for, put into the request's extensions by the `/mcp` route.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,7 +26,7 @@ pub struct McpThread(pub ThreadId);
 #[derive(Debug, Clone)]
 pub struct McpCaller {
     /// The person, when there is one.
-    pub actor: Option<crate::workspace::Actor>,
+    pub actor: Option<haico_core::workspace::Actor>,
     /// What they may do with the thread.
     pub access: Access,
     /// Over HTTP, whom to ask again, while a notification stream is open, whether they may
@@ -64,11 +62,11 @@ pub(super) enum Binding {
 }
 
 /// Which thread and caller a request is for.
-impl HaicoMcp {
+impl Binding {
     /// Who a request acts as. An HTTP request without a caller (not routed through `/mcp`)
     /// may only read.
     pub(super) fn caller(&self, extensions: &rmcp::model::Extensions) -> McpCaller {
-        match &self.binding {
+        match self {
             Binding::Fixed(_, caller) => McpCaller::clone(caller),
             Binding::FromRequest(_) => extensions
                 .get::<axum::http::request::Parts>()
@@ -87,7 +85,7 @@ impl HaicoMcp {
         &self,
         extensions: &rmcp::model::Extensions,
     ) -> Result<ThreadId, ErrorData> {
-        match &self.binding {
+        match self {
             Binding::Fixed(thread, _) => Ok(thread.clone()),
             Binding::FromRequest(bound) => {
                 let requested = extensions
@@ -119,7 +117,7 @@ impl HaicoMcp {
     /// The thread the URIs of a subscription filter name, when the handler cannot tell
     /// otherwise before the request's context is known.
     pub(super) fn thread_of_filter(&self, filter: &SubscriptionFilter) -> Option<ThreadId> {
-        match &self.binding {
+        match self {
             Binding::Fixed(thread, _) => Some(thread.clone()),
             Binding::FromRequest(bound) => bound.get().cloned().or_else(|| {
                 filter

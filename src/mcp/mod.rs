@@ -28,13 +28,11 @@ pub use server::{HaicoMcp, McpCaller, McpThread, SessionCloser, supported_protoc
 use anyhow::Context;
 use rmcp::ServiceExt;
 
-use crate::{
-    ThreadId,
-    events::SharedBus,
-    store::Database,
-    tools::ToolRuntime,
-    workspace::{WorkspaceError, Workspaces},
-};
+use crate::tools::ToolRuntime;
+
+use haico_store::{Database, ThreadId};
+
+use haico_core::{events::SharedBus, workspace::WorkspaceError, workspace::Workspaces};
 
 /// The title a thread made by `haico mcp` gets.
 pub const NEW_THREAD_TITLE: &str = "MCP session";
@@ -68,7 +66,7 @@ pub async fn serve_stdio(
     as_name: Option<&str>,
 ) -> anyhow::Result<()> {
     let runtime = ToolRuntime::with_bus(db.clone(), bus);
-    let people = crate::people::People::new(db);
+    let people = haico_core::people::People::new(db);
     let named = match as_name {
         Some(name) => Some(
             people
@@ -81,7 +79,7 @@ pub async fn serve_stdio(
         ),
         None => None,
     };
-    let actor = |user: &crate::store::User| crate::workspace::Actor {
+    let actor = |user: &haico_store::User| haico_core::workspace::Actor {
         id: user.id,
         name: user.name.clone(),
     };
@@ -100,7 +98,7 @@ pub async fn serve_stdio(
     };
     let caller = McpCaller {
         actor: actor.clone(),
-        access: crate::people::Access::Owner,
+        access: haico_core::people::Access::Owner,
         watch: None,
     };
     let server = HaicoMcp::for_thread(runtime.acting_as(actor), thread.clone(), caller);

@@ -27,11 +27,8 @@ use super::{
     resources::{history_uri, panel_uri},
     sessions::McpSessions,
 };
-use crate::{
-    ThreadId,
-    events::{LiveEvent, SubscribeError},
-    panels::{Panel, PanelSet},
-};
+use haico_core::{events::LiveEvent, events::SubscribeError};
+use haico_store::{ThreadId, panels::Panel, panels::PanelSet};
 
 /// The panels a `workspace` event says changed; `None` for every other event.
 pub fn workspace_panels(event: &LiveEvent) -> Option<PanelSet> {

@@ -20,12 +20,11 @@ use base64::Engine;
 use rmcp::model::{ErrorData, Resource, ResourceContents, ResourceTemplate};
 use serde_json::{Value, json};
 
-use crate::{
-    ThreadId,
-    charts::svg::{self, RenderError},
-    panels::Panel,
-    wire,
-    workspace::{ArtifactQuery, View, WorkspaceError, Workspaces, empty_document},
+use haico_store::{ThreadId, panels::Panel};
+
+use haico_core::{
+    charts::svg, charts::svg::RenderError, wire, workspace::ArtifactQuery, workspace::View,
+    workspace::WorkspaceError, workspace::Workspaces, workspace::empty_document,
 };
 
 /// Every haico resource URI starts with this, followed by the thread id.
@@ -276,7 +275,7 @@ async fn read_in(
                     let listed = view.suggestions(None).await?;
                     json!({
                         "document_mode": mode.as_str(),
-                        "suggestions": listed.iter().map(crate::workspace::suggestions::to_wire)
+                        "suggestions": listed.iter().map(haico_core::workspace::suggestions::to_wire)
                             .collect::<Vec<_>>(),
                     })
                 }
@@ -286,7 +285,7 @@ async fn read_in(
         Target::History => ResourceContents::text(
             to_json(
                 &view
-                    .history(None, Some(crate::workspace::history::HISTORY_MAX))
+                    .history(None, Some(haico_core::workspace::history::HISTORY_MAX))
                     .await?,
             )
             .to_string(),

@@ -35,13 +35,11 @@ use super::{
     sessions::McpSessions,
     tools,
 };
-use crate::{
-    ThreadId,
-    events::{last_seq, subscribe},
-    people::{Op, ToolUse, permits},
-    store::StoreError,
-    tools::{ToolRuntime, build_tools},
+use crate::{tools::ToolRuntime, tools::build_tools};
+use haico_core::{
+    events::last_seq, events::subscribe, people::Op, people::ToolUse, people::permits,
 };
+use haico_store::{StoreError, ThreadId};
 
 /// The protocol versions this server speaks: every revision rmcp implements, from 2024-11-05
 /// (with the `initialize` handshake) to 2026-07-28 (without it).
@@ -232,7 +230,7 @@ impl ServerHandler for HaicoMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
         // A session belongs to the thread it was opened on.
-        self.thread(&context.extensions)?;
+        self.binding.thread(&context.extensions)?;
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
     }
@@ -250,7 +248,7 @@ impl ServerHandler for HaicoMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let thread = self.thread(&context.extensions)?;
+        let thread = self.binding.thread(&context.extensions)?;
         let toolset = build_tools(&thread);
         if toolset.get(&request.name).is_none() {
             // An unknown tool is a protocol error (the spec's -32602); invalid arguments are
@@ -265,7 +263,7 @@ impl ServerHandler for HaicoMcp {
                 None,
             ));
         }
-        let caller = self.caller(&context.extensions);
+        let caller = self.binding.caller(&context.extensions);
         let read_only = toolset
             .get(&request.name)
             .is_some_and(|tool| tool.read_only());
@@ -286,7 +284,7 @@ impl ServerHandler for HaicoMcp {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let thread = self.thread(&context.extensions)?;
+        let thread = self.binding.thread(&context.extensions)?;
         let list = resources::list(self.runtime.workspaces(), &thread)
             .await
             .map_err(resources::storage_error)?;
@@ -298,7 +296,7 @@ impl ServerHandler for HaicoMcp {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let thread = self.thread(&context.extensions)?;
+        let thread = self.binding.thread(&context.extensions)?;
         Ok(ListResourceTemplatesResult::with_all_items(
             resources::templates(&thread),
         ))
@@ -309,7 +307,7 @@ impl ServerHandler for HaicoMcp {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let thread = self.thread(&context.extensions)?;
+        let thread = self.binding.thread(&context.extensions)?;
         let contents = resources::read(self.runtime.workspaces(), &thread, &request.uri).await?;
         Ok(ReadResourceResult::new(vec![contents]).into())
     }
@@ -320,12 +318,12 @@ impl ServerHandler for HaicoMcp {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let thread = self.thread(&context.extensions)?;
+        let thread = self.binding.thread(&context.extensions)?;
         if !resources::belongs_to(&request.uri, &thread) {
             return Err(resources::not_found(&request.uri, &thread));
         }
         let stored = self.stored_session(&context.extensions);
-        let caller = self.caller(&context.extensions);
+        let caller = self.binding.caller(&context.extensions);
         self.follow_session(context.peer.clone(), thread, stored.clone(), &caller)
             .await?;
         if let Some((sessions, id)) = stored {
@@ -360,11 +358,11 @@ impl ServerHandler for HaicoMcp {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         // Sessions hear about new artifacts (resources/list_changed) without subscribing.
-        let Ok(thread) = self.thread(&context.extensions) else {
+        let Ok(thread) = self.binding.thread(&context.extensions) else {
             return;
         };
         let stored = self.stored_session(&context.extensions);
-        let caller = self.caller(&context.extensions);
+        let caller = self.binding.caller(&context.extensions);
         if let Err(err) = self
             .follow_session(context.peer.clone(), thread, stored, &caller)
             .await
@@ -379,7 +377,7 @@ impl ServerHandler for HaicoMcp {
     ) -> Option<SubscriptionFilter> {
         let mut accepted = SubscriptionFilter::new();
         accepted.resources_list_changed = requested.resources_list_changed;
-        let thread = self.thread_of_filter(requested);
+        let thread = self.binding.thread_of_filter(requested);
         accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
             uris.iter()
                 .filter(|uri| {
@@ -403,7 +401,7 @@ impl ServerHandler for HaicoMcp {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        let thread = self.thread(&context.request_context().extensions)?;
+        let thread = self.binding.thread(&context.request_context().extensions)?;
         let baseline = self.baselines.lock().ok().and_then(|mut baselines| {
             let at = baselines.iter().position(|(t, _)| *t == thread)?;
             Some(baselines.remove(at).1)
@@ -423,6 +421,7 @@ impl ServerHandler for HaicoMcp {
         let audience = Audience::Listener(context.sink().clone());
         // The listener ends once its caller may no longer read the thread.
         let lost = self
+            .binding
             .caller(&context.request_context().extensions)
             .access_lost(thread.clone());
         tokio::select! {

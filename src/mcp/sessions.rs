@@ -27,10 +27,7 @@ use rmcp::transport::streamable_http_server::session::{
     SessionState, SessionStore, SessionStoreError,
 };
 
-use crate::{
-    ThreadId,
-    store::{Database, McpSessionRecord, StoreError, Transaction},
-};
+use haico_store::{Database, McpSessionRecord, StoreError, ThreadId, Transaction};
 
 /// A session unused for longer than this is forgotten.
 pub const MAX_IDLE: Duration = Duration::from_secs(24 * 60 * 60);

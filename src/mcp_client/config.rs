@@ -15,7 +15,7 @@ use std::{
 
 use serde_json::{Map, Value};
 
-use crate::workspace::{MAX_SERVER_NAME_LEN, valid_server_name};
+use haico_core::{workspace::MAX_SERVER_NAME_LEN, workspace::valid_server_name};
 
 /// Why the servers file cannot be used; each names the file, and the entry when one is at fault.
 #[derive(Debug, thiserror::Error)]

@@ -28,7 +28,10 @@ use rmcp::{
 use tokio::{io::AsyncBufReadExt, sync::mpsc};
 use tokio_util::sync::CancellationToken;
 
-use super::{CallError, ClientOptions, RemoteTool, Server, Status, Transport};
+use crate::{
+    mcp_client::CallError, mcp_client::ClientOptions, mcp_client::RemoteTool, mcp_client::Server,
+    mcp_client::Status, mcp_client::config::Transport,
+};
 
 /// Variables of haico's environment a child inherits; everything else it gets from its entry.
 const INHERITED_ENV: &[&str] = &[

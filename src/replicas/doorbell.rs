@@ -35,8 +35,8 @@ use sqlx::{
 };
 use tokio::{sync::mpsc, task::JoinHandle};
 
-use super::ReplicaId;
-use crate::events::PollingBus;
+use crate::replicas::id::ReplicaId;
+use haico_core::events::PollingBus;
 
 mod status;
 mod wire;
@@ -136,7 +136,7 @@ impl Doorbell {
         // Rings and the reads they cause go through two connections of the doorbell's own:
         // through the main pool they would wait behind every request (tens of ms under load).
         let side = side_pool(&pool);
-        bus.read_rings_with(crate::store::Database::postgres(side.clone()));
+        bus.read_rings_with(haico_store::Database::postgres(side.clone()));
         let ringer = tokio::spawn(ring_loop(side, Arc::clone(&channel), rx));
         let doorbell = Self {
             out,
@@ -233,7 +233,7 @@ impl Doorbell {
     }
 }
 
-impl crate::people::PeopleBell for Doorbell {
+impl haico_core::people::PeopleBell for Doorbell {
     fn hears_changes(&self) -> bool {
         self.ringing && self.status.listening()
     }
@@ -253,7 +253,7 @@ pub async fn announce_people_change(pool: &PgPool) {
     if !matches!(notify(pool, &channel, "u").await, Ok(Ok(_))) {
         tracing::warn!(
             "could not tell the running servers that accounts changed; they notice within {} s",
-            crate::people::ACCESS_RECHECK.as_secs()
+            haico_core::people::ACCESS_RECHECK.as_secs()
         );
     }
 }
@@ -274,7 +274,7 @@ async fn notify(
     .await
 }
 
-impl crate::events::Ringer for Doorbell {
+impl haico_core::events::Ringer for Doorbell {
     fn hears_rings(&self) -> bool {
         self.status.listening()
     }

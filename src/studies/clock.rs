@@ -11,12 +11,12 @@ use chrono::Utc;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::{Design, Studies, StudyError, design_of, lifecycle::in_write};
+use crate::agent::turn::Agent;
 use crate::{
-    ThreadId,
-    agent::Agent,
-    store::{SessionRow, SessionStatus},
+    studies::Studies, studies::StudyError, studies::design::Design, studies::design_of,
+    studies::lifecycle::in_write,
 };
+use haico_store::{SessionRow, SessionStatus, ThreadId};
 
 /// How often the clock looks: a deadline is acted on within about this long.
 pub const TICK: Duration = Duration::from_millis(500);

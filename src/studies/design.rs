@@ -449,7 +449,7 @@ fn check_condition(
             ));
         }
     }
-    if crate::workspace::DocumentMode::parse(&condition.document_mode).is_none() {
+    if haico_core::workspace::DocumentMode::parse(&condition.document_mode).is_none() {
         return Err(refuse(
             format!("{at}.document_mode"),
             format!(

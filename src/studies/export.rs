@@ -11,16 +11,13 @@ use chrono::Utc;
 use futures::{StreamExt, TryStreamExt};
 use serde_json::{Map, Value, json};
 
-use super::{
-    Design, Studies, StudyError, design_of, measures, measures::Measures, pseudonym::pseudonym,
-};
+use crate::tools::build_tools;
 use crate::{
-    ThreadId,
-    people::Principal,
-    store::{SessionRow, StudyRow},
-    tools::build_tools,
-    workspace::recording::Line,
+    studies::Studies, studies::StudyError, studies::design::Design, studies::design_of,
+    studies::measures, studies::measures::Measures, studies::pseudonym::pseudonym,
 };
+use haico_core::{people::Principal, workspace::recording::Line};
+use haico_store::{SessionRow, StudyRow, ThreadId};
 
 /// The format named on an export's first line.
 pub const FORMAT: &str = "haico-study/1";
@@ -88,7 +85,7 @@ impl Studies {
         {
             Some(thread) => match self.workspaces.export(&thread).await {
                 Ok(lines) => lines,
-                Err(crate::workspace::WorkspaceError::UnknownThread(_)) => Vec::new(),
+                Err(haico_core::workspace::WorkspaceError::UnknownThread(_)) => Vec::new(),
                 Err(err) => return Err(err.into()),
             },
             None => Vec::new(),

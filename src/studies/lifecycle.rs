@@ -7,17 +7,14 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::{
-    Design, Studies, StudyError, StudyOp, StudyRole, design,
-    design::{DesignError, KnownTools},
-    design_of, random_text,
-};
+use crate::tools::build_tools;
 use crate::{
-    ThreadId,
-    people::Principal,
-    store::{ConditionRow, SessionRow, StudyRow, StudyStatus, Transaction},
-    tools::build_tools,
+    studies::Studies, studies::StudyError, studies::design, studies::design::Design,
+    studies::design::DesignError, studies::design::KnownTools, studies::design_of,
+    studies::random_text, studies::roles::StudyOp, studies::roles::StudyRole,
 };
+use haico_core::people::Principal;
+use haico_store::{ConditionRow, SessionRow, StudyRow, StudyStatus, ThreadId, Transaction};
 
 /// The workspace's tools, as a design may name them.
 struct WorkspaceTools(crate::tools::Toolset);
@@ -326,7 +323,7 @@ impl Studies {
                 .and_then(|t| ThreadId::parse(t).ok())
             {
                 match self.workspaces.threads().delete(&thread).await {
-                    Ok(()) | Err(crate::workspace::WorkspaceError::UnknownThread(_)) => {}
+                    Ok(()) | Err(haico_core::workspace::WorkspaceError::UnknownThread(_)) => {}
                     Err(err) => return Err(err.into()),
                 }
             }

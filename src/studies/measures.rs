@@ -18,11 +18,8 @@ use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 
 use super::StudyError;
-use crate::{
-    ThreadId,
-    store::SessionRow,
-    workspace::{SuggestionStatus, Workspaces, recording::Line},
-};
+use haico_core::{workspace::SuggestionStatus, workspace::Workspaces, workspace::recording::Line};
+use haico_store::{SessionRow, ThreadId};
 
 /// Who wrote something.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -207,7 +204,7 @@ pub async fn measure(
     };
     let mut view = match workspaces.view(&thread).await {
         Ok(view) => view,
-        Err(crate::workspace::WorkspaceError::UnknownThread(_)) => return Ok(m),
+        Err(haico_core::workspace::WorkspaceError::UnknownThread(_)) => return Ok(m),
         Err(err) => return Err(err.into()),
     };
     let read = async {
@@ -221,7 +218,7 @@ pub async fn measure(
             documents.push((content, *author));
         }
         let suggestions = view.suggestions(None).await?;
-        Ok::<_, crate::workspace::WorkspaceError>((documents, suggestions))
+        Ok::<_, haico_core::workspace::WorkspaceError>((documents, suggestions))
     }
     .await;
     view.close().await;

@@ -26,6 +26,7 @@ mod members;
 mod participants;
 mod policy;
 pub mod pseudonym;
+mod roles;
 
 use std::{
     sync::{
@@ -40,17 +41,15 @@ use chrono::Utc;
 
 pub use design::{Design, DesignError};
 pub use lifecycle::{StudyChange, StudyView};
-pub use members::{StudyOp, StudyRole};
 pub use participants::{Entered, ParticipantView};
 pub use policy::ConditionPolicies;
+pub use roles::{StudyOp, StudyRole};
 
 pub use crate::people::Participant;
 
-use crate::{
-    ThreadId,
-    store::{Database, SessionStatus, StoreError, StudyRow},
-    workspace::{WorkspaceError, Workspaces},
-};
+use haico_store::{Database, SessionStatus, StoreError, StudyRow, ThreadId};
+
+use haico_core::{workspace::WorkspaceError, workspace::Workspaces};
 
 /// What every participant token starts with, so one is recognised (and never mistaken for a
 /// personal token) before any lookup.

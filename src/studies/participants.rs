@@ -15,16 +15,17 @@
 use chrono::{Duration, Utc};
 use serde_json::{Map, Value};
 
-use super::{
-    Participant, Studies, StudyError, design::Outcome, design::fill_params, design_of,
-    lifecycle::in_write, new_session_ref, pseudonym::pseudonym, random_text,
-};
 use crate::{
+    studies::Studies, studies::StudyError, studies::design::Outcome, studies::design::fill_params,
+    studies::design_of, studies::lifecycle::in_write, studies::new_session_ref,
+    studies::pseudonym::pseudonym, studies::random_text,
+};
+
+use haico_core::people::Participant;
+use haico_core::people::Principal;
+use haico_store::{
+    ConditionRow, DocumentMode, NewSession, SessionRow, SessionStatus, StudyRow, StudyStatus,
     ThreadId,
-    people::Principal,
-    store::{
-        ConditionRow, DocumentMode, NewSession, SessionRow, SessionStatus, StudyRow, StudyStatus,
-    },
 };
 
 /// A session just entered or resumed, with a fresh token for it.
@@ -129,7 +130,7 @@ impl Studies {
             .as_deref()
             .map(|id| pseudonym(&study.secret, &entry.participant_param, id));
         let token = format!("{}{}", super::PARTICIPANT_TOKEN_PREFIX, random_text(32)?);
-        let digest = crate::people::digest(&token);
+        let digest = haico_core::people::digest(&token);
         let params = Value::Object(kept).to_string();
         for _ in 0..5 {
             let session_ref = new_session_ref()?;
@@ -209,7 +210,7 @@ impl Studies {
         if !token.starts_with(super::PARTICIPANT_TOKEN_PREFIX) {
             return Ok(None);
         }
-        let digest = crate::people::digest(token);
+        let digest = haico_core::people::digest(token);
         let mut repo = self.db.autocommit_read().await?;
         let found = async {
             let Some(session) = repo.studies().session_by_token(&digest).await? else {
@@ -313,7 +314,7 @@ impl Studies {
         };
         match self.workspaces.threads().get(&thread).await {
             Ok(thread) => Ok(thread.turn_index),
-            Err(crate::workspace::WorkspaceError::UnknownThread(_)) => Ok(0),
+            Err(haico_core::workspace::WorkspaceError::UnknownThread(_)) => Ok(0),
             Err(err) => Err(err.into()),
         }
     }
@@ -535,7 +536,7 @@ impl Studies {
         condition: &str,
     ) -> Result<Entered, StudyError> {
         let (study, _) = self
-            .study_as(principal, study_id, super::StudyOp::Change)
+            .study_as(principal, study_id, crate::studies::roles::StudyOp::Change)
             .await?;
         let design = design_of(&study)?;
         if design.condition(condition).is_none() {
@@ -544,7 +545,7 @@ impl Studies {
             )));
         }
         let token = format!("{}{}", super::PARTICIPANT_TOKEN_PREFIX, random_text(32)?);
-        let digest = crate::people::digest(&token);
+        let digest = haico_core::people::digest(&token);
         let session_ref = new_session_ref()?;
         let (study_id_, ref_) = (study.id.clone(), session_ref.clone());
         in_write(self, |tx| {

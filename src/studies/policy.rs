@@ -3,10 +3,8 @@
 //! the server's configuration.
 
 use super::{Studies, design_of};
-use crate::{
-    ThreadId,
-    agent::{TurnPolicies, TurnPolicy},
-};
+use crate::{agent::TurnPolicies, agent::TurnPolicy};
+use haico_store::ThreadId;
 
 /// The studies, asked by the agent for the condition of a turn's thread.
 #[derive(Debug, Clone)]
@@ -33,7 +31,7 @@ impl TurnPolicies for ConditionPolicies {
                 return Ok(None);
             };
             let study = repo.studies().study(&session.study_id).await?;
-            Ok::<_, crate::store::StoreError>(study.map(|study| (session, study)))
+            Ok::<_, haico_store::StoreError>(study.map(|study| (session, study)))
         }
         .await;
         let _ = repo.rollback().await;

@@ -4,10 +4,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{ToolResult, workspace_tool, workspace_tools};
-use crate::workspace::{
-    AGENT_LIST_MAX, ArtifactQuery, MAX_ARTIFACT_TYPE_CHARS, View, artifact_line,
+use crate::tools::output::ToolResult;
+
+use haico_core::{
+    workspace::AGENT_LIST_MAX, workspace::ArtifactQuery, workspace::MAX_ARTIFACT_TYPE_CHARS,
+    workspace::View, workspace::artifact_line,
 };
+use haico_macros::{workspace_tool, workspace_tools};
 
 /// Reads the artifacts.
 pub struct ArtifactTools;

@@ -4,13 +4,15 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{ToolOutput, ToolResult, schema_bound, workspace_tool, workspace_tools};
-use crate::{
-    workspace::charts::{
-        ChartData, ChartDraft, ChartStyle, ChartType, MAX_DESCRIPTION_CHARS, MAX_TEXT_CHARS,
-    },
-    workspace::{Edit, rules::plural},
+use crate::{tools::output::ToolOutput, tools::output::ToolResult, tools::spec::schema_bound};
+
+use haico_core::{
+    workspace::Edit, workspace::charts::ChartData, workspace::charts::ChartDraft,
+    workspace::charts::ChartStyle, workspace::charts::ChartType,
+    workspace::charts::MAX_DESCRIPTION_CHARS, workspace::charts::MAX_TEXT_CHARS,
+    workspace::rules::plural,
 };
+use haico_macros::{workspace_tool, workspace_tools};
 
 /// Makes charts.
 pub struct ChartTools;

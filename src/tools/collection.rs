@@ -7,10 +7,8 @@ use std::{future::Future, pin::Pin, sync::Arc};
 use serde_json::Value;
 
 use super::{output::ToolResult, spec::ToolSpec};
-use crate::{
-    ThreadId,
-    workspace::{Edit, View},
-};
+use haico_core::{workspace::Edit, workspace::View};
+use haico_store::ThreadId;
 
 /// The boxed future a tool's generated glue returns; it borrows the collection and the
 /// workspace handle for the length of the call.

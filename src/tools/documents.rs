@@ -3,12 +3,14 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{ToolResult, summary::nothing_changed, workspace_tool, workspace_tools};
-use crate::store::Suggestion;
-use crate::workspace::{
-    DocumentChange, Edit, MAX_DOCUMENT_TITLE_CHARS, TextEdit, Written,
-    rules::{MAX_BATCH, plural},
+use crate::{tools::output::ToolResult, tools::summary::nothing_changed};
+
+use haico_core::{
+    workspace::DocumentChange, workspace::Edit, workspace::MAX_DOCUMENT_TITLE_CHARS,
+    workspace::TextEdit, workspace::Written, workspace::rules::MAX_BATCH, workspace::rules::plural,
 };
+use haico_macros::{workspace_tool, workspace_tools};
+use haico_store::Suggestion;
 
 /// The summary of a suggestion stored in place of a write.
 fn suggested(suggestion: &Suggestion) -> String {

@@ -37,7 +37,7 @@ pub use spec::{
 };
 pub use summary::NOTHING_CHANGED;
 
-use crate::ThreadId;
+use haico_store::ThreadId;
 
 /// Every tool domain. This list is the one place a new domain is added.
 pub fn collections_for() -> Vec<Box<dyn AnyCollection>> {

@@ -3,8 +3,10 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{ToolResult, summary::nothing_changed, workspace_tool, workspace_tools};
-use crate::workspace::{Edit, MAX_OBJECTIVE_CHARS};
+use crate::{tools::output::ToolResult, tools::summary::nothing_changed};
+
+use haico_core::{workspace::Edit, workspace::MAX_OBJECTIVE_CHARS};
+use haico_macros::{workspace_tool, workspace_tools};
 
 /// Keeps the objective current.
 pub struct ObjectiveTools;

@@ -1,10 +1,9 @@
 //! What a tool body hands back to the runtime: a summary for the model, optionally the artifact
 //! the call stored, or a typed error that becomes a failure envelope.
 
-use crate::{
-    store::StoreError,
-    workspace::{StoredArtifact, WorkspaceError},
-};
+use haico_store::StoreError;
+
+use haico_core::{workspace::StoredArtifact, workspace::WorkspaceError};
 
 /// The successful result of a tool body.
 #[derive(Debug, Clone, PartialEq)]

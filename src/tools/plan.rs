@@ -6,16 +6,17 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{
-    ToolResult, schema_bound,
-    summary::{nothing_changed, out_of_range, skipped_out_of_range},
-    workspace_tool, workspace_tools,
+use crate::{
+    tools::output::ToolResult, tools::spec::schema_bound, tools::summary::nothing_changed,
+    tools::summary::out_of_range, tools::summary::skipped_out_of_range,
 };
-use crate::workspace::{
-    Edit, MAX_DEPTH, MAX_STEP_CHARS, View,
-    plan::{OutlinePlace, StepBatch, StepDraft, render_plan},
-    rules::{MAX_BATCH, plural},
+
+use haico_core::{
+    workspace::Edit, workspace::MAX_DEPTH, workspace::MAX_STEP_CHARS, workspace::View,
+    workspace::plan::OutlinePlace, workspace::plan::StepBatch, workspace::plan::StepDraft,
+    workspace::plan::render_plan, workspace::rules::MAX_BATCH, workspace::rules::plural,
 };
+use haico_macros::{workspace_tool, workspace_tools};
 
 /// Keeps the plan.
 pub struct PlanTools;

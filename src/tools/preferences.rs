@@ -7,20 +7,19 @@
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{
-    ToolResult,
-    summary::{and_list, nothing_changed, out_of_range, skipped, skipped_out_of_range},
-    workspace_tool, workspace_tools,
-};
 use crate::{
-    panels::PreferenceKind,
-    store::WriteOutcome,
-    workspace::{
-        Edit, MAX_SUBTITLE_CHARS, MAX_TITLE_CHARS, PreferenceDraft, View,
-        preferences::{PreferenceBatch, PreferenceChange, preferences_count, render_preferences},
-        rules::MAX_BATCH,
-    },
+    tools::output::ToolResult, tools::summary::and_list, tools::summary::nothing_changed,
+    tools::summary::out_of_range, tools::summary::skipped, tools::summary::skipped_out_of_range,
 };
+
+use haico_core::{
+    workspace::Edit, workspace::MAX_SUBTITLE_CHARS, workspace::MAX_TITLE_CHARS,
+    workspace::PreferenceDraft, workspace::View, workspace::preferences::PreferenceBatch,
+    workspace::preferences::PreferenceChange, workspace::preferences::preferences_count,
+    workspace::preferences::render_preferences, workspace::rules::MAX_BATCH,
+};
+use haico_macros::{workspace_tool, workspace_tools};
+use haico_store::{WriteOutcome, panels::PreferenceKind};
 
 /// Keeps the preferences.
 pub struct PreferenceTools;

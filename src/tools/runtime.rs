@@ -16,12 +16,11 @@ use super::{
     envelope::Envelope,
     output::ToolOutput,
 };
-use crate::{
-    events::SharedBus,
-    panels::PanelSet,
-    store::{Database, NewToolCall},
-    workspace::{ChangeNote, Edit, StoredArtifact, WorkspaceError, Workspaces},
+use haico_core::{
+    events::SharedBus, workspace::ChangeNote, workspace::Edit, workspace::StoredArtifact,
+    workspace::WorkspaceError, workspace::Workspaces,
 };
+use haico_store::{Database, NewToolCall, panels::PanelSet};
 
 mod arguments;
 mod failures;
@@ -107,12 +106,12 @@ impl ToolRuntime {
     }
 
     /// The same runtime, its calls made by `actor` (recorded as `by` in their revisions).
-    pub fn acting_as(&self, actor: Option<crate::workspace::Actor>) -> Self {
+    pub fn acting_as(&self, actor: Option<haico_core::workspace::Actor>) -> Self {
         Self::over(self.workspaces.acting_as(actor))
     }
 
     /// The same runtime, its calls about `focus` (a turn on a person's selection).
-    pub fn about(&self, focus: Option<crate::workspace::Focus>) -> Self {
+    pub fn about(&self, focus: Option<haico_core::workspace::Focus>) -> Self {
         Self::over(self.workspaces.about(focus))
     }
 
@@ -158,10 +157,12 @@ impl ToolRuntime {
         let mut arguments = arguments;
         // The trace shows the agent's reason even for a call that was not run.
         let action_and_reasoning = match &mut arguments {
-            Value::Object(object) => match object.remove(crate::tools::ACTION_AND_REASONING) {
-                Some(Value::String(reason)) => Some(reason),
-                _ => None,
-            },
+            Value::Object(object) => {
+                match object.remove(crate::tools::spec::ACTION_AND_REASONING) {
+                    Some(Value::String(reason)) => Some(reason),
+                    _ => None,
+                }
+            }
             _ => None,
         };
         let mut call = ToolCall {

@@ -7,7 +7,7 @@
 
 use std::fmt::Display;
 
-use crate::workspace::rules::plural;
+use haico_core::workspace::rules::plural;
 
 /// The words every summary of a call that changed nothing starts with.
 pub const NOTHING_CHANGED: &str = "nothing changed: ";

@@ -8,10 +8,11 @@
 //! (super::PromptCache), so the thread's next turn sees the document unmarked again.
 
 use super::{PromptBudget, as_i64, document_open_tag, split_budget};
-use crate::{
-    store::Document,
-    workspace::{DocumentMode, Focus, View, WorkspaceError, suggestions::Span},
+use haico_core::{
+    workspace::DocumentMode, workspace::Focus, workspace::View, workspace::WorkspaceError,
+    workspace::suggestions::Span,
 };
+use haico_store::Document;
 
 /// The mark before the selected passage.
 pub const OPEN_MARK: &str = "⟦selected⟧";

@@ -1,8 +1,8 @@
 //! Unit tests of the prompt: the instructions, the snapshot's sections and their budgets.
 
 use super::*;
-use crate::panels::PreferenceKind;
-use crate::store::{Document, PlanStep, Preference};
+use haico_store::panels::PreferenceKind;
+use haico_store::{Document, PlanStep, Preference};
 
 fn workspace() -> Workspace {
     Workspace {

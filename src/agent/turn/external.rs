@@ -12,15 +12,15 @@ use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    ThreadId,
-    agent::model::ToolDefinition,
-    mcp_client::{ApprovalRequest, Decision, McpServers, OfferedTool},
-    store::NewToolCall,
-    tools::{
-        ACTION_AND_REASONING, Envelope, FailureKind, InTurn, ToolCall, ToolRuntime,
-        split_action_and_reasoning,
-    },
+    agent::model::ToolDefinition, mcp_client::McpServers, mcp_client::OfferedTool,
+    mcp_client::approval::Decision, tools::ACTION_AND_REASONING, tools::Envelope,
+    tools::FailureKind, tools::InTurn, tools::ToolCall, tools::ToolRuntime,
+    tools::split_action_and_reasoning,
 };
+
+use haico_store::{NewToolCall, ThreadId};
+
+use haico_core::workspace::ApprovalRequest;
 
 /// The external tools of one turn: fixed when the turn starts, so the model's tool list does
 /// not change under it.
@@ -309,7 +309,7 @@ const DECISION_POLL: std::time::Duration = std::time::Duration::from_millis(250)
 /// replica). A failed read is only logged: the next one may work, and the timeout still ends
 /// the wait.
 async fn decided_elsewhere(
-    workspaces: &crate::workspace::Workspaces,
+    workspaces: &haico_core::workspace::Workspaces,
     thread: &ThreadId,
     call_id: &str,
 ) -> bool {

@@ -34,14 +34,10 @@ use super::{
     prompt::PromptCache,
 };
 use crate::{
-    ThreadId,
-    mcp_client::McpServers,
-    replicas::{Doorbell, ReplicaId},
-    store::{TurnLease, TurnStatus, now_ms},
-    tools::ToolRuntime,
-    usage::TurnUsage,
-    workspace::{Actor, TurnEnd, WorkspaceError},
+    mcp_client::McpServers, replicas::ReplicaId, replicas::doorbell::Doorbell, tools::ToolRuntime,
 };
+use haico_core::{workspace::Actor, workspace::TurnEnd, workspace::WorkspaceError};
+use haico_store::{ThreadId, TurnLease, TurnStatus, now_ms, usage::TurnUsage};
 
 /// Why a turn could not start.
 #[derive(Debug, thiserror::Error)]
@@ -60,7 +56,7 @@ pub enum StartError {
     Stopping,
     /// The database failed.
     #[error(transparent)]
-    Store(#[from] crate::store::StoreError),
+    Store(#[from] haico_store::StoreError),
 }
 
 impl From<WorkspaceError> for StartError {
@@ -241,9 +237,9 @@ impl Agent {
         thread_id: &ThreadId,
         message: &str,
         by: Option<Actor>,
-        focus: Option<crate::workspace::Focus>,
+        focus: Option<haico_core::workspace::Focus>,
     ) -> Result<StartedTurn, StartError> {
-        let message = crate::workspace::checked_message(message)?;
+        let message = haico_core::workspace::checked_message(message)?;
         if self.stopping.load(Ordering::Acquire) {
             return Err(StartError::Stopping);
         }

@@ -6,7 +6,7 @@
 //! The agent does not know where policies come from: whoever wires the server hands it a
 //! [`TurnPolicies`] ([`Agent::use_policies`](super::Agent::use_policies)), asked once per turn.
 
-use crate::ThreadId;
+use haico_store::ThreadId;
 
 /// What one thread's turns use instead of the server's configuration.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -18,10 +18,10 @@ use crate::agent::{
     text_calls::{self, TextToolCalls},
 };
 use crate::{
-    ThreadId,
-    tools::{Envelope, FailureKind, InTurn, ToolRuntime, Toolset, build_tools},
-    usage::{CallUsage, TurnUsage},
+    tools::Envelope, tools::FailureKind, tools::InTurn, tools::ToolRuntime, tools::Toolset,
+    tools::build_tools,
 };
+use haico_store::{ThreadId, usage::CallUsage, usage::TurnUsage};
 
 use super::{external::ExternalTools, *};
 

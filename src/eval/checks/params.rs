@@ -4,7 +4,7 @@
 use serde::Deserialize;
 
 use super::Term;
-use crate::panels::PreferenceKind;
+use haico_store::panels::PreferenceKind;
 
 /// The parameter of `artifacts_min`: a count, or a count of one type.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

@@ -3,7 +3,7 @@
 //! refused when it is loaded, naming the check.
 
 use super::*;
-use crate::workspace::charts::ChartType;
+use haico_core::workspace::charts::ChartType;
 
 impl Check {
     /// Rejects parameters that would make the check meaningless (empty lists, blank texts,

@@ -1,7 +1,7 @@
 //! The report's Markdown and JSON shapes.
 
 use super::*;
-use crate::eval::{CheckKind, CheckOutcome, scenario::parse};
+use crate::{eval::checks::CheckKind, eval::checks::CheckOutcome, eval::scenario::parse};
 
 fn outcome(check: &str, kind: CheckKind, passed: bool, detail: &str) -> CheckOutcome {
     CheckOutcome {

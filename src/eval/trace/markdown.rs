@@ -199,7 +199,7 @@ fn render_tool_call(out: &mut String, number: usize, call: &ToolCallTrace) {
 
 /// `n noun(s)`.
 fn count(n: usize, noun: &str) -> String {
-    crate::workspace::rules::plural(n, noun)
+    haico_core::workspace::rules::plural(n, noun)
 }
 
 /// `text` as a Markdown block quote.

@@ -17,13 +17,11 @@ use futures::Stream;
 
 use super::{ModelCallTrace, ToolCallTrace, cut};
 use crate::{
-    agent::{
-        TextToolCalls,
-        model::{ChatModel, ModelEvent, ModelRequest, ModelStream, ProviderError, ToolCallRequest},
-        text_calls,
-    },
-    usage::CallUsage,
+    agent::model::ChatModel, agent::model::ModelEvent, agent::model::ModelRequest,
+    agent::model::ModelStream, agent::model::ProviderError, agent::model::ToolCallRequest,
+    agent::text_calls, agent::text_calls::TextToolCalls,
 };
+use haico_store::usage::CallUsage;
 
 /// Longest text the trace keeps per model call (a runaway answer can fill the model's whole
 /// answer budget).

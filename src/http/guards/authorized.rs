@@ -28,19 +28,15 @@ use utoipa::{
 
 use super::identify::{Caller, unauthorized};
 use crate::{
-    ThreadId,
-    http::{
-        ApiError,
-        routes::{FORBIDDEN, UNAUTHORIZED},
-        state::AppState,
-    },
-    people::{Need, Op, Principal, Refusal, ToolUse},
-    studies::{
-        Participant,
-        access::{ParticipantRoute, participant_route},
-    },
+    http::error::ApiError, http::schema::FORBIDDEN, http::schema::UNAUTHORIZED,
+    http::state::AppState, studies::access::ParticipantRoute, studies::access::participant_route,
     tools::build_tools,
 };
+use haico_core::{
+    people::Need, people::Op, people::Participant, people::Principal, people::Refusal,
+    people::ToolUse,
+};
+use haico_store::ThreadId;
 
 /// The path parameters of a request, by name.
 pub struct Params(Vec<(String, String)>);
@@ -154,7 +150,7 @@ fn participant_refusal(
         ),
         ParticipantRoute::Allowed { writes: false } => None,
         ParticipantRoute::Allowed { writes: true } => crate::studies::write_refusal(participant)
-            .map(|refusal| crate::http::studies::StudyFailure(refusal).into_response()),
+            .map(|refusal| crate::http::error::StudyFailure(refusal).into_response()),
     }
 }
 
@@ -179,7 +175,7 @@ async fn researchers_only_read(state: &AppState, params: &Params, op: Op) -> Res
                 .to_string(),
         )
         .into_response()),
-        Err(err) => Err(crate::http::studies::StudyFailure(err).into_response()),
+        Err(err) => Err(crate::http::error::StudyFailure(err).into_response()),
     }
 }
 
@@ -209,7 +205,8 @@ fn documented(op: Option<Op>) -> BTreeMap<String, RefOr<DocResponse>> {
     );
     if matches!(
         op.needs(),
-        Need::Admin | Need::Thread(crate::people::Access::Editor | crate::people::Access::Owner)
+        Need::Admin
+            | Need::Thread(haico_core::people::Access::Editor | haico_core::people::Access::Owner)
     ) {
         responses.insert(
             "403".to_string(),

@@ -60,10 +60,10 @@ use serde_json::json;
 
 use super::origin::is_safe;
 use crate::{
-    http::{ApiError, state::AppState},
-    people::{Principal, Refusal},
-    studies::{PARTICIPANT_COOKIE, PARTICIPANT_TOKEN_PREFIX, Participant},
+    http::error::ApiError, http::state::AppState, studies::PARTICIPANT_COOKIE,
+    studies::PARTICIPANT_TOKEN_PREFIX,
 };
+use haico_core::{people::Participant, people::Principal, people::Refusal};
 
 /// The name of the web UI's session cookie.
 pub const SESSION_COOKIE: &str = "haico_session";
@@ -287,7 +287,7 @@ async fn by_token(state: &AppState, token: &str) -> Result<Principal, Response> 
                 "the participant token is not valid: open the study's link again",
                 Some("invalid_token"),
             )),
-            Err(err) => Err(super::super::studies::StudyFailure(err).into_response()),
+            Err(err) => Err(crate::http::error::StudyFailure(err).into_response()),
         };
     }
     if state

@@ -23,8 +23,8 @@ use governor::{
     clock::{Clock, DefaultClock},
 };
 
-use crate::http::ApiError;
-use crate::people::Principal;
+use crate::http::error::ApiError;
+use haico_core::people::Principal;
 
 /// Default chat turns a caller may start in a minute (and at once).
 pub const DEFAULT_CHAT_TURNS_PER_MINUTE: u32 = 30;

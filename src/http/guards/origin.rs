@@ -36,7 +36,7 @@ use std::net::IpAddr;
 
 use axum::http::{HeaderMap, Method, header, request::Parts};
 
-use crate::http::ApiError;
+use crate::http::error::ApiError;
 
 /// The header a trusted reverse proxy names the public host in.
 const FORWARDED_HOST: &str = "x-forwarded-host";

@@ -5,7 +5,9 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::{store, usage::TurnUsage};
+use haico_store as store;
+
+use haico_store::usage::TurnUsage;
 
 /// One recorded tool call of a turn (a "step" on the wire).
 #[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::store;
+use haico_store as store;
 
 /// An account.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, utoipa::ToSchema)]

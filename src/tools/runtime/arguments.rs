@@ -3,8 +3,10 @@
 
 use serde_json::Value;
 
-use crate::tools::{ACTION_AND_REASONING, args::json_kind, spec::MAX_REASON_CHARS};
-use crate::workspace::rules::char_count;
+use crate::{
+    tools::args::json_kind, tools::spec::ACTION_AND_REASONING, tools::spec::MAX_REASON_CHARS,
+};
+use haico_core::workspace::rules::char_count;
 
 /// Takes `action_and_reasoning` out of the arguments; it must be a non-empty string of at most
 /// [`MAX_REASON_CHARS`] characters. On failure the error comes with the arguments as sent (an
@@ -17,8 +19,8 @@ pub fn split_action_and_reasoning(args: Value) -> Result<(String, Value), (Strin
             return Err((message, other));
         }
     };
-    if let Some(path) = crate::workspace::rules::find_nul_in_object(&map) {
-        let message = crate::workspace::rules::nul_in(&path).to_string();
+    if let Some(path) = haico_core::workspace::rules::find_nul_in_object(&map) {
+        let message = haico_core::workspace::rules::nul_in(&path).to_string();
         return Err((message, Value::Object(map)));
     }
     let message = match map.remove(ACTION_AND_REASONING) {

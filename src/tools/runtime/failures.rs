@@ -6,10 +6,9 @@ use std::panic::AssertUnwindSafe;
 use futures::FutureExt;
 use serde::Serialize;
 
-use crate::{
-    tools::{ToolError, ToolOutput},
-    workspace::WorkspaceError,
-};
+use crate::{tools::output::ToolError, tools::output::ToolOutput};
+
+use haico_core::workspace::WorkspaceError;
 
 /// Why a call failed, for callers that map failures onto something else (HTTP status codes,
 /// metrics labels).
@@ -56,7 +55,7 @@ pub(super) type Failure = (FailureKind, String);
 /// Runs a body with its panics contained: a panic becomes a failure, never a crashed turn.
 pub(super) async fn contain(
     name: &str,
-    body: crate::tools::ToolFuture<'_>,
+    body: crate::tools::collection::ToolFuture<'_>,
 ) -> Result<ToolOutput, Failure> {
     match AssertUnwindSafe(body).catch_unwind().await {
         Ok(Ok(output)) => Ok(output),

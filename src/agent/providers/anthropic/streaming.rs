@@ -10,11 +10,12 @@ use serde::Deserialize;
 use serde_json::Value;
 use sse_stream::Sse;
 
-use crate::agent::{
-    CallUsage,
-    model::{ModelEvent, ProviderError, ToolCallRequest},
-    providers::sse::{WireDecoder, data, parse},
+use crate::{
+    agent::model::ModelEvent, agent::model::ProviderError, agent::model::ToolCallRequest,
+    agent::providers::sse::WireDecoder, agent::providers::sse::data, agent::providers::sse::parse,
 };
+
+use haico_store::usage::CallUsage;
 
 /// `RawMessageStreamEvent`, tagged by `type`; unknown types are skipped, as the API asks.
 #[derive(Debug, Deserialize)]

@@ -8,11 +8,12 @@ use std::collections::{BTreeMap, VecDeque};
 use serde::Deserialize;
 use sse_stream::Sse;
 
-use crate::agent::{
-    CallUsage,
-    model::{ModelEvent, ProviderError, ToolCallRequest},
-    providers::sse::{WireDecoder, data, parse},
+use crate::{
+    agent::model::ModelEvent, agent::model::ProviderError, agent::model::ToolCallRequest,
+    agent::providers::sse::WireDecoder, agent::providers::sse::data, agent::providers::sse::parse,
 };
+
+use haico_store::usage::CallUsage;
 
 /// `ChatCompletionChunk` (the fields haico reads). Some compatible servers put an `error`
 /// object in a chunk instead of failing the HTTP request.

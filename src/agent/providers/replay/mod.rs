@@ -18,10 +18,12 @@ use futures::StreamExt;
 
 pub use script::{ReplayArguments, ReplayResponse, ReplayScript, ReplayToolCall, ReplayUsage};
 
-use crate::agent::{
-    CallUsage,
-    model::{ChatModel, ModelEvent, ModelRequest, ModelStream, ProviderError, ToolCallRequest},
+use crate::{
+    agent::model::ChatModel, agent::model::ModelEvent, agent::model::ModelRequest,
+    agent::model::ModelStream, agent::model::ProviderError, agent::model::ToolCallRequest,
 };
+
+use haico_store::usage::CallUsage;
 
 /// A model that answers from a script.
 #[derive(Debug)]

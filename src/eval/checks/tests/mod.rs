@@ -6,8 +6,8 @@ use serde_json::json;
 
 use super::*;
 use crate::eval::trace::{ModelCallTrace, ToolCallTrace, TurnTrace};
-use crate::panels::PreferenceKind;
-use crate::store::{ArtifactSummary, Document, MessageRecord};
+use haico_store::panels::PreferenceKind;
+use haico_store::{ArtifactSummary, Document, MessageRecord};
 
 mod charts;
 mod document;
