@@ -1,7 +1,13 @@
 //! Accounts: creating, listing and removing people, their personal tokens, and the rules
 //! for names and passwords.
 
-use super::*;
+use std::sync::atomic::Ordering;
+
+use crate::people::{
+    secrets::{self, TOKEN_PREFIX, digest},
+    service::*,
+};
+use haico_store::{StoreError, User};
 
 impl People {
     /// Makes an account: `admin` or not, with a password or token-only. Returns it with its

@@ -10,9 +10,10 @@
 //! owner also shares and deletes it. Administrators (and one-person mode) may do everything.
 //! Someone who may not see a thread is told it does not exist.
 
-use std::time::Duration;
-
-use super::{Access, People, PeopleError, Principal};
+use crate::people::{
+    remembered::ACCESS_RECHECK,
+    service::{Access, People, PeopleError, Principal},
+};
 use haico_store::ThreadId;
 
 /// What a caller asks to do.
@@ -143,10 +144,6 @@ pub fn permits(access: Access, op: Op) -> Result<(), Refusal> {
         Need::Thread(_) => Err(Refusal::ReadOnly),
     }
 }
-
-/// How often an open stream asks again whether its caller may still read the thread, besides
-/// at once after every change of sharing made by this process.
-pub const ACCESS_RECHECK: Duration = Duration::from_secs(5);
 
 impl People {
     /// Whether `principal` may do `op`, on `thread` when the operation concerns one. Only a

@@ -23,8 +23,11 @@ use std::{
     time::Instant,
 };
 
-use crate::{people::PeopleBell, people::may::ACCESS_RECHECK};
 use haico_store::{ThreadId, User};
+
+/// How often an open stream asks again whether its caller may still read the thread, besides
+/// at once after every change of sharing made by this process.
+pub const ACCESS_RECHECK: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The most answers of each kind kept; past it the oldest are not sorted out, all are dropped
 /// (a rare event that costs one read per caller after it).
@@ -33,6 +36,16 @@ const MAX_KEPT: usize = 10_000;
 /// A thread's owner and the person's role in it, as [`haico_store::PeopleRepo::thread_access`]
 /// reads them.
 pub(super) type AccessRow = (Option<i64>, Option<String>);
+
+/// How a server hears of, and tells, the changes other processes make to accounts and sharing:
+/// the replicas' doorbell on PostgreSQL (`replicas/doorbell.rs`).
+pub trait PeopleBell: Send + Sync + std::fmt::Debug {
+    /// Whether other processes' changes reach this one now; while they do not, nothing is
+    /// remembered between requests.
+    fn hears_changes(&self) -> bool;
+    /// Tells the other processes that accounts or sharing changed.
+    fn announce_change(&self);
+}
 
 /// The answers kept, and how changes reach them.
 #[derive(Debug)]

@@ -8,7 +8,7 @@ use argon2::{
 use base64::Engine as _;
 use sha2::{Digest, Sha256};
 
-use super::PeopleError;
+use crate::people::service::PeopleError;
 
 /// What every personal token starts with, so a leaked one is easy to recognise in logs and
 /// secret scanners.

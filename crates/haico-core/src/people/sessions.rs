@@ -1,6 +1,13 @@
 //! Sign-in sessions: a password exchanged for a session key, checked and ended.
 
-use super::*;
+use chrono::{DateTime, Utc};
+
+use crate::people::{
+    secrets::{self, digest},
+    service::*,
+    throttle::AttemptKeys,
+};
+use haico_store::User;
 
 impl People {
     /// Checks a name and password (slowed down after repeated wrong ones, per account and per

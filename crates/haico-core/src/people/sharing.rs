@@ -1,6 +1,8 @@
 //! Who may do what with a thread: owners, members and their roles, the threads a caller sees.
 
-use super::*;
+use super::accounts::no_account;
+use crate::people::{accounts::checked_name, service::*};
+use haico_store::{Member, Thread, ThreadId, User};
 
 impl People {
     /// The account that owns `thread`, if it exists and has an owner.
