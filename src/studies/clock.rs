@@ -13,8 +13,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::turn::Agent;
 use crate::{
-    studies::Studies, studies::StudyError, studies::design::Design, studies::design_of,
-    studies::lifecycle::in_write,
+    studies::design::Design, studies::lifecycle::in_write, studies::service::Studies,
+    studies::service::StudyError, studies::service::design_of,
 };
 use haico_store::{SessionRow, SessionStatus, ThreadId};
 

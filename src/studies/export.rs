@@ -13,8 +13,9 @@ use serde_json::{Map, Value, json};
 
 use crate::tools::build_tools;
 use crate::{
-    studies::Studies, studies::StudyError, studies::design::Design, studies::design_of,
-    studies::measures, studies::measures::Measures, studies::pseudonym::pseudonym,
+    studies::design::Design, studies::measures, studies::measures::Measures,
+    studies::pseudonym::pseudonym, studies::service::Studies, studies::service::StudyError,
+    studies::service::design_of,
 };
 use haico_core::{people::Principal, workspace::recording::Line};
 use haico_store::{SessionRow, StudyRow, ThreadId};

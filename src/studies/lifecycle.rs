@@ -9,9 +9,10 @@ use serde_json::{Map, Value};
 
 use crate::tools::build_tools;
 use crate::{
-    studies::Studies, studies::StudyError, studies::design, studies::design::Design,
-    studies::design::DesignError, studies::design::KnownTools, studies::design_of,
-    studies::random_text, studies::roles::StudyOp, studies::roles::StudyRole,
+    studies::design, studies::design::Design, studies::design::DesignError,
+    studies::design::KnownTools, studies::roles::StudyOp, studies::roles::StudyRole,
+    studies::service::Studies, studies::service::StudyError, studies::service::design_of,
+    studies::service::random_text,
 };
 use haico_core::people::Principal;
 use haico_store::{ConditionRow, SessionRow, StudyRow, StudyStatus, ThreadId, Transaction};

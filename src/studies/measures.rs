@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 
-use super::StudyError;
+use crate::studies::service::StudyError;
 use haico_core::{workspace::SuggestionStatus, workspace::Workspaces, workspace::recording::Line};
 use haico_store::{SessionRow, ThreadId};
 

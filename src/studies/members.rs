@@ -9,10 +9,9 @@
 //! The owner is `studies.owner_id`, never a member row, so a study always has exactly one
 //! owner and cannot be left without one by removing members.
 
-use super::{
-    Studies, StudyError,
-    lifecycle::in_write,
-    roles::{StudyOp, StudyRole},
+use crate::{
+    studies::lifecycle::in_write, studies::roles::StudyOp, studies::roles::StudyRole,
+    studies::service::Studies, studies::service::StudyError,
 };
 use haico_core::{people::Principal, people::checked_name};
 use haico_store::{Member, StudyRow, Transaction};

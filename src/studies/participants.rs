@@ -16,9 +16,9 @@ use chrono::{Duration, Utc};
 use serde_json::{Map, Value};
 
 use crate::{
-    studies::Studies, studies::StudyError, studies::design::Outcome, studies::design::fill_params,
-    studies::design_of, studies::lifecycle::in_write, studies::new_session_ref,
-    studies::pseudonym::pseudonym, studies::random_text,
+    studies::design::Outcome, studies::design::fill_params, studies::lifecycle::in_write,
+    studies::pseudonym::pseudonym, studies::service::Studies, studies::service::StudyError,
+    studies::service::design_of, studies::service::new_session_ref, studies::service::random_text,
 };
 
 use haico_core::people::Participant;
@@ -129,7 +129,11 @@ impl Studies {
         let key = given_id
             .as_deref()
             .map(|id| pseudonym(&study.secret, &entry.participant_param, id));
-        let token = format!("{}{}", super::PARTICIPANT_TOKEN_PREFIX, random_text(32)?);
+        let token = format!(
+            "{}{}",
+            crate::studies::service::PARTICIPANT_TOKEN_PREFIX,
+            random_text(32)?
+        );
         let digest = haico_core::people::digest(&token);
         let params = Value::Object(kept).to_string();
         for _ in 0..5 {
@@ -207,7 +211,7 @@ impl Studies {
 
     /// The participant a token belongs to, if any.
     pub async fn participant(&self, token: &str) -> Result<Option<Participant>, StudyError> {
-        if !token.starts_with(super::PARTICIPANT_TOKEN_PREFIX) {
+        if !token.starts_with(crate::studies::service::PARTICIPANT_TOKEN_PREFIX) {
             return Ok(None);
         }
         let digest = haico_core::people::digest(token);
@@ -544,7 +548,11 @@ impl Studies {
                 "condition: no condition has the key {condition:?}"
             )));
         }
-        let token = format!("{}{}", super::PARTICIPANT_TOKEN_PREFIX, random_text(32)?);
+        let token = format!(
+            "{}{}",
+            crate::studies::service::PARTICIPANT_TOKEN_PREFIX,
+            random_text(32)?
+        );
         let digest = haico_core::people::digest(&token);
         let session_ref = new_session_ref()?;
         let (study_id_, ref_) = (study.id.clone(), session_ref.clone());

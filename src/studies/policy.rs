@@ -2,7 +2,7 @@
 //! thread's condition allows (`agent::TurnPolicies`). A thread that is no participant's gets
 //! the server's configuration.
 
-use super::{Studies, design_of};
+use super::service::{Studies, design_of};
 use crate::{agent::TurnPolicies, agent::TurnPolicy};
 use haico_store::ThreadId;
 

@@ -1,7 +1,7 @@
 //! Who may do what with a study: the roles ([`StudyRole`]) and the operations
 //! ([`StudyOp`]), whose [`StudyOp::needs`] is the study's whole access rule.
 
-use super::StudyError;
+use crate::studies::service::StudyError;
 
 /// What a caller may do with a study, from least to most.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
