@@ -69,42 +69,10 @@ pub use open_files::{
     OpenFiles, default_max_connections, open_files_limit, raise_open_files_limit,
 };
 pub use routes::openapi_document;
-pub use state::AppState;
-
-/// Default request body limit: room for a multi-megabyte document in one request.
-pub const DEFAULT_MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+pub use state::{AppState, DEFAULT_MAX_BODY_BYTES, HttpConfig};
 
 /// The policy of every answer but the web UI's shell: nothing loads, nothing frames it.
 pub const API_CONTENT_SECURITY_POLICY: &str = "default-src 'none'; frame-ancestors 'none'";
-
-/// HTTP settings that shape the router.
-#[derive(Debug, Clone)]
-pub struct HttpConfig {
-    /// Largest accepted request body, in bytes.
-    pub max_body_bytes: usize,
-    /// The administrator's token (`HAICO_API_TOKEN`). When set, or when accounts exist, every
-    /// request must say who it is (see [`guards`]); `GET /api/info` reports whether it is set.
-    pub api_token: Option<ApiToken>,
-    /// Header and idle timeouts, and the cap on open connections.
-    pub connections: ConnectionLimits,
-    /// Which names the server answers to and which other sites' pages may use it
-    /// (`HAICO_PUBLIC_HOSTS`, `HAICO_ALLOWED_ORIGINS`, `HAICO_TRUST_FORWARDED_HOST`).
-    pub origins: OriginPolicy,
-    /// How often a caller may start a chat turn or try to sign in.
-    pub rate_limits: RateLimits,
-}
-
-impl Default for HttpConfig {
-    fn default() -> Self {
-        Self {
-            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
-            api_token: None,
-            connections: ConnectionLimits::default(),
-            origins: OriginPolicy::default(),
-            rate_limits: RateLimits::default(),
-        }
-    }
-}
 
 /// The whole application router.
 pub fn app(state: AppState, config: &HttpConfig) -> Router {

@@ -5,8 +5,12 @@ use std::sync::{Arc, OnceLock};
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    HttpConfig,
-    guards::{auth::ApiToken, limits::Limiters, origin::OriginPolicy},
+    connections::ConnectionLimits,
+    guards::{
+        auth::ApiToken,
+        limits::{Limiters, RateLimits},
+        origin::OriginPolicy,
+    },
 };
 use crate::{
     agent::AgentConfig, agent::model::ChatModel, agent::providers::unconfigured::UnconfiguredModel,
@@ -222,5 +226,37 @@ impl AppState {
     /// The bus live events are published on.
     pub fn bus(&self) -> &SharedBus {
         self.copy.runtime.bus()
+    }
+}
+
+/// Default request body limit: room for a multi-megabyte document in one request.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 8 * 1024 * 1024;
+
+/// HTTP settings that shape the router.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    /// Largest accepted request body, in bytes.
+    pub max_body_bytes: usize,
+    /// The administrator's token (`HAICO_API_TOKEN`). When set, or when accounts exist, every
+    /// request must say who it is (see `http/guards`); `GET /api/info` reports whether it is set.
+    pub api_token: Option<ApiToken>,
+    /// Header and idle timeouts, and the cap on open connections.
+    pub connections: ConnectionLimits,
+    /// Which names the server answers to and which other sites' pages may use it
+    /// (`HAICO_PUBLIC_HOSTS`, `HAICO_ALLOWED_ORIGINS`, `HAICO_TRUST_FORWARDED_HOST`).
+    pub origins: OriginPolicy,
+    /// How often a caller may start a chat turn or try to sign in.
+    pub rate_limits: RateLimits,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            api_token: None,
+            connections: ConnectionLimits::default(),
+            origins: OriginPolicy::default(),
+            rate_limits: RateLimits::default(),
+        }
     }
 }
