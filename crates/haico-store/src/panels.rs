@@ -323,6 +323,37 @@ mod tests {
     }
 
     #[test]
+    fn study_and_session_statuses_are_read_from_rows_by_their_spelling() {
+        use crate::query::Column;
+        use crate::studies::{SessionStatus, StudyStatus};
+
+        assert_eq!(StudyStatus::ALL.len(), 3);
+        assert_eq!(SessionStatus::TimedOut.to_string(), "timed_out");
+        let conn = rusqlite::Connection::open_in_memory().expect("an in-memory database");
+        let read = |sql: &str| {
+            conn.query_row(sql, [], |row| {
+                Ok((
+                    <StudyStatus as Column>::from_inline(row, 0),
+                    <SessionStatus as Column>::from_inline(row, 1),
+                ))
+            })
+            .expect("the row")
+        };
+        let (study, session) = read("SELECT 'open', 'timed_out'");
+        assert_eq!(study.ok(), Some(StudyStatus::Open));
+        assert_eq!(session.ok(), Some(SessionStatus::TimedOut));
+        // A spelling the enum lacks is an error that names it, never a default.
+        let (study, session) = read("SELECT 'Open', 'paused'");
+        let study = study.err().map(|e| e.to_string()).unwrap_or_default();
+        let session = session.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(study.contains("\"Open\" is not a study status"), "{study}");
+        assert!(
+            session.contains("\"paused\" is not a session status"),
+            "{session}"
+        );
+    }
+
+    #[test]
     fn keeps_display_order_and_serializes_names() {
         let set: PanelSet = [Panel::Artifacts, Panel::Objective].into_iter().collect();
         assert_eq!(
