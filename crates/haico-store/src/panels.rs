@@ -323,6 +323,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::expect_used)]
     fn study_and_session_statuses_are_read_from_rows_by_their_spelling() {
         use crate::query::Column;
         use crate::studies::{SessionStatus, StudyStatus};
