@@ -17,8 +17,8 @@ use crate::{
     tools::tool_specs,
 };
 use crate::{
-    eval::EvalError, eval::baseline, eval::baseline::Baseline, eval::checks::CheckOutcome,
-    eval::checks::Observed, eval::measures::Measures, eval::scenario::Scenario,
+    eval::baseline, eval::baseline::Baseline, eval::checks::CheckOutcome, eval::checks::Observed,
+    eval::error::EvalError, eval::measures::Measures, eval::scenario::Scenario,
     eval::scenario::StartingWorkspace, eval::tally::Counts, eval::trace, eval::trace::TurnTrace,
     eval::trace::recorder::CallLog,
 };
