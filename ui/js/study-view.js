@@ -2,8 +2,9 @@
 // recruit link with Prolific's placeholders, the conditions as cards (each with a preview and,
 // once open, whether it still recruits), the design (editable while a draft, with inline
 // validation), the data (study-data.js) with each session's replay (replay.js), and its
-// members (study-members.js). What is offered is what the server says the caller `may` do: a viewer gets the
-// study to read, an editor also its buttons, the owner also Delete and the members.
+// members (study-members.js). What is offered is what the server says the caller `may` do:
+// a viewer gets the study to read, an editor also its buttons, the owner also Delete and the
+// members.
 
 import { ApiError, api, report } from './api.js';
 import { DesignEditor } from './design-editor.js';
