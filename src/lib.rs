@@ -7,7 +7,8 @@
 //!   server), [`mcp_client`] (other MCP servers whose tools the agent uses), [`tools`] (the
 //!   agent's typed tools and their runtime), [`agent`] (the ReAct loop and the LLM providers),
 //!   [`studies`], [`replicas`], [`terminal`], [`archive`], [`accounts`], [`eval`] (the agent's
-//!   evaluation), [`cli`] and [`config`] (the command line and its settings), [`metrics`];
+//!   evaluation), [`cli`] and [`config`] (the command line and its settings), [`metrics`] and
+//!   [`telemetry`] (what the process counts, and the traces it sends);
 //! - `haico-core`, the domain: [`workspace`], [`people`], [`events`], [`charts`],
 //!   [`markdown`] and the published shapes, [`wire`];
 //! - `haico-store`, the repositories over SQLite and PostgreSQL: [`store`].
@@ -30,6 +31,7 @@ pub mod mcp_client;
 pub mod metrics;
 pub mod replicas;
 pub mod studies;
+pub mod telemetry;
 pub mod terminal;
 pub mod tools;
 

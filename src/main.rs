@@ -19,7 +19,7 @@ use haico::{
     store::Database,
     tools::tool_specs,
 };
-use tracing_subscriber::EnvFilter;
+use tracing_subscriber::{EnvFilter, Layer, layer::SubscriberExt, util::SubscriberInitExt};
 
 /// mimalloc instead of glibc's allocator: a tool call allocates and frees many small buffers
 /// (HTTP, JSON, the PostgreSQL protocol) across two worker threads, and glibc's `malloc`/`free`
@@ -49,15 +49,38 @@ async fn run() -> anyhow::Result<()> {
         Command::Eval(_) => "warn",
         _ => "info",
     };
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_filter)),
-        )
+    // Traces leave the process only when the OpenTelemetry variables name an endpoint; a
+    // value that cannot be honoured stops the start with the variable to change.
+    let telemetry = match haico::telemetry::Settings::from_env()? {
+        Some(settings) => Some(
+            haico::telemetry::Telemetry::start(settings)
+                .context("starting the OpenTelemetry exporter (OTEL_EXPORTER_OTLP_*)")?,
+        ),
+        None => None,
+    };
+    let logs = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         // Colour codes only for a terminal: `haico mcp`'s stderr usually ends up in a client's
         // log file.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_filter)),
+        );
+    tracing_subscriber::registry()
+        .with(logs)
+        .with(telemetry.as_ref().map(|t| t.layer()))
         .init();
+    if let Some(telemetry) = &telemetry {
+        tracing::info!("{}", telemetry.describe());
+    }
+    let result = run_command(cli).await;
+    if let Some(telemetry) = telemetry {
+        telemetry.shutdown().await;
+    }
+    result
+}
+
+async fn run_command(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Serve(args) => serve(*args).await,
         // Exit codes a script can tell apart: 0 all passed, 1 a scenario failed, 2 the

@@ -29,6 +29,8 @@
 //! | `haico_mcp_calls_total` | counter | `server`, `tool`, `outcome` (`success`, `is_error` or a failure kind) |
 //! | `haico_mcp_call_duration_seconds` | histogram | `server`, `tool`, `outcome` |
 //! | `haico_mcp_approvals_total` | counter | `server`, `decision` (`approved`, `declined`, `timed_out`, `cancelled`) |
+//! | `haico_otel_spans_exported_total` | counter | |
+//! | `haico_otel_spans_dropped_total` | counter | |
 
 use std::{sync::OnceLock, time::Duration};
 
@@ -74,6 +76,11 @@ pub const MCP_CALLS: &str = "haico_mcp_calls_total";
 pub const MCP_CALL_DURATION: &str = "haico_mcp_call_duration_seconds";
 /// Calls that waited for a person's approval, by server and how the wait ended.
 pub const MCP_APPROVALS: &str = "haico_mcp_approvals_total";
+
+/// Trace spans the OTLP endpoint accepted (`src/telemetry`).
+pub const OTEL_SPANS_EXPORTED: &str = "haico_otel_spans_exported_total";
+/// Trace spans lost: the export queue was full, or the endpoint refused or did not answer.
+pub const OTEL_SPANS_DROPPED: &str = "haico_otel_spans_dropped_total";
 
 /// HTTP latency buckets, in seconds (Prometheus' usual ones, from 1 ms).
 const HTTP_BUCKETS: &[f64] = &[
@@ -223,6 +230,16 @@ fn describe() {
         "1 while other replicas' events arrive by LISTEN/NOTIFY, 0 while only by polling."
     );
     describe_counter!(
+        OTEL_SPANS_EXPORTED,
+        Unit::Count,
+        "Trace spans the OTLP endpoint accepted."
+    );
+    describe_counter!(
+        OTEL_SPANS_DROPPED,
+        Unit::Count,
+        "Trace spans that never reached the OTLP endpoint (queue full, endpoint down or slow)."
+    );
+    describe_counter!(
         TURNS_EXPIRED,
         Unit::Count,
         "Turns this replica ended because the replica running them stopped renewing their lease."
@@ -296,6 +313,16 @@ pub fn mcp_call(server: &str, tool: &str, outcome: &'static str, elapsed: Durati
 /// `declined`, `timed_out` or `cancelled`): how often people say no, or do not answer.
 pub fn mcp_approval(server: &str, decision: &'static str) {
     counter!(MCP_APPROVALS, "server" => server.to_string(), "decision" => decision).increment(1);
+}
+
+/// Records spans the OTLP endpoint accepted.
+pub fn otel_spans_exported(count: u64) {
+    counter!(OTEL_SPANS_EXPORTED).increment(count);
+}
+
+/// Records spans that never reached the OTLP endpoint.
+pub fn otel_spans_dropped(count: u64) {
+    counter!(OTEL_SPANS_DROPPED).increment(count);
 }
 
 /// Records one model call that ended with `outcome` (`success`, `error` or `cancelled`).

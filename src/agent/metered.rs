@@ -33,6 +33,14 @@ impl ChatModel for MeteredModel {
         self.inner.is_configured()
     }
 
+    fn provider_name(&self) -> &'static str {
+        self.inner.provider_name()
+    }
+
+    fn model_name(&self) -> &str {
+        self.inner.model_name()
+    }
+
     async fn stream(&self, request: &ModelRequest) -> Result<ModelStream, ProviderError> {
         let started = Instant::now();
         match self.inner.stream(request).await {

@@ -208,6 +208,17 @@ pub trait ChatModel: Send + Sync {
         true
     }
 
+    /// Who serves the model, as trace spans name it (`gen_ai.provider.name`: `openai`,
+    /// `anthropic`…); wrappers pass the question on.
+    fn provider_name(&self) -> &'static str {
+        "unknown"
+    }
+
+    /// The model asked for (`gen_ai.request.model`); empty when there is none.
+    fn model_name(&self) -> &str {
+        ""
+    }
+
     /// Starts one call. Transient failures before the answer starts streaming are retried
     /// inside; once events flow, a failure is an error item of the stream, never a retry
     /// (events already shown cannot be taken back).

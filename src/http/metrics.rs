@@ -54,7 +54,17 @@ pub(super) async fn track(request: Request, next: Next) -> Response {
         .get::<MatchedPath>()
         .map_or_else(|| UNMATCHED.to_string(), |path| path.as_str().to_string());
     let response = next.run(request).await;
-    crate::metrics::http_request(method, route, response.status().as_u16(), started.elapsed());
+    let status = response.status().as_u16();
+    if crate::telemetry::enabled() {
+        let span = tracing::Span::current();
+        span.record("otel.name", format!("{method} {route}"));
+        span.record("http.route", route.as_str());
+        span.record("http.response.status_code", status);
+        if status >= 500 {
+            span.record("otel.status_code", "ERROR");
+        }
+    }
+    crate::metrics::http_request(method, route, status, started.elapsed());
     response
 }
 

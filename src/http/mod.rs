@@ -149,7 +149,9 @@ pub fn app(state: AppState, config: &HttpConfig) -> Router {
 }
 
 /// One span per request, named for its route, with the thread it concerns: log lines of the
-/// handler, the workspace and the tool runtime inherit both.
+/// handler, the workspace and the tool runtime inherit both. Its fields follow OpenTelemetry's
+/// HTTP server conventions; the route and status are filled in by [`metrics::track`] once
+/// known, and a `traceparent` the caller sent makes the span part of the caller's trace.
 fn request_span(request: &axum::http::Request<axum::body::Body>) -> tracing::Span {
     let thread = request
         .uri()
@@ -158,12 +160,22 @@ fn request_span(request: &axum::http::Request<axum::body::Body>) -> tracing::Spa
         .or_else(|| request.uri().path().strip_prefix("/mcp/"))
         .and_then(|rest| rest.split('/').next())
         .filter(|id| !id.is_empty());
-    tracing::info_span!(
+    let span = tracing::info_span!(
         "request",
-        method = %request.method(),
-        path = %request.uri().path(),
+        http.request.method = %request.method(),
+        url.path = %request.uri().path(),
         thread = thread,
-    )
+        http.route = tracing::field::Empty,
+        http.response.status_code = tracing::field::Empty,
+        otel.name = tracing::field::Empty,
+        otel.kind = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
+    );
+    if crate::telemetry::enabled() {
+        span.record("otel.kind", "server");
+        crate::telemetry::propagation::adopt_from_headers(&span, request.headers());
+    }
+    span
 }
 
 /// Serves `app` on `listener` until `shutdown` resolves, then lets in-flight requests finish;

@@ -271,11 +271,23 @@ impl ServerHandler for HaicoMcp {
             return Err(ErrorData::invalid_request(refusal.to_string(), None));
         }
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        let call = self
-            .runtime
-            .acting_as(caller.actor)
-            .call(&toolset, &request.name, arguments)
-            .await;
+        let runtime = self.runtime.acting_as(caller.actor);
+        let calling = runtime.call(&toolset, &request.name, arguments);
+        // A client that traces its calls names its span in `_meta` (MCP's SEP-414): the call
+        // joins that trace, over stdio as over HTTP.
+        let call = match request.meta.as_ref() {
+            Some(meta) if crate::telemetry::enabled() && meta.get_traceparent().is_some() => {
+                let span = tracing::info_span!(
+                    "mcp_request",
+                    otel.name = format!("tools/call {}", request.name),
+                    otel.kind = "server",
+                    mcp.method.name = "tools/call",
+                );
+                crate::telemetry::propagation::adopt_from_meta(&span, &meta.0.0);
+                tracing::Instrument::instrument(calling, span).await
+            }
+            _ => calling.await,
+        };
         Ok(tools::call_result(&call).into())
     }
 

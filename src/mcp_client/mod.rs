@@ -27,6 +27,7 @@ use std::{
 use rmcp::{RoleClient, model::CallToolRequestParams, service::Peer};
 use serde_json::{Map, Value};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
+use tracing::Instrument;
 
 pub use approval::{ApprovalRequest, Approvals, DEFAULT_APPROVAL_TIMEOUT, Decision, Pending};
 pub use config::{Approval, McpConfig, McpConfigError, Secret, ServerConfig, Transport};
@@ -451,11 +452,42 @@ impl McpServers {
         if !known {
             return Err(CallError::UnknownTool(full_name.to_string()));
         }
+        let span = tracing::info_span!(
+            "mcp_call",
+            server = %name,
+            tool = tool,
+            otel.name = tracing::field::Empty,
+            otel.kind = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
+            mcp.method.name = tracing::field::Empty,
+            gen_ai.operation.name = tracing::field::Empty,
+            gen_ai.tool.name = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+        );
         let mut params = CallToolRequestParams::new(tool.to_string());
         params.arguments = Some(arguments);
+        if crate::telemetry::enabled() {
+            span.record("otel.name", format!("tools/call {tool}"));
+            span.record("otel.kind", "client");
+            span.record("mcp.method.name", "tools/call");
+            span.record("gen_ai.operation.name", "execute_tool");
+            span.record("gen_ai.tool.name", tool);
+            // The server joins the trace through the request's `_meta` (MCP's SEP-414), which
+            // every transport carries, stdio as well as HTTP.
+            let fields = span.in_scope(crate::telemetry::propagation::current_fields);
+            if !fields.is_empty() {
+                let mut meta = rmcp::model::RequestMetaObject::new();
+                for (key, value) in fields {
+                    meta.0.0.insert(key, Value::String(value));
+                }
+                params.meta = Some(meta);
+            }
+        }
         let timeout = self.inner.options.call_timeout;
         let started = Instant::now();
-        let answer = tokio::time::timeout(timeout, peer.call_tool(params)).await;
+        let answer = tokio::time::timeout(timeout, peer.call_tool(params))
+            .instrument(span.clone())
+            .await;
         let outcome = match answer {
             Err(_) => Err(CallError::Timeout {
                 server: name.clone(),
@@ -469,6 +501,10 @@ impl McpServers {
             Ok(_) => "success",
             Err(err) => err.kind(),
         };
+        if crate::telemetry::enabled() && label != "success" {
+            span.record("error.type", label);
+            span.record("otel.status_code", "ERROR");
+        }
         crate::metrics::mcp_call(&name, tool, label, started.elapsed());
         outcome
     }

@@ -192,12 +192,27 @@ impl ToolRuntime {
         args: Value,
         at: Option<InTurn>,
     ) -> ToolCall {
+        // A tool execution in OpenTelemetry's generative-AI terms (`execute_tool {name}`); the
+        // `tool call` line below is its event, with the model's `action_and_reasoning`.
         let span = tracing::info_span!(
             "tool_call",
             thread = %tools.thread_id(),
             tool = name,
             turn = at.map(|at| at.turn_index),
+            otel.name = tracing::field::Empty,
+            gen_ai.operation.name = tracing::field::Empty,
+            gen_ai.tool.name = tracing::field::Empty,
+            gen_ai.tool.type = tracing::field::Empty,
+            haico.tool.success = tracing::field::Empty,
+            error.type = tracing::field::Empty,
+            otel.status_code = tracing::field::Empty,
         );
+        if crate::telemetry::enabled() {
+            span.record("otel.name", format!("execute_tool {name}"));
+            span.record("gen_ai.operation.name", "execute_tool");
+            span.record("gen_ai.tool.name", name);
+            span.record("gen_ai.tool.type", "function");
+        }
         async {
             let started = Instant::now();
             let mut call = ToolCall::starting(name, None);
@@ -215,6 +230,14 @@ impl ToolRuntime {
                     {
                         self.record_alone(tools, &mut call, at).await;
                     }
+                }
+            }
+            if crate::telemetry::enabled() {
+                let span = tracing::Span::current();
+                span.record("haico.tool.success", call.envelope.success);
+                if let Some(kind) = call.failure {
+                    span.record("error.type", kind.as_str());
+                    span.record("otel.status_code", "ERROR");
                 }
             }
             tracing::info!(

@@ -236,19 +236,20 @@ impl Database {
     /// (`BEGIN IMMEDIATE`), so a transaction that reads and then writes can never fail to
     /// upgrade its lock because another process wrote in between.
     pub async fn begin_write(&self) -> Result<Transaction, StoreError> {
+        let span = repository::transaction_span(self.backend(), "write");
         match self {
             Database::Sqlite { writer, .. } => {
                 let held = writer
                     .begin()
                     .await
                     .context("starting a write transaction")?;
-                Ok(Transaction::sqlite_writer(held))
+                Ok(Transaction::sqlite_writer(held).traced(span))
             }
             Database::Postgres { pool, lender } => {
                 let lent = within_postgres_timeout(pool, lender.begin("BEGIN"))
                     .await?
                     .context("starting a write transaction")?;
-                Ok(Transaction::postgres(lent))
+                Ok(Transaction::postgres(lent).traced(span))
             }
         }
     }
@@ -265,6 +266,7 @@ impl Database {
     ) -> Result<(Transaction, Option<ThreadHead>), StoreError> {
         match self {
             Database::Sqlite { writer, .. } => {
+                let span = repository::transaction_span(self.backend(), "write");
                 let (held, head) = writer
                     .begin_on_thread(thread.as_str())
                     .await
@@ -273,15 +275,16 @@ impl Database {
                     turn_index,
                     document_mode: panels::DocumentMode::from_stored(Some(&document_mode)),
                 });
-                Ok((Transaction::sqlite_writer(held), head))
+                Ok((Transaction::sqlite_writer(held).traced(span), head))
             }
             Database::Postgres { pool, lender } if lock => {
                 // `BEGIN` and the lock in one round trip.
+                let span = repository::transaction_span(self.backend(), "write");
                 let mut lent = within_postgres_timeout(pool, lender.lend())
                     .await?
                     .context("starting a write transaction")?;
                 let head = thread_lock::lock_thread(pool, &mut lent, thread).await?;
-                Ok((Transaction::postgres(lent), head))
+                Ok((Transaction::postgres(lent).traced(span), head))
             }
             Database::Postgres { .. } => {
                 let mut repo = self.begin_write().await?;
@@ -321,35 +324,37 @@ impl Database {
                 Ok(repo.holding(repository::Head::Known(head)))
             }
             Database::Postgres { pool, lender } => {
+                let span = repository::transaction_span(self.backend(), "write");
                 let lent = within_postgres_timeout(pool, lender.lend())
                     .await?
                     .context("starting a write transaction")?;
-                Ok(
-                    Transaction::postgres(lent).holding(repository::Head::Pending {
+                Ok(Transaction::postgres(lent)
+                    .traced(span)
+                    .holding(repository::Head::Pending {
                         thread: thread.clone(),
                         pool: pool.clone(),
-                    }),
-                )
+                    }))
             }
         }
     }
 
     /// Starts a read-only transaction that sees one consistent snapshot.
     pub async fn begin_read(&self) -> Result<Transaction, StoreError> {
+        let span = repository::transaction_span(self.backend(), "read");
         match self {
             Database::Sqlite { reader, .. } => {
                 let tx = reader
                     .begin()
                     .await
                     .context("starting a read transaction")?;
-                Ok(Transaction::sqlite_reader(tx))
+                Ok(Transaction::sqlite_reader(tx).traced(span))
             }
             Database::Postgres { pool, lender } => {
                 let begin = lender.begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
                 let lent = within_postgres_timeout(pool, begin)
                     .await?
                     .context("starting a read transaction")?;
-                Ok(Transaction::postgres(lent))
+                Ok(Transaction::postgres(lent).traced(span))
             }
         }
     }
@@ -361,16 +366,17 @@ impl Database {
     /// on SQLite the reader connections are read-only, and the workspace layer hands it out
     /// only inside a `haico_core::workspace::View`, whose methods read.
     pub async fn autocommit_read(&self) -> Result<Transaction, StoreError> {
+        let span = repository::transaction_span(self.backend(), "autocommit read");
         match self {
             Database::Sqlite { reader, .. } => {
                 let conn = reader.acquire().await.context("taking a read connection")?;
-                Ok(Transaction::sqlite_reader(conn))
+                Ok(Transaction::sqlite_reader(conn).traced(span))
             }
             Database::Postgres { pool, lender } => {
                 let lent = within_postgres_timeout(pool, lender.lend())
                     .await?
                     .context("taking a read connection")?;
-                Ok(Transaction::postgres(lent))
+                Ok(Transaction::postgres(lent).traced(span))
             }
         }
     }

@@ -68,6 +68,8 @@ pub struct Transaction {
     journal: Journal,
     /// The thread an agent's write holds, and what its row said.
     pub(crate) head: Head,
+    /// The transaction's trace span, from its `BEGIN` to its end (see [`traced`](Self::traced)).
+    span: tracing::Span,
 }
 
 /// What a write reads of its thread as it begins
@@ -118,7 +120,15 @@ impl Transaction {
             changed: PanelSet::default(),
             journal: Journal::default(),
             head: Head::Untracked,
+            span: tracing::Span::none(),
         }
+    }
+
+    /// The same transaction, timed by `span` (made before its `BEGIN` was sent, by
+    /// [`transaction_span`]).
+    pub(crate) fn traced(mut self, span: tracing::Span) -> Self {
+        self.span = span;
+        self
     }
 
     /// The same transaction, holding `head`.
@@ -165,20 +175,51 @@ impl Transaction {
     /// Makes every write of this transaction durable and returns the panels it touched.
     pub async fn commit(self) -> Result<PanelSet, StoreError> {
         let changed = self.changed;
-        match self.tx {
-            Tx::Sqlite(conn) => conn.commit().await.context("committing")?,
-            Tx::Postgres(conn) => conn.commit().await.context("committing")?,
+        let span = self.span;
+        let committed = match self.tx {
+            Tx::Sqlite(conn) => conn.commit().await.context("committing"),
+            Tx::Postgres(conn) => conn.commit().await.context("committing"),
+        };
+        span.record(
+            "haico.db.outcome",
+            if committed.is_ok() {
+                "commit"
+            } else {
+                "failed"
+            },
+        );
+        if committed.is_err() {
+            span.record("otel.status_code", "ERROR");
         }
+        committed?;
         Ok(changed)
     }
 
     /// Discards every write of this transaction.
     pub async fn rollback(self) -> Result<(), StoreError> {
+        self.span.record("haico.db.outcome", "rollback");
         match self.tx {
             Tx::Sqlite(conn) => conn.rollback().await.context("rolling back"),
             Tx::Postgres(conn) => conn.rollback().await.context("rolling back"),
         }
     }
+}
+
+/// The span of one transaction: a `debug` span, so it exists only for a subscriber that asks
+/// for it (haico's trace export does; the logs do not), and costs nothing otherwise.
+pub(crate) fn transaction_span(backend: Backend, access: &'static str) -> tracing::Span {
+    let system = match backend {
+        Backend::Sqlite => "sqlite",
+        Backend::Postgres => "postgresql",
+    };
+    tracing::debug_span!(
+        "transaction",
+        otel.name = format!("{system} {access}"),
+        db.system.name = system,
+        haico.db.access = access,
+        haico.db.outcome = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
+    )
 }
 
 /// Declares one aggregate's repository: its queries, reached from the shared transaction as

@@ -81,9 +81,18 @@ impl HttpTransport {
         url: &str,
         build: impl Fn() -> RequestBuilder,
     ) -> Result<SseEvents, ProviderError> {
+        // The model's server joins the caller's trace (when traces are exported): its spans, if
+        // it makes any, become children of this call's.
+        let mut trace = HeaderMap::new();
+        crate::telemetry::propagation::inject_headers(&mut trace);
         let mut attempt = 0;
         loop {
-            let error = match self.attempt(url, build()).await {
+            let request = if trace.is_empty() {
+                build()
+            } else {
+                build().headers(trace.clone())
+            };
+            let error = match self.attempt(url, request).await {
                 Ok(events) => return Ok(events),
                 Err(error) => error,
             };

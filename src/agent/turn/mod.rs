@@ -136,6 +136,20 @@ enum Outcome {
     Cancelled,
 }
 
+impl Outcome {
+    /// How the turn ended, as its trace span says it (`haico.turn.outcome`).
+    fn label(&self) -> &'static str {
+        match self {
+            Outcome::Answered(_) => "answered",
+            Outcome::CallLimit(_) => "call_limit",
+            Outcome::NoProgress(_) => "no_progress",
+            Outcome::Repeating(_) => "repeating",
+            Outcome::Failed(_) => "failed",
+            Outcome::Cancelled => "cancelled",
+        }
+    }
+}
+
 /// What a turn's loop keeps beyond its own end: the prompt read (for the thread's next turn)
 /// and what the model calls cost (for the turn's record).
 struct Kept {
@@ -274,12 +288,25 @@ impl Agent {
                 let thread = thread_id.clone();
                 let text = message.to_string();
                 let turn_index = opened.turn_index;
+                // An agent turn in OpenTelemetry's terms (`invoke_agent`): a child of the chat
+                // request that started it, parent of its model and tool calls.
                 let span = tracing::info_span!(
                     "turn",
                     thread = %thread,
                     turn = turn_index,
-                    replica = %self.config.replica
+                    replica = %self.config.replica,
+                    otel.name = "invoke_agent haico",
+                    gen_ai.operation.name = "invoke_agent",
+                    gen_ai.agent.name = "haico",
+                    gen_ai.conversation.id = tracing::field::Empty,
+                    haico.turn.outcome = tracing::field::Empty,
+                    gen_ai.usage.input_tokens = tracing::field::Empty,
+                    gen_ai.usage.output_tokens = tracing::field::Empty,
+                    otel.status_code = tracing::field::Empty,
                 );
+                if crate::telemetry::enabled() {
+                    span.record("gen_ai.conversation.id", thread.as_str());
+                }
                 let task = self.tasks.spawn(
                     async move {
                         agent
@@ -372,6 +399,19 @@ impl Agent {
         let outcome = self
             .think(runtime, thread_id, turn_index, message, &cancel, &mut kept)
             .await;
+        if crate::telemetry::enabled() {
+            let span = tracing::Span::current();
+            span.record("haico.turn.outcome", outcome.label());
+            if let Some(tokens) = kept.usage.prompt_tokens {
+                span.record("gen_ai.usage.input_tokens", tokens);
+            }
+            if let Some(tokens) = kept.usage.completion_tokens {
+                span.record("gen_ai.usage.output_tokens", tokens);
+            }
+            if matches!(outcome, Outcome::Failed(_)) {
+                span.record("otel.status_code", "ERROR");
+            }
+        }
         self.keep_prompt(thread_id, kept.prompt);
         self.close(thread_id, turn_index, outcome, &kept.usage, claim)
             .await;

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
 
 use crate::agent::{
     history::{load_history, load_history_with_calls},
@@ -365,6 +366,26 @@ impl Agent {
         cancel: &CancellationToken,
         usage: &mut TurnUsage,
     ) -> Result<Answer, Outcome> {
+        let span = model_call_span(self.model.as_ref(), request);
+        let calls_before = usage.calls.len();
+        let answer = self
+            .ask_within(thread_id, request, cancel, usage)
+            .instrument(span.clone())
+            .await;
+        if crate::telemetry::enabled() {
+            let this_call = usage.calls.get(calls_before);
+            record_model_call(&span, this_call, &answer);
+        }
+        answer
+    }
+
+    async fn ask_within(
+        &self,
+        thread_id: &ThreadId,
+        request: &ModelRequest,
+        cancel: &CancellationToken,
+        usage: &mut TurnUsage,
+    ) -> Result<Answer, Outcome> {
         let started = Instant::now();
         let mut call = CallUsage::default();
         let stream = tokio::select! {
@@ -413,7 +434,13 @@ impl Agent {
                 }
                 Some(Ok(ModelEvent::ToolCall(request))) => calls.push(request),
                 Some(Ok(ModelEvent::Usage(reported))) => call.fill_from(&reported),
-                Some(Ok(ModelEvent::Finished { .. })) => {}
+                Some(Ok(ModelEvent::Finished { stop_reason })) => {
+                    if let Some(reason) = stop_reason
+                        && crate::telemetry::enabled()
+                    {
+                        tracing::Span::current().record("gen_ai.response.finish_reasons", reason);
+                    }
+                }
                 Some(Err(err)) => break Err(Outcome::Failed(err.to_string())),
             }
         };
@@ -556,5 +583,109 @@ impl Agent {
             made.record(name, &args, read_only, at.call_index, &record.envelope);
         }
         (record, of_done_write)
+    }
+}
+
+/// The span of one model call, in OpenTelemetry's generative-AI terms (`chat {model}`); its
+/// counts are filled in by [`record_model_call`] when the answer is in.
+fn model_call_span(model: &dyn ChatModel, request: &ModelRequest) -> tracing::Span {
+    let span = tracing::info_span!(
+        "model_call",
+        otel.name = tracing::field::Empty,
+        otel.kind = tracing::field::Empty,
+        otel.status_code = tracing::field::Empty,
+        gen_ai.operation.name = tracing::field::Empty,
+        gen_ai.provider.name = tracing::field::Empty,
+        gen_ai.request.model = tracing::field::Empty,
+        gen_ai.request.max_tokens = tracing::field::Empty,
+        gen_ai.request.temperature = tracing::field::Empty,
+        gen_ai.request.seed = tracing::field::Empty,
+        gen_ai.usage.input_tokens = tracing::field::Empty,
+        gen_ai.usage.cache_read.input_tokens = tracing::field::Empty,
+        gen_ai.usage.output_tokens = tracing::field::Empty,
+        gen_ai.response.time_to_first_chunk = tracing::field::Empty,
+        gen_ai.response.finish_reasons = tracing::field::Empty,
+        error.type = tracing::field::Empty,
+        gen_ai.system_instructions = tracing::field::Empty,
+        gen_ai.input.messages = tracing::field::Empty,
+        gen_ai.output.messages = tracing::field::Empty,
+    );
+    if !crate::telemetry::enabled() {
+        return span;
+    }
+    let name = model.model_name();
+    span.record("otel.name", format!("chat {name}").trim_end());
+    span.record("otel.kind", "client");
+    span.record("gen_ai.operation.name", "chat");
+    span.record("gen_ai.provider.name", model.provider_name());
+    if !name.is_empty() {
+        span.record("gen_ai.request.model", name);
+    }
+    if let Some(max) = request.max_tokens {
+        span.record("gen_ai.request.max_tokens", max);
+    }
+    if let Some(temperature) = request.sampling.temperature {
+        span.record("gen_ai.request.temperature", temperature);
+    }
+    if let Some(seed) = request.sampling.seed {
+        span.record("gen_ai.request.seed", seed);
+    }
+    if crate::telemetry::capture_content() {
+        span.record("gen_ai.system_instructions", request.system.as_str());
+        let mut messages = serde_json::to_value(&request.messages).unwrap_or_default();
+        if !request.snapshot.is_empty()
+            && let Value::Array(list) = &mut messages
+        {
+            list.push(serde_json::json!({"role": "snapshot", "content": request.snapshot}));
+        }
+        span.record("gen_ai.input.messages", messages.to_string());
+    }
+    span
+}
+
+/// Fills in what one model call cost and how it ended.
+fn record_model_call(
+    span: &tracing::Span,
+    call: Option<&CallUsage>,
+    answer: &Result<Answer, Outcome>,
+) {
+    if let Some(call) = call {
+        if let Some(tokens) = call.prompt_tokens {
+            span.record("gen_ai.usage.input_tokens", tokens);
+        }
+        if let Some(tokens) = call.cached_tokens {
+            span.record("gen_ai.usage.cache_read.input_tokens", tokens);
+        }
+        if let Some(tokens) = call.completion_tokens {
+            span.record("gen_ai.usage.output_tokens", tokens);
+        }
+        if let Some(ms) = call.first_token_ms {
+            span.record(
+                "gen_ai.response.time_to_first_chunk",
+                Duration::from_millis(ms).as_secs_f64(),
+            );
+        }
+    }
+    match answer {
+        Ok(answer) => {
+            if crate::telemetry::capture_content() {
+                let calls: Vec<Value> = answer
+                    .calls
+                    .iter()
+                    .map(|c| serde_json::json!({"name": c.name, "arguments": c.arguments}))
+                    .collect();
+                let output = serde_json::json!([
+                    {"role": "assistant", "content": answer.text, "tool_calls": calls}
+                ]);
+                span.record("gen_ai.output.messages", output.to_string());
+            }
+        }
+        Err(Outcome::Cancelled) => {
+            span.record("error.type", "cancelled");
+        }
+        Err(_) => {
+            span.record("error.type", "model_error");
+            span.record("otel.status_code", "ERROR");
+        }
     }
 }

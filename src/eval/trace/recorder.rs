@@ -207,6 +207,14 @@ impl ChatModel for TracingModel {
         self.inner.is_configured()
     }
 
+    fn provider_name(&self) -> &'static str {
+        self.inner.provider_name()
+    }
+
+    fn model_name(&self) -> &str {
+        self.inner.model_name()
+    }
+
     async fn stream(&self, request: &ModelRequest) -> Result<ModelStream, ProviderError> {
         let index = self.log.begin();
         match self.inner.stream(request).await {

@@ -87,7 +87,7 @@ backend_tests! {
         let lines = lines_with(&captured, "Look.", thread);
         assert_eq!(lines.len(), 1, "{lines:?}");
         let line = &lines[0];
-        assert!(line.contains(&format!("request{{method=POST path=/api/threads/{thread}/tools/list_todos thread=\"{thread}\"}}")), "{line}");
+        assert!(line.contains(&format!("request{{http.request.method=POST url.path=/api/threads/{thread}/tools/list_todos thread=\"{thread}\"}}")), "{line}");
         assert!(line.contains(&format!("tool_call{{thread={thread} tool=\"list_todos\"}}")), "{line}");
         assert!(line.contains("tool call") && line.contains("success=true"), "{line}");
 

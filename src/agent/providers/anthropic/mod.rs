@@ -56,6 +56,14 @@ impl ChatModel for AnthropicModel {
         format!("Anthropic model `{}` at {}", self.model, self.base_url)
     }
 
+    fn provider_name(&self) -> &'static str {
+        "anthropic"
+    }
+
+    fn model_name(&self) -> &str {
+        &self.model
+    }
+
     async fn stream(&self, request: &ModelRequest) -> Result<ModelStream, ProviderError> {
         let url = format!("{}/v1/messages", self.base_url);
         let body = MessageCreateParams::new(&self.model, request);

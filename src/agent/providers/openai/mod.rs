@@ -57,6 +57,14 @@ impl ChatModel for OpenAiModel {
         )
     }
 
+    fn provider_name(&self) -> &'static str {
+        "openai"
+    }
+
+    fn model_name(&self) -> &str {
+        &self.model
+    }
+
     async fn stream(&self, request: &ModelRequest) -> Result<ModelStream, ProviderError> {
         let url = format!("{}/chat/completions", self.base_url);
         let body = ChatCompletionRequest::new(&self.model, request);

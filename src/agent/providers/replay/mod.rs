@@ -105,6 +105,10 @@ impl ChatModel for ReplayModel {
         )
     }
 
+    fn provider_name(&self) -> &'static str {
+        "replay"
+    }
+
     async fn stream(&self, _request: &ModelRequest) -> Result<ModelStream, ProviderError> {
         let index = self.next_response.fetch_add(1, Ordering::SeqCst);
         let response =
