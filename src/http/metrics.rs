@@ -57,9 +57,7 @@ pub(super) async fn track(request: Request, next: Next) -> Response {
     let status = response.status().as_u16();
     if crate::telemetry::enabled() {
         let span = tracing::Span::current();
-        span.record("otel.name", format!("{method} {route}"));
-        span.record("http.route", route.as_str());
-        span.record("http.response.status_code", status);
+        span.record("http.response.status_code", i64::from(status));
         if status >= 500 {
             span.record("otel.status_code", "ERROR");
         }

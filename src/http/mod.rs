@@ -150,8 +150,8 @@ pub fn app(state: AppState, config: &HttpConfig) -> Router {
 
 /// One span per request, named for its route, with the thread it concerns: log lines of the
 /// handler, the workspace and the tool runtime inherit both. Its fields follow OpenTelemetry's
-/// HTTP server conventions; the route and status are filled in by [`metrics::track`] once
-/// known, and a `traceparent` the caller sent makes the span part of the caller's trace.
+/// HTTP server conventions (the status is filled in by [`metrics::track`]), and a `traceparent`
+/// the caller sent makes the span part of the caller's trace.
 fn request_span(request: &axum::http::Request<axum::body::Body>) -> tracing::Span {
     let thread = request
         .uri()
@@ -172,6 +172,21 @@ fn request_span(request: &axum::http::Request<axum::body::Body>) -> tracing::Spa
         otel.status_code = tracing::field::Empty,
     );
     if crate::telemetry::enabled() {
+        // This layer runs after routing, so the route template is known: the span is named for
+        // it (`POST /api/threads/{thread_id}/chat`), never for the raw path.
+        let route = request
+            .extensions()
+            .get::<axum::extract::MatchedPath>()
+            .map(|path| path.as_str());
+        match route {
+            Some(route) => {
+                span.record("otel.name", format!("{} {route}", request.method()));
+                span.record("http.route", route);
+            }
+            None => {
+                span.record("otel.name", request.method().as_str());
+            }
+        }
         span.record("otel.kind", "server");
         crate::telemetry::propagation::adopt_from_headers(&span, request.headers());
     }

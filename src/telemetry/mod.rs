@@ -44,6 +44,12 @@ pub fn capture_content() -> bool {
     enabled() && CAPTURE_CONTENT.load(Ordering::Relaxed)
 }
 
+/// A count as a span attribute: OpenTelemetry's integers are `i64`, and `tracing` would
+/// otherwise carry a `u64` as text.
+pub fn count(value: u64) -> i64 {
+    i64::try_from(value).unwrap_or(i64::MAX)
+}
+
 /// Why the exporter could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum TelemetryError {
@@ -150,6 +156,11 @@ impl Telemetry {
                 ""
             }
         )
+    }
+
+    /// Sends what is queued now, waiting at most `within`.
+    pub async fn flush(&self, within: Duration) {
+        self.flusher.flush(within).await;
     }
 
     /// Sends what is still queued (waiting at most a few seconds) and stops the provider.

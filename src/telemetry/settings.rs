@@ -99,10 +99,10 @@ impl Settings {
                 .map(|v| v.trim().to_string())
                 .filter(|v| !v.is_empty())
         };
-        if let Some(disabled) = var(SDK_DISABLED) {
-            if flag(SDK_DISABLED, &disabled)? {
-                return Ok(None);
-            }
+        if let Some(disabled) = var(SDK_DISABLED)
+            && flag(SDK_DISABLED, &disabled)?
+        {
+            return Ok(None);
         }
         let exporter = var(TRACES_EXPORTER);
         match exporter.as_deref() {

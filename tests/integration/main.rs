@@ -25,5 +25,6 @@ mod replicas;
 mod store;
 mod studies;
 mod suggestions;
+mod telemetry;
 mod tools;
 mod web_ui;

@@ -403,10 +403,13 @@ impl Agent {
             let span = tracing::Span::current();
             span.record("haico.turn.outcome", outcome.label());
             if let Some(tokens) = kept.usage.prompt_tokens {
-                span.record("gen_ai.usage.input_tokens", tokens);
+                span.record("gen_ai.usage.input_tokens", crate::telemetry::count(tokens));
             }
             if let Some(tokens) = kept.usage.completion_tokens {
-                span.record("gen_ai.usage.output_tokens", tokens);
+                span.record(
+                    "gen_ai.usage.output_tokens",
+                    crate::telemetry::count(tokens),
+                );
             }
             if matches!(outcome, Outcome::Failed(_)) {
                 span.record("otel.status_code", "ERROR");

@@ -622,13 +622,13 @@ fn model_call_span(model: &dyn ChatModel, request: &ModelRequest) -> tracing::Sp
         span.record("gen_ai.request.model", name);
     }
     if let Some(max) = request.max_tokens {
-        span.record("gen_ai.request.max_tokens", max);
+        span.record("gen_ai.request.max_tokens", i64::from(max));
     }
     if let Some(temperature) = request.sampling.temperature {
-        span.record("gen_ai.request.temperature", temperature);
+        span.record("gen_ai.request.temperature", f64::from(temperature));
     }
     if let Some(seed) = request.sampling.seed {
-        span.record("gen_ai.request.seed", seed);
+        span.record("gen_ai.request.seed", crate::telemetry::count(seed));
     }
     if crate::telemetry::capture_content() {
         span.record("gen_ai.system_instructions", request.system.as_str());
@@ -651,13 +651,19 @@ fn record_model_call(
 ) {
     if let Some(call) = call {
         if let Some(tokens) = call.prompt_tokens {
-            span.record("gen_ai.usage.input_tokens", tokens);
+            span.record("gen_ai.usage.input_tokens", crate::telemetry::count(tokens));
         }
         if let Some(tokens) = call.cached_tokens {
-            span.record("gen_ai.usage.cache_read.input_tokens", tokens);
+            span.record(
+                "gen_ai.usage.cache_read.input_tokens",
+                crate::telemetry::count(tokens),
+            );
         }
         if let Some(tokens) = call.completion_tokens {
-            span.record("gen_ai.usage.output_tokens", tokens);
+            span.record(
+                "gen_ai.usage.output_tokens",
+                crate::telemetry::count(tokens),
+            );
         }
         if let Some(ms) = call.first_token_ms {
             span.record(
