@@ -3,4 +3,5 @@
 //! tracing subscriber, so each runs in a process of its own (`common::isolated`).
 
 mod receiver;
+mod serve;
 mod traces;

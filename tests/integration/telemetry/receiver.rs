@@ -51,6 +51,8 @@ impl Received {
 #[derive(Clone, Default)]
 struct Store {
     spans: Arc<Mutex<Vec<Received>>>,
+    /// Each export request's headers, as `name: value` lines.
+    headers: Arc<Mutex<Vec<Vec<String>>>>,
 }
 
 /// A receiver listening on a free local port.
@@ -73,6 +75,11 @@ impl Receiver {
             axum::serve(listener, app).await.unwrap();
         });
         Self { url, store, task }
+    }
+
+    /// The headers of every export request so far.
+    pub fn headers(&self) -> Vec<Vec<String>> {
+        self.store.headers.lock().unwrap().clone()
     }
 
     /// Every span received so far.
@@ -106,7 +113,17 @@ impl Drop for Receiver {
     }
 }
 
-async fn take(State(store): State<Store>, body: Bytes) -> (StatusCode, Vec<u8>) {
+async fn take(
+    State(store): State<Store>,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> (StatusCode, Vec<u8>) {
+    store.headers.lock().unwrap().push(
+        headers
+            .iter()
+            .map(|(name, value)| format!("{name}: {}", value.to_str().unwrap_or("")))
+            .collect(),
+    );
     let Ok(request) = ExportTraceServiceRequest::decode(body) else {
         return (StatusCode::BAD_REQUEST, Vec::new());
     };
