@@ -10,7 +10,10 @@ use std::{
 
 use axum::{Router, body::Bytes, extract::State, http::StatusCode, routing::post};
 use opentelemetry_proto::tonic::{
-    collector::trace::v1::{ExportTraceServiceRequest, ExportTraceServiceResponse},
+    collector::trace::v1::{
+        ExportTraceServiceRequest, ExportTraceServiceResponse,
+        trace_service_server::{TraceService, TraceServiceServer},
+    },
     common::v1::{AnyValue, KeyValue, any_value::Value as Any},
 };
 use prost::Message;
@@ -77,6 +80,23 @@ impl Receiver {
         Self { url, store, task }
     }
 
+    /// A receiver of OTLP over gRPC; `url` is the address to give the exporter.
+    pub async fn start_grpc() -> Self {
+        let store = Store::default();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let incoming = tokio_stream_of(listener);
+        let service = TraceServiceServer::new(store.clone());
+        let task = tokio::spawn(async move {
+            tonic::transport::Server::builder()
+                .add_service(service)
+                .serve_with_incoming(incoming)
+                .await
+                .unwrap();
+        });
+        Self { url, store, task }
+    }
+
     /// The headers of every export request so far.
     pub fn headers(&self) -> Vec<Vec<String>> {
         self.store.headers.lock().unwrap().clone()
@@ -118,45 +138,73 @@ async fn take(
     headers: axum::http::HeaderMap,
     body: Bytes,
 ) -> (StatusCode, Vec<u8>) {
-    store.headers.lock().unwrap().push(
+    let Ok(request) = ExportTraceServiceRequest::decode(body) else {
+        return (StatusCode::BAD_REQUEST, Vec::new());
+    };
+    store.record(
         headers
             .iter()
             .map(|(name, value)| format!("{name}: {}", value.to_str().unwrap_or("")))
             .collect(),
+        request,
     );
-    let Ok(request) = ExportTraceServiceRequest::decode(body) else {
-        return (StatusCode::BAD_REQUEST, Vec::new());
-    };
-    let mut spans = store.spans.lock().unwrap();
-    for resource_spans in request.resource_spans {
-        let resource = resource_spans
-            .resource
-            .map(|r| attributes(&r.attributes))
-            .unwrap_or_default();
-        for scope in resource_spans.scope_spans {
-            for span in scope.spans {
-                spans.push(Received {
-                    trace: hex(&span.trace_id),
-                    id: hex(&span.span_id),
-                    parent: hex(&span.parent_span_id),
-                    name: span.name,
-                    kind: span.kind,
-                    attributes: attributes(&span.attributes),
-                    events: span
-                        .events
-                        .iter()
-                        .map(|e| (e.name.clone(), attributes(&e.attributes)))
-                        .collect(),
-                    status: span.status.map_or(0, |s| s.code),
-                    resource: resource.clone(),
-                });
-            }
-        }
-    }
     (
         StatusCode::OK,
         ExportTraceServiceResponse::default().encode_to_vec(),
     )
+}
+
+impl Store {
+    fn record(&self, headers: Vec<String>, request: ExportTraceServiceRequest) {
+        self.headers.lock().unwrap().push(headers);
+        let mut spans = self.spans.lock().unwrap();
+        for resource_spans in request.resource_spans {
+            let resource = resource_spans
+                .resource
+                .map(|r| attributes(&r.attributes))
+                .unwrap_or_default();
+            for scope in resource_spans.scope_spans {
+                for span in scope.spans {
+                    spans.push(Received {
+                        trace: hex(&span.trace_id),
+                        id: hex(&span.span_id),
+                        parent: hex(&span.parent_span_id),
+                        name: span.name,
+                        kind: span.kind,
+                        attributes: attributes(&span.attributes),
+                        events: span
+                            .events
+                            .iter()
+                            .map(|e| (e.name.clone(), attributes(&e.attributes)))
+                            .collect(),
+                        status: span.status.map_or(0, |s| s.code),
+                        resource: resource.clone(),
+                    });
+                }
+            }
+        }
+    }
+}
+
+#[tonic::async_trait]
+impl TraceService for Store {
+    async fn export(
+        &self,
+        request: tonic::Request<ExportTraceServiceRequest>,
+    ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
+        let headers = request
+            .metadata()
+            .iter()
+            .filter_map(|entry| match entry {
+                tonic::metadata::KeyAndValueRef::Ascii(name, value) => {
+                    Some(format!("{name}: {}", value.to_str().unwrap_or("")))
+                }
+                tonic::metadata::KeyAndValueRef::Binary(..) => None,
+            })
+            .collect();
+        self.record(headers, request.into_inner());
+        Ok(tonic::Response::new(ExportTraceServiceResponse::default()))
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -205,4 +253,14 @@ impl Drop for Silent {
     fn drop(&mut self) {
         self.task.abort();
     }
+}
+
+/// The listener's connections as the stream tonic's server takes.
+fn tokio_stream_of(
+    listener: tokio::net::TcpListener,
+) -> impl futures::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
+    futures::stream::unfold(listener, |listener| async move {
+        let accepted = listener.accept().await.map(|(socket, _)| socket);
+        Some((accepted, listener))
+    })
 }

@@ -1,6 +1,6 @@
 //! `haico serve` configured only by the standard OpenTelemetry variables, as a person sets
-//! them: spans reach the endpoint named by `OTEL_EXPORTER_OTLP_ENDPOINT` (with `/v1/traces`
-//! added), carry `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES`, travel with
+//! them, over both transports: spans reach the endpoint named by
+//! `OTEL_EXPORTER_OTLP_ENDPOINT` (with `/v1/traces` added for HTTP), carry `OTEL_SERVICE_NAME` and `OTEL_RESOURCE_ATTRIBUTES`, travel with
 //! `OTEL_EXPORTER_OTLP_HEADERS`, and what is queued at SIGTERM is sent before the process
 //! ends. A value haico cannot honour stops the start, naming the variable.
 
@@ -31,9 +31,20 @@ fn haico() -> Command {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn serve_exports_where_the_standard_variables_say() {
+async fn serve_exports_over_http_where_the_standard_variables_say() {
     let receiver = Receiver::start().await;
     let base = receiver.url.trim_end_matches("/v1/traces").to_string();
+    serve_exports(&receiver, &base, "http/protobuf").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_exports_over_grpc_where_the_standard_variables_say() {
+    let receiver = Receiver::start_grpc().await;
+    let url = receiver.url.clone();
+    serve_exports(&receiver, &url, "grpc").await;
+}
+
+async fn serve_exports(receiver: &Receiver, base: &str, protocol: &str) {
     let dir = tempfile::tempdir().unwrap();
     let port = crate::common::free_port();
     let mut child = haico()
@@ -42,7 +53,8 @@ async fn serve_exports_where_the_standard_variables_say() {
             "HAICO_DATABASE_URL",
             format!("sqlite:{}", dir.path().join("otel.db").display()),
         )
-        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &base)
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", base)
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", protocol)
         .env("OTEL_SERVICE_NAME", "haico-e2e")
         .env("OTEL_RESOURCE_ATTRIBUTES", "deployment.environment=test")
         .env("OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=s3cret%20value")
@@ -67,9 +79,10 @@ async fn serve_exports_where_the_standard_variables_say() {
         }
     }
     assert!(
-        log.iter()
-            .any(|l| l.contains("exporting traces over OTLP (http/protobuf)")
-                && l.contains(&receiver.url)),
+        log.iter().any(
+            |l| l.contains(&format!("exporting traces over OTLP ({protocol})"))
+                && l.contains(&receiver.url)
+        ),
         "{log:?}"
     );
 
