@@ -90,16 +90,20 @@ impl SpanProcessor for QueueProcessor {
         if !span.span_context.is_sampled() {
             return;
         }
-        if self.queue.try_send(Item::Span(Box::new(span))).is_err() {
-            crate::metrics::otel_spans_dropped(1);
-            if !self.state.overflowing.swap(true, Ordering::Relaxed) {
-                tracing::warn!(
-                    endpoint = %self.state.endpoint,
-                    "the trace export queue is full: spans are dropped until it drains \
-                     (counted in haico_otel_spans_dropped_total; OTEL_BSP_MAX_QUEUE_SIZE \
-                     sets its size)"
-                );
-            }
+        let Err(refused) = self.queue.try_send(Item::Span(Box::new(span))) else {
+            return;
+        };
+        crate::metrics::otel_spans_dropped(1);
+        // A closed queue means the runtime is ending; only a full one is worth a warning.
+        if matches!(refused, mpsc::error::TrySendError::Full(_))
+            && !self.state.overflowing.swap(true, Ordering::Relaxed)
+        {
+            tracing::warn!(
+                endpoint = %self.state.endpoint,
+                "the trace export queue is full: spans are dropped until it drains \
+                 (counted in haico_otel_spans_dropped_total; OTEL_BSP_MAX_QUEUE_SIZE \
+                 sets its size)"
+            );
         }
     }
 

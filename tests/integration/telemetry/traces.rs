@@ -6,11 +6,12 @@
 
 use std::time::{Duration, Instant};
 
-use haico::telemetry::{Protocol, Settings, Telemetry};
 use serde_json::json;
-use tracing_subscriber::{Layer, layer::SubscriberExt, util::SubscriberInitExt};
 
-use super::receiver::{Received, Receiver, Silent};
+use super::{
+    export_to,
+    receiver::{Received, Receiver, Silent},
+};
 use crate::common::{
     self,
     agent::{Setup, whole_turn},
@@ -19,34 +20,10 @@ use crate::common::{
 };
 
 /// The caller's trace: its id and the span the chat request is a child of.
-const TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
-const CALLER_SPAN: &str = "b7ad6b7169203331";
+pub(super) const TRACE: &str = "0af7651916cd43dd8448eb211c80319c";
+pub(super) const CALLER_SPAN: &str = "b7ad6b7169203331";
 
-/// Starts exporting to `endpoint` and installs the subscriber (once per process).
-fn export_to(endpoint: &str, export_timeout: Duration, max_queue: usize) -> Telemetry {
-    let telemetry = Telemetry::start(Settings {
-        protocol: Protocol::HttpProtobuf,
-        endpoint: endpoint.to_string(),
-        export_timeout,
-        max_queue,
-        max_batch: max_queue.min(512),
-        delay: Duration::from_millis(50),
-        capture_content: false,
-    })
-    .expect("the exporter starts");
-    // The process's warnings on stderr too (shown when a test fails): an export that fails
-    // says why there.
-    let warnings = tracing_subscriber::fmt::layer()
-        .with_writer(std::io::stderr)
-        .with_filter(tracing_subscriber::filter::LevelFilter::WARN);
-    tracing_subscriber::registry()
-        .with(telemetry.layer())
-        .with(warnings)
-        .init();
-    telemetry
-}
-
-fn case(engine: common::Engine) -> &'static str {
+pub(super) fn case(engine: common::Engine) -> &'static str {
     match engine {
         common::Engine::Sqlite => "sqlite",
         common::Engine::Postgres => "postgres",
