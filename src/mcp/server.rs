@@ -276,7 +276,7 @@ impl ServerHandler for HaicoMcp {
             .acting_as(caller.actor)
             .call(&toolset, &request.name, arguments)
             .await;
-        Ok(tools::call_result(&call).into())
+        Ok(tools::call_result(&call).await.into())
     }
 
     async fn list_resources(
