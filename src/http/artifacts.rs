@@ -148,7 +148,7 @@ async fn chart_svg(
     params(ArtifactPath),
     responses(
         Read,
-        (status = 200, description = "The chart, 1600×960", content_type = "image/png", body = Vec<u8>),
+        (status = 200, description = "The chart, 1600×960", content(("image/png"))),
         PathErrors,
         (status = 422, description = "The chart's payload cannot be drawn", body = ErrorBody),
     ),
