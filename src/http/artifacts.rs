@@ -1,5 +1,5 @@
-//! Artifacts on the user path (read-only): `/api/threads/{thread_id}/artifacts…`, and the SVG
-//! rendering of a chart artifact.
+//! Artifacts on the user path (read-only): `/api/threads/{thread_id}/artifacts…`, and a chart
+//! artifact drawn as SVG or PNG.
 
 use axum::{
     http::header,
@@ -16,8 +16,8 @@ use super::{
 };
 use crate::{http::guards::authorized::Authorized, http::guards::authorized::Read};
 use haico_core::{
-    charts::svg, charts::svg::RenderError, wire::Artifact, wire::ArtifactSummary,
-    workspace::ArtifactQuery,
+    charts::png, charts::png::PngError, charts::svg, charts::svg::RenderError, wire::Artifact,
+    wire::ArtifactSummary, workspace::ArtifactQuery,
 };
 
 pub(super) fn router() -> OpenApiRouter<AppState> {
@@ -25,6 +25,7 @@ pub(super) fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(list_artifacts))
         .routes(routes!(get_artifact))
         .routes(routes!(chart_svg))
+        .routes(routes!(chart_png))
 }
 
 /// Query of `GET …/artifacts`: `?artifact_type=bar_chart&limit=10`.
@@ -133,6 +134,55 @@ async fn chart_svg(
             ),
         ],
         svg,
+    )
+        .into_response())
+}
+
+/// The chart as `image/png` (1600×960, the SVG drawn at twice its size with the fonts the
+/// server carries), for clients that cannot show SVG.
+#[utoipa::path(
+    get,
+    path = "/api/threads/{thread_id}/artifacts/{artifact_id}/chart.png",
+    tag = "workspace",
+    summary = "Draw a chart artifact as PNG",
+    params(ArtifactPath),
+    responses(
+        Read,
+        (status = 200, description = "The chart, 1600×960", content(("image/png"))),
+        PathErrors,
+        (status = 422, description = "The chart's payload cannot be drawn", body = ErrorBody),
+    ),
+)]
+async fn chart_png(
+    Authorized(state, _): Authorized<Read>,
+    Path(path): Path<ArtifactPath>,
+) -> Result<Response, ApiError> {
+    let artifact_id = path.artifact_id;
+    let artifact = state
+        .workspaces()
+        .artifacts(&path.thread_id)
+        .get(artifact_id)
+        .await?;
+    let png = png::render_artifact(&artifact.summary.artifact_type, &artifact.payload)
+        .await
+        .map_err(|err| match err {
+            PngError::Render(RenderError::NotAChart(kind)) => ApiError::NotFound(format!(
+                "artifact {artifact_id} is a `{kind}`, not a chart: there is no chart.png for it"
+            )),
+            PngError::Render(RenderError::InvalidPayload(reason)) => {
+                ApiError::Unprocessable(format!("artifact {artifact_id} cannot be drawn: {reason}"))
+            }
+            other => {
+                tracing::error!(artifact_id, error = %other, "a chart could not be drawn as PNG");
+                ApiError::Internal(format!("artifact {artifact_id} could not be drawn as PNG"))
+            }
+        })?;
+    Ok((
+        [
+            (header::CONTENT_TYPE, png::MIME),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        ],
+        png,
     )
         .into_response())
 }

@@ -5,9 +5,10 @@
 //! - **tools** ([`tools`]): the same 16 tools, names, descriptions and input schemas as
 //!   `GET /api/tools`; every call runs through [`ToolRuntime::call`](crate::tools::ToolRuntime)
 //!   (one transaction, lock rules, `workspace` events with `source: "agent"`), and its result
-//!   carries the envelope JSON as text and as `structuredContent`, with `isError` on failure;
+//!   carries the envelope JSON as text and as `structuredContent`, with `isError` on failure
+//!   (and, after the text, a chart the call stored as a PNG `image`);
 //! - **resources** ([`resources`]): the panels as `haico://thread/{thread_id}/{panel}` and each
-//!   artifact (a chart also as `…/chart.svg`), readable and subscribable;
+//!   artifact (a chart also as `…/chart.svg` and `…/chart.png`), readable and subscribable;
 //! - **notifications** ([`notify`]): `notifications/resources/updated` whenever a panel
 //!   changes, whoever changed it — driven by the thread's event log, so changes made by the web
 //!   UI, the agent or another process show up too.

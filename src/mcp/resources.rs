@@ -9,6 +9,7 @@
 //! | `haico://thread/{thread_id}/artifacts` | `[{"id", "artifact_type", "title", "turn_index", "created_at"}]`, the newest [`LIST_MAX`](crate::workspace::LIST_MAX) |
 //! | `haico://thread/{thread_id}/artifacts/{artifact_id}` | the artifact with its `payload` |
 //! | `haico://thread/{thread_id}/artifacts/{artifact_id}/chart.svg` | a chart drawn as `image/svg+xml` (base64 blob) |
+//! | `haico://thread/{thread_id}/artifacts/{artifact_id}/chart.png` | the same chart as `image/png` (base64 blob, 1600×960) |
 //! | `haico://thread/{thread_id}/history` | the newest revisions, as `GET …/history?limit=500` |
 //! | `haico://thread/{thread_id}/revisions/{rev}` | the workspace right after revision `rev`, as `GET …/workspace?at=` |
 //!
@@ -20,11 +21,12 @@ use base64::Engine;
 use rmcp::model::{ErrorData, Resource, ResourceContents, ResourceTemplate};
 use serde_json::{Value, json};
 
-use haico_store::{ThreadId, panels::Panel};
+use haico_store::{Artifact, ThreadId, panels::Panel};
 
 use haico_core::{
-    charts::svg, charts::svg::RenderError, wire, workspace::ArtifactQuery, workspace::View,
-    workspace::WorkspaceError, workspace::Workspaces, workspace::empty_document,
+    charts::png, charts::png::PngError, charts::svg, charts::svg::RenderError, wire,
+    workspace::ArtifactQuery, workspace::View, workspace::WorkspaceError, workspace::Workspaces,
+    workspace::empty_document,
 };
 
 /// Every haico resource URI starts with this, followed by the thread id.
@@ -33,6 +35,8 @@ pub const URI_PREFIX: &str = "haico://thread/";
 pub const JSON_MIME: &str = "application/json";
 /// The MIME type of a drawn chart.
 pub const SVG_MIME: &str = "image/svg+xml";
+/// The MIME type of a chart drawn as a bitmap.
+pub const PNG_MIME: &str = png::MIME;
 
 /// What a haico resource URI points at, within its thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +47,8 @@ pub enum Target {
     Artifact(i64),
     /// One chart artifact, drawn as SVG.
     ChartSvg(i64),
+    /// One chart artifact, drawn as PNG.
+    ChartPng(i64),
     /// The thread's history (the newest revisions).
     History,
     /// The workspace as it stood right after a revision.
@@ -67,6 +73,7 @@ impl ResourceUri {
         let target = match path.split('/').collect::<Vec<_>>().as_slice() {
             ["artifacts", id] => Target::Artifact(parse_id(id)?),
             ["artifacts", id, "chart.svg"] => Target::ChartSvg(parse_id(id)?),
+            ["artifacts", id, "chart.png"] => Target::ChartPng(parse_id(id)?),
             ["history"] => Target::History,
             ["revisions", "0"] => Target::Revision(0),
             ["revisions", rev] => Target::Revision(parse_id(rev)?),
@@ -82,6 +89,7 @@ impl ResourceUri {
             Target::Panel(panel) => panel_uri(&self.thread, panel),
             Target::Artifact(id) => format!("{URI_PREFIX}{}/artifacts/{id}", self.thread),
             Target::ChartSvg(id) => format!("{URI_PREFIX}{}/artifacts/{id}/chart.svg", self.thread),
+            Target::ChartPng(id) => format!("{URI_PREFIX}{}/artifacts/{id}/chart.png", self.thread),
             Target::History => history_uri(&self.thread),
             Target::Revision(rev) => format!("{URI_PREFIX}{}/revisions/{rev}", self.thread),
         }
@@ -133,7 +141,8 @@ fn panel_description(panel: Panel) -> (&'static str, &'static str) {
     }
 }
 
-/// The resources of a thread: its five panels, then its newest artifacts (charts also as SVG).
+/// The resources of a thread: its five panels, then its newest artifacts (charts also as SVG
+/// and PNG).
 pub async fn list(
     workspaces: &Workspaces,
     thread: &ThreadId,
@@ -196,6 +205,20 @@ pub async fn list(
                 .with_description(format!("Chart {} drawn as an SVG image.", artifact.id))
                 .with_mime_type(SVG_MIME),
             );
+            resources.push(
+                Resource::new(
+                    uri(Target::ChartPng(artifact.id)),
+                    format!("chart-{}.png", artifact.id),
+                )
+                .with_title(format!("{label} (drawn, PNG)"))
+                .with_description(format!(
+                    "Chart {} drawn as a {}×{} PNG image.",
+                    artifact.id,
+                    png::WIDTH,
+                    png::HEIGHT
+                ))
+                .with_mime_type(PNG_MIME),
+            );
         }
     }
     Ok(resources)
@@ -218,6 +241,17 @@ pub fn templates(thread: &ThreadId) -> Vec<ResourceTemplate> {
         .with_title("Chart image")
         .with_description("A chart artifact of this thread drawn as an SVG image.")
         .with_mime_type(SVG_MIME),
+        ResourceTemplate::new(
+            format!("{URI_PREFIX}{thread}/artifacts/{{artifact_id}}/chart.png"),
+            "chart-png",
+        )
+        .with_title("Chart image (PNG)")
+        .with_description(format!(
+            "A chart artifact of this thread drawn as a {}×{} PNG image.",
+            png::WIDTH,
+            png::HEIGHT
+        ))
+        .with_mime_type(PNG_MIME),
         ResourceTemplate::new(
             format!("{URI_PREFIX}{thread}/revisions/{{rev}}"),
             "revision",
@@ -245,9 +279,27 @@ pub async fn read(
         other => storage_error(other),
     };
     let mut view = workspaces.view(thread).await.map_err(failed)?;
-    let contents = read_in(&mut view, &parsed, uri).await.map_err(failed);
+    let found = read_in(&mut view, &parsed, uri).await.map_err(failed);
     view.close().await;
-    contents?
+    match found?? {
+        Found::Contents(contents) => Ok(contents),
+        // Drawn once the view is closed: no transaction stays open while the image is made.
+        Found::ChartPng(artifact) => {
+            let id = artifact.summary.id;
+            png::render_artifact(&artifact.summary.artifact_type, &artifact.payload)
+                .await
+                .map(|bytes| chart_blob(&bytes, uri, PNG_MIME))
+                .map_err(|err| undrawable(id, "chart.png", uri, err))
+        }
+    }
+}
+
+/// What a read found in its view.
+enum Found {
+    /// The resource's contents, ready.
+    Contents(ResourceContents),
+    /// A chart artifact to draw as PNG.
+    ChartPng(Artifact),
 }
 
 /// Reads one parsed resource in `view`.
@@ -255,8 +307,8 @@ async fn read_in(
     view: &mut View,
     parsed: &ResourceUri,
     uri: &str,
-) -> Result<Result<ResourceContents, ErrorData>, WorkspaceError> {
-    Ok(Ok(match parsed.target {
+) -> Result<Result<Found, ErrorData>, WorkspaceError> {
+    Ok(Ok(Found::Contents(match parsed.target {
         Target::Panel(panel) => {
             let value = match panel {
                 Panel::Objective => json!({ "objective": view.objective().await? }),
@@ -296,36 +348,47 @@ async fn read_in(
             let snapshot = wire::Workspace::from(view.snapshot_at(rev).await?);
             ResourceContents::text(to_json(&snapshot).to_string(), uri).with_mime_type(JSON_MIME)
         }
-        Target::Artifact(id) | Target::ChartSvg(id) => {
+        Target::Artifact(id) => {
             let artifact = view.artifact(id).await?;
-            if matches!(parsed.target, Target::Artifact(_)) {
-                ResourceContents::text(to_json(&wire::Artifact::from(artifact)).to_string(), uri)
-                    .with_mime_type(JSON_MIME)
-            } else {
-                match svg::render_artifact(&artifact.summary.artifact_type, &artifact.payload) {
-                    Ok(drawn) => ResourceContents::blob(
-                        base64::engine::general_purpose::STANDARD.encode(drawn),
-                        uri,
-                    )
-                    .with_mime_type(SVG_MIME),
-                    Err(RenderError::NotAChart(kind)) => {
-                        return Ok(Err(ErrorData::resource_not_found(
-                            format!(
-                                "artifact {id} is a `{kind}`, not a chart: it has no chart.svg"
-                            ),
-                            Some(json!({ "uri": uri })),
-                        )));
-                    }
-                    Err(RenderError::InvalidPayload(reason)) => {
-                        return Ok(Err(ErrorData::internal_error(
-                            format!("artifact {id} cannot be drawn: {reason}"),
-                            None,
-                        )));
-                    }
-                }
+            ResourceContents::text(to_json(&wire::Artifact::from(artifact)).to_string(), uri)
+                .with_mime_type(JSON_MIME)
+        }
+        Target::ChartSvg(id) => {
+            let artifact = view.artifact(id).await?;
+            let drawn = svg::render_artifact(&artifact.summary.artifact_type, &artifact.payload)
+                .map(String::into_bytes)
+                .map_err(PngError::from);
+            match drawn {
+                Ok(bytes) => chart_blob(&bytes, uri, SVG_MIME),
+                Err(err) => return Ok(Err(undrawable(id, "chart.svg", uri, err))),
             }
         }
-    }))
+        Target::ChartPng(id) => return Ok(Ok(Found::ChartPng(view.artifact(id).await?))),
+    })))
+}
+
+/// A drawn chart as a base64 blob.
+fn chart_blob(bytes: &[u8], uri: &str, mime: &str) -> ResourceContents {
+    ResourceContents::blob(base64::engine::general_purpose::STANDARD.encode(bytes), uri)
+        .with_mime_type(mime)
+}
+
+/// Why artifact `id` has no `file` (`chart.svg`, `chart.png`): not a chart is "resource not
+/// found"; a chart that cannot be drawn is an internal error, logged.
+fn undrawable(id: i64, file: &str, uri: &str, err: PngError) -> ErrorData {
+    match err {
+        PngError::Render(RenderError::NotAChart(kind)) => ErrorData::resource_not_found(
+            format!("artifact {id} is a `{kind}`, not a chart: it has no {file}"),
+            Some(json!({ "uri": uri })),
+        ),
+        PngError::Render(RenderError::InvalidPayload(reason)) => {
+            ErrorData::internal_error(format!("artifact {id} cannot be drawn: {reason}"), None)
+        }
+        other => {
+            tracing::error!(artifact_id = id, error = %other, "a chart could not be drawn");
+            ErrorData::internal_error(format!("artifact {id} could not be drawn as {file}"), None)
+        }
+    }
 }
 
 /// Whether `uri` names a resource of `thread` that can exist (panels always do; artifacts are
@@ -340,7 +403,7 @@ pub fn not_found(uri: &str, thread: &ThreadId) -> ErrorData {
         format!(
             "no resource {uri:?} in this session: its resources are {URI_PREFIX}{thread}/\
              {{objective,document,plan,preferences,artifacts,history}}, \
-             {URI_PREFIX}{thread}/artifacts/{{artifact_id}}[/chart.svg] and \
+             {URI_PREFIX}{thread}/artifacts/{{artifact_id}}[/chart.svg|/chart.png] and \
              {URI_PREFIX}{thread}/revisions/{{rev}}"
         ),
         Some(json!({ "uri": uri })),
@@ -368,6 +431,7 @@ mod tests {
             Target::Panel(Panel::Plan),
             Target::Artifact(7),
             Target::ChartSvg(12),
+            Target::ChartPng(13),
             Target::History,
             Target::Revision(0),
             Target::Revision(31),

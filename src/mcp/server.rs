@@ -288,7 +288,7 @@ impl ServerHandler for HaicoMcp {
             }
             _ => calling.await,
         };
-        Ok(tools::call_result(&call).into())
+        Ok(tools::call_result(&call).await.into())
     }
 
     async fn list_resources(

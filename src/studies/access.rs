@@ -100,6 +100,11 @@ const ROUTES: &[(&str, &str, Option<&str>)] = &[
         "/api/threads/{thread_id}/artifacts/{artifact_id}/chart.svg",
         Some("artifacts"),
     ),
+    (
+        "GET",
+        "/api/threads/{thread_id}/artifacts/{artifact_id}/chart.png",
+        Some("artifacts"),
+    ),
 ];
 
 /// What a participant whose condition shows `panels` may do with `method` on the route

@@ -172,9 +172,15 @@ pub async fn call(
 }
 
 /// The envelope of a tool result, checking that the text content and `structuredContent`
-/// carry the same envelope and that `isError` mirrors `success`.
+/// carry the same envelope and that `isError` mirrors `success`. A successful call that made
+/// a chart has the chart's PNG after the text ([`chart_png`]); any other has the text alone.
 pub fn envelope(result: &CallToolResult) -> Value {
-    assert_eq!(result.content.len(), 1, "one content block: {result:?}");
+    let images = chart_png(result).into_iter().count();
+    assert_eq!(
+        result.content.len(),
+        1 + images,
+        "the text, and a chart's image: {result:?}"
+    );
     let text = result.content[0].as_text().expect("text content");
     let from_text: Value = serde_json::from_str(&text.text).expect("the text is JSON");
     assert_eq!(
@@ -187,6 +193,25 @@ pub fn envelope(result: &CallToolResult) -> Value {
         .expect("envelope has success");
     assert_eq!(result.is_error, Some(!success), "isError mirrors success");
     from_text
+}
+
+/// The PNG image of a tool result that made a chart (the block after the text), decoded from
+/// base64; `None` when the result has no second block.
+pub fn chart_png(result: &CallToolResult) -> Option<Vec<u8>> {
+    use base64::Engine as _;
+    let block = result.content.get(1)?;
+    let image = block.as_image().expect("the second block is an image");
+    assert_eq!(image.mime_type, "image/png");
+    assert_eq!(
+        result.is_error,
+        Some(false),
+        "only a success carries a chart"
+    );
+    Some(
+        base64::engine::general_purpose::STANDARD
+            .decode(&image.data)
+            .expect("the image is base64"),
+    )
 }
 
 /// Calls a tool that must succeed; returns its summary.

@@ -172,6 +172,15 @@ pub async fn create_thread(db: &Database, id: &str) -> ThreadId {
 }
 
 /// A thread id written in a test.
+/// The pixel size of a PNG, from its header, after checking its signature.
+pub fn png_size(png: &[u8]) -> (u32, u32) {
+    assert!(png.len() > 24, "a PNG of {} bytes", png.len());
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "the PNG signature");
+    assert_eq!(&png[12..16], b"IHDR", "the header chunk comes first");
+    let be = |at: usize| u32::from_be_bytes([png[at], png[at + 1], png[at + 2], png[at + 3]]);
+    (be(16), be(20))
+}
+
 pub fn tid(id: &str) -> ThreadId {
     ThreadId::parse(id).unwrap()
 }

@@ -155,6 +155,11 @@ fn every_route(pref: i64, todo: i64, artifact: i64) -> Vec<(Method, String, Opti
             format!("{t}/artifacts/{artifact}/chart.svg"),
             None,
         ),
+        (
+            Method::GET,
+            format!("{t}/artifacts/{artifact}/chart.png"),
+            None,
+        ),
         (Method::GET, format!("{t}/messages"), None),
         // Before the chat: with no turn running, cancel answers 409 (after a turn it could
         // still catch the turn's last instant).

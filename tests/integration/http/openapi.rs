@@ -62,6 +62,10 @@ const ROUTES: &[(&str, &str)] = &[
         "GET",
         "/api/threads/{thread_id}/artifacts/{artifact_id}/chart.svg",
     ),
+    (
+        "GET",
+        "/api/threads/{thread_id}/artifacts/{artifact_id}/chart.png",
+    ),
     ("GET", "/api/threads/{thread_id}/messages"),
     ("POST", "/api/threads/{thread_id}/chat"),
     ("POST", "/api/threads/{thread_id}/cancel"),
@@ -447,6 +451,12 @@ async fn the_document_is_openapi_3_and_lists_every_route() {
         "/api/threads/{thread_id}/artifacts/{artifact_id}/chart.svg",
     )["responses"]["200"];
     assert!(svg["content"]["image/svg+xml"].is_object(), "{svg}");
+    let png = &operation(
+        &doc,
+        "GET",
+        "/api/threads/{thread_id}/artifacts/{artifact_id}/chart.png",
+    )["responses"]["200"];
+    assert!(png["content"]["image/png"].is_object(), "{png}");
     let artifacts = operation(&doc, "GET", "/api/threads/{thread_id}/artifacts");
     let query: BTreeSet<&str> = artifacts["parameters"]
         .as_array()

@@ -120,6 +120,14 @@ async fn get_svg(server: &TestServer, path: &str) -> (u16, reqwest::header::Head
     (status, headers, resp.text().await.unwrap())
 }
 
+/// GETs a binary body (a chart.png): status, headers and bytes.
+async fn get_bytes(server: &TestServer, path: &str) -> (u16, reqwest::header::HeaderMap, Vec<u8>) {
+    let resp = server.client.get(server.url(path)).send().await.unwrap();
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    (status, headers, resp.bytes().await.unwrap().to_vec())
+}
+
 /// The stored order keys of a thread's steps as ranks (see [`common::step_ranks`]).
 async fn positions(db: &haico::store::Database, thread: &str) -> Vec<i64> {
     common::step_ranks(db, thread).await
@@ -744,6 +752,42 @@ backend_tests! {
         server.get(&format!("/api/threads/svg/artifacts/{broken}/chart.svg")).await.error(422);
         let (status, _, _) = get_svg(&server, &format!("/api/threads/other/artifacts/{foreign}/chart.svg")).await;
         assert_eq!(status, 200);
+        teardown(tdb, server).await;
+    }
+
+    async fn chart_png_draws_every_kind_and_refuses_what_svg_refuses(engine) {
+        let (tdb, server) = setup(engine).await;
+        server.create_thread("png").await;
+        server.create_thread("other").await;
+        for kind in ["line", "bar", "pie"] {
+            let id = simple_chart(&server, "png", kind, "Sales <b>&</b> co").await;
+            let path = format!("/api/threads/png/artifacts/{id}/chart.png");
+            let (status, headers, body) = get_bytes(&server, &path).await;
+            assert_eq!(status, 200, "{kind}: {}", String::from_utf8_lossy(&body));
+            assert_eq!(headers[reqwest::header::CONTENT_TYPE], "image/png");
+            assert_eq!(headers[reqwest::header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+            assert_eq!(common::png_size(&body), (1600, 960), "{kind}");
+            assert!(body.len() > 5_000, "{kind}: only {} bytes", body.len());
+            // Deterministic: the same artifact draws the same bytes.
+            assert_eq!(get_bytes(&server, &path).await.2, body, "{kind}");
+        }
+
+        // Not a chart, another thread's chart, unknown ids and threads: JSON 4xx, never a 500.
+        let mut repo = tdb.db.begin_write().await.unwrap();
+        let (note, _) = repo.artifacts().add_artifact(&tid("png"), "note", Some("n"), &json!({"text": "hi"}), Some(0)).await.unwrap().expect("the thread exists");
+        let (broken, _) = repo.artifacts().add_artifact(&tid("png"), "pie_chart", Some("b"), &json!({"title": 3}), Some(0)).await.unwrap().expect("the thread exists");
+        repo.commit().await.unwrap();
+        let foreign = simple_chart(&server, "other", "bar", "Theirs").await;
+        let text = server.get(&format!("/api/threads/png/artifacts/{note}/chart.png")).await.error(404);
+        assert!(text.contains("not a chart") && text.contains("chart.png"), "{text}");
+        server.get(&format!("/api/threads/png/artifacts/{foreign}/chart.png")).await.error(404);
+        server.get("/api/threads/png/artifacts/999999/chart.png").await.error(404);
+        server.get("/api/threads/nope/artifacts/1/chart.png").await.error(404);
+        server.get("/api/threads/png/artifacts/x/chart.png").await.error(400);
+        server.get("/api/threads/png/artifacts/0/chart.png").await.error_any();
+        let text = server.get(&format!("/api/threads/png/artifacts/{broken}/chart.png")).await.error(422);
+        assert!(text.contains("cannot be drawn"), "{text}");
+        assert_eq!(get_bytes(&server, &format!("/api/threads/other/artifacts/{foreign}/chart.png")).await.0, 200);
         teardown(tdb, server).await;
     }
 }

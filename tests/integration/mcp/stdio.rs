@@ -10,7 +10,7 @@ use crate::common::mcp as mcp_support;
 
 use std::{process::Stdio, time::Duration};
 
-use common::{Engine, TestDb, server::TestServer, tid};
+use common::{Engine, TestDb, png_size, server::TestServer, tid};
 use mcp_support::*;
 use rmcp::model::{
     ErrorCode, ReadResourceRequestParams, SubscribeRequestParams, SubscriptionFilter,
@@ -146,6 +146,7 @@ async fn resources_are_readable_and_announce_changes_from_anyone() {
         [
             format!("haico://thread/{thread}/artifacts/{{artifact_id}}"),
             format!("haico://thread/{thread}/artifacts/{{artifact_id}}/chart.svg"),
+            format!("haico://thread/{thread}/artifacts/{{artifact_id}}/chart.png"),
             format!("haico://thread/{thread}/revisions/{{rev}}"),
         ]
     );
@@ -226,7 +227,8 @@ async fn resources_are_readable_and_announce_changes_from_anyone() {
     assert_eq!(prefs[0]["locked"], true);
     assert_eq!(prefs[0]["id"], pref["id"]);
 
-    // A new chart: the artifacts are a new resource list; the chart is readable as SVG.
+    // A new chart: the artifacts are a new resource list; the chart is readable as SVG and as
+    // PNG, and the call's result carries the PNG beside its envelope.
     let chart = call(
         &client,
         "chart_generator",
@@ -237,6 +239,8 @@ async fn resources_are_readable_and_announce_changes_from_anyone() {
     .await
     .unwrap();
     let id = envelope(&chart)["artifact_id"].as_i64().unwrap();
+    let image = chart_png(&chart).expect("the chart as an image");
+    assert_eq!(png_size(&image), (1600, 960));
     expect_note(&mut notes, &Note::ListChanged, NOTE).await;
     let svg_uri = format!("haico://thread/{thread}/artifacts/{id}/chart.svg");
     let listed = client.list_all_resources().await.unwrap();
@@ -260,6 +264,31 @@ async fn resources_are_readable_and_announce_changes_from_anyone() {
         }
         other => panic!("expected an SVG blob, got {other:?}"),
     }
+    let png_uri = format!("haico://thread/{thread}/artifacts/{id}/chart.png");
+    let listed = listed
+        .iter()
+        .find(|r| r.uri == png_uri)
+        .expect("chart.png is listed");
+    assert_eq!(listed.mime_type.as_deref(), Some("image/png"));
+    let read = client
+        .read_resource(ReadResourceRequestParams::new(&png_uri))
+        .await
+        .unwrap();
+    match &read.contents[..] {
+        [
+            rmcp::model::ResourceContents::BlobResourceContents {
+                blob, mime_type, ..
+            },
+        ] => {
+            assert_eq!(mime_type.as_deref(), Some("image/png"));
+            use base64::Engine as _;
+            let png = base64::engine::general_purpose::STANDARD
+                .decode(blob)
+                .unwrap();
+            assert_eq!(png, image, "the resource is the image the call returned");
+        }
+        other => panic!("expected a PNG blob, got {other:?}"),
+    }
     let artifact = read_json(&client, &format!("haico://thread/{thread}/artifacts/{id}")).await;
     assert_eq!(artifact["artifact_type"], "pie_chart");
     assert_eq!(artifact["payload"]["title"], "Days");
@@ -268,6 +297,8 @@ async fn resources_are_readable_and_announce_changes_from_anyone() {
     for uri in [
         "haico://thread/other-thread/plan".to_string(),
         format!("haico://thread/{thread}/artifacts/999999"),
+        format!("haico://thread/{thread}/artifacts/999999/chart.png"),
+        format!("haico://thread/{thread}/artifacts/{id}/chart.jpg"),
         format!("haico://thread/{thread}/nothing"),
         "file:///etc/passwd".to_string(),
     ] {

@@ -152,6 +152,11 @@ const TABLE: &[(&str, &str, Need)] = &[
         "/api/threads/{thread_id}/artifacts/{artifact_id}/chart.svg",
         Need::Reader,
     ),
+    (
+        "GET",
+        "/api/threads/{thread_id}/artifacts/{artifact_id}/chart.png",
+        Need::Reader,
+    ),
     ("GET", "/api/threads/{thread_id}/messages", Need::Reader),
     ("GET", "/api/threads/{thread_id}/approvals", Need::Reader),
     // No call waits for approval: those let in get 404 for the unknown call.

@@ -1,6 +1,7 @@
 //! The artifact rules live in the workspace: a chart is checked by `ArtifactsEdit::add_chart` whichever
-//! adapter asks (the tool gives the domain's text), and MCP lists artifacts under the domain's
-//! limits.
+//! adapter asks (the tool gives the domain's text), MCP lists artifacts under the domain's
+//! limits, and MCP draws a chart as PNG (beside the call's envelope, and as a resource) but
+//! nothing else.
 
 use crate::common;
 
@@ -8,10 +9,11 @@ use common::Harness;
 use haico::{
     charts::{ChartData, ChartType, Series, model::ChartDraft},
     mcp::resources,
+    mcp::tools::call_result,
     store::Artifact,
     workspace::{ArtifactQuery, INDEX_MAX, LIST_MAX, Source},
 };
-use rmcp::model::ResourceContents;
+use rmcp::model::{ErrorCode, ResourceContents};
 use serde_json::{Value, json};
 
 /// A bar chart titled `title` with these labels and one series of these values.
@@ -128,7 +130,7 @@ backend_tests! {
         let named: Vec<&str> = listed
             .iter()
             .map(|r| r.uri.as_str())
-            .filter(|uri| uri.contains("/artifacts/") && !uri.ends_with("chart.svg"))
+            .filter(|uri| uri.contains("/artifacts/") && !uri.ends_with("chart.svg") && !uri.ends_with("chart.png"))
             .collect();
         assert_eq!(named.len(), usize::try_from(INDEX_MAX).unwrap());
         assert_eq!(ArtifactQuery::index().limit(), INDEX_MAX);
@@ -147,6 +149,60 @@ backend_tests! {
         // The prompt never lists more than the agent's own list.
         assert_eq!(ArtifactQuery::for_prompt(5).limit(), 5);
         assert_eq!(ArtifactQuery::for_prompt(usize::MAX).limit(), haico::workspace::AGENT_LIST_MAX);
+        h.cleanup().await;
+    }
+
+    async fn mcp_draws_charts_as_png_and_nothing_else(engine) {
+        use base64::Engine as _;
+        let base64 = base64::engine::general_purpose::STANDARD;
+        let h = Harness::new(engine).await;
+        let workspaces = h.runtime.workspaces();
+
+        // A chart call's result: the envelope, then the chart as a PNG image.
+        let call = h.call_full("chart_generator", tool_args("Sales", &["a", "b"], &[1.0, 2.0])).await;
+        let id = call.artifact.as_ref().expect("a stored chart").artifact_id;
+        let result = call_result(&call).await;
+        assert_eq!(result.content.len(), 2, "{result:?}");
+        assert!(result.content[0].as_text().is_some());
+        let image = result.content[1].as_image().expect("an image block");
+        assert_eq!(image.mime_type, "image/png");
+        let png = base64.decode(&image.data).unwrap();
+        assert_eq!(common::png_size(&png), (1600, 960));
+
+        // Calls that make no chart, or fail, carry the envelope alone.
+        for (tool, args) in [
+            ("list_artifacts", json!({})),
+            ("chart_generator", tool_args("T", &["a", "b"], &[1.0])),
+        ] {
+            let result = call_result(&h.call_full(tool, args).await).await;
+            assert_eq!(result.content.len(), 1, "{tool}: {result:?}");
+        }
+
+        // The resource is the same image; the artifact's listing offers SVG and PNG.
+        let uri = format!("{}{}/artifacts/{id}/chart.png", resources::URI_PREFIX, h.thread);
+        let listed = resources::list(workspaces, &h.thread).await.unwrap();
+        let entry = listed.iter().find(|r| r.uri == uri).expect("chart.png is listed");
+        assert_eq!(entry.mime_type.as_deref(), Some("image/png"));
+        let read = resources::read(workspaces, &h.thread, &uri).await.unwrap();
+        let ResourceContents::BlobResourceContents { blob, mime_type, .. } = read else {
+            panic!("a chart.png is a blob");
+        };
+        assert_eq!(mime_type.as_deref(), Some("image/png"));
+        assert_eq!(base64.decode(blob).unwrap(), png);
+
+        // Not a chart: "resource not found", as for chart.svg; nothing listed for it.
+        let mut repo = h.db().begin_write().await.unwrap();
+        let (note, _) = repo.artifacts().add_artifact(&h.thread, "note", Some("n"), &json!({"text": "hi"}), Some(0)).await.unwrap().expect("the thread exists");
+        repo.commit().await.unwrap();
+        let note_uri = format!("{}{}/artifacts/{note}/chart.png", resources::URI_PREFIX, h.thread);
+        let err = resources::read(workspaces, &h.thread, &note_uri).await.unwrap_err();
+        assert_eq!(err.code, ErrorCode::RESOURCE_NOT_FOUND);
+        assert!(err.message.contains("not a chart") && err.message.contains("chart.png"), "{}", err.message);
+        let listed = resources::list(workspaces, &h.thread).await.unwrap();
+        assert!(!listed.iter().any(|r| r.uri == note_uri));
+        let missing = format!("{}{}/artifacts/999999/chart.png", resources::URI_PREFIX, h.thread);
+        let err = resources::read(workspaces, &h.thread, &missing).await.unwrap_err();
+        assert_eq!(err.code, ErrorCode::RESOURCE_NOT_FOUND);
         h.cleanup().await;
     }
 }
