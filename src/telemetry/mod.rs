@@ -130,18 +130,26 @@ impl Telemetry {
         tracing_opentelemetry::layer()
             .with_tracer(tracer)
             .with_tracked_inactivity(false)
+            // haico reads a span's trace context from the span itself
+            // (`OpenTelemetrySpanExt::context`), never from OpenTelemetry's thread-local
+            // context, so entering a span (every poll of an instrumented future) need not
+            // switch it.
+            .with_context_activation(false)
             .with_threads(false)
             .with_location(false)
             .with_target(false)
-            .with_filter(filter_fn(|meta| {
-                let ours = meta.target().starts_with("haico");
-                let level = if meta.is_span() {
-                    Level::DEBUG
-                } else {
-                    Level::INFO
-                };
-                ours && *meta.level() <= level
-            }))
+            .with_filter(
+                filter_fn(|meta| {
+                    let ours = meta.target().starts_with("haico");
+                    let level = if meta.is_span() {
+                        Level::DEBUG
+                    } else {
+                        Level::INFO
+                    };
+                    ours && *meta.level() <= level
+                })
+                .with_max_level_hint(tracing::level_filters::LevelFilter::DEBUG),
+            )
     }
 
     /// The line logged at start, so a person sees where spans go.

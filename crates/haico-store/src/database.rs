@@ -366,17 +366,16 @@ impl Database {
     /// on SQLite the reader connections are read-only, and the workspace layer hands it out
     /// only inside a `haico_core::workspace::View`, whose methods read.
     pub async fn autocommit_read(&self) -> Result<Transaction, StoreError> {
-        let span = repository::transaction_span(self.backend(), "autocommit read");
         match self {
             Database::Sqlite { reader, .. } => {
                 let conn = reader.acquire().await.context("taking a read connection")?;
-                Ok(Transaction::sqlite_reader(conn).traced(span))
+                Ok(Transaction::sqlite_reader(conn))
             }
             Database::Postgres { pool, lender } => {
                 let lent = within_postgres_timeout(pool, lender.lend())
                     .await?
                     .context("taking a read connection")?;
-                Ok(Transaction::postgres(lent).traced(span))
+                Ok(Transaction::postgres(lent))
             }
         }
     }
