@@ -135,6 +135,11 @@ impl Telemetry {
             // context, so entering a span (every poll of an instrumented future) need not
             // switch it.
             .with_context_activation(false)
+            // haico sets a span's error status itself (`otel.status_code`); warnings and errors
+            // logged inside a span stay events.
+            .with_error_events_to_status(false)
+            .with_error_events_to_exceptions(false)
+            .with_error_fields_to_exceptions(false)
             .with_threads(false)
             .with_location(false)
             .with_target(false)

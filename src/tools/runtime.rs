@@ -202,7 +202,6 @@ impl ToolRuntime {
             otel.name = tracing::field::Empty,
             gen_ai.operation.name = tracing::field::Empty,
             gen_ai.tool.name = tracing::field::Empty,
-            gen_ai.tool.type = tracing::field::Empty,
             haico.tool.success = tracing::field::Empty,
             error.type = tracing::field::Empty,
             otel.status_code = tracing::field::Empty,
@@ -211,7 +210,6 @@ impl ToolRuntime {
             span.record("otel.name", format!("execute_tool {name}"));
             span.record("gen_ai.operation.name", "execute_tool");
             span.record("gen_ai.tool.name", name);
-            span.record("gen_ai.tool.type", "function");
         }
         async {
             let started = Instant::now();

@@ -236,7 +236,7 @@ impl Database {
     /// (`BEGIN IMMEDIATE`), so a transaction that reads and then writes can never fail to
     /// upgrade its lock because another process wrote in between.
     pub async fn begin_write(&self) -> Result<Transaction, StoreError> {
-        let span = repository::transaction_span(self.backend(), "write");
+        let span = repository::transaction_span(self.backend(), repository::Access::Write);
         match self {
             Database::Sqlite { writer, .. } => {
                 let held = writer
@@ -266,7 +266,7 @@ impl Database {
     ) -> Result<(Transaction, Option<ThreadHead>), StoreError> {
         match self {
             Database::Sqlite { writer, .. } => {
-                let span = repository::transaction_span(self.backend(), "write");
+                let span = repository::transaction_span(self.backend(), repository::Access::Write);
                 let (held, head) = writer
                     .begin_on_thread(thread.as_str())
                     .await
@@ -279,7 +279,7 @@ impl Database {
             }
             Database::Postgres { pool, lender } if lock => {
                 // `BEGIN` and the lock in one round trip.
-                let span = repository::transaction_span(self.backend(), "write");
+                let span = repository::transaction_span(self.backend(), repository::Access::Write);
                 let mut lent = within_postgres_timeout(pool, lender.lend())
                     .await?
                     .context("starting a write transaction")?;
@@ -324,7 +324,7 @@ impl Database {
                 Ok(repo.holding(repository::Head::Known(head)))
             }
             Database::Postgres { pool, lender } => {
-                let span = repository::transaction_span(self.backend(), "write");
+                let span = repository::transaction_span(self.backend(), repository::Access::Write);
                 let lent = within_postgres_timeout(pool, lender.lend())
                     .await?
                     .context("starting a write transaction")?;
@@ -340,7 +340,7 @@ impl Database {
 
     /// Starts a read-only transaction that sees one consistent snapshot.
     pub async fn begin_read(&self) -> Result<Transaction, StoreError> {
-        let span = repository::transaction_span(self.backend(), "read");
+        let span = repository::transaction_span(self.backend(), repository::Access::Read);
         match self {
             Database::Sqlite { reader, .. } => {
                 let tx = reader

@@ -207,19 +207,28 @@ impl Transaction {
 
 /// The span of one transaction: a `debug` span, so it exists only for a subscriber that asks
 /// for it (haico's trace export does; the logs do not), and costs nothing otherwise.
-pub(crate) fn transaction_span(backend: Backend, access: &'static str) -> tracing::Span {
-    let system = match backend {
-        Backend::Sqlite => "sqlite",
-        Backend::Postgres => "postgresql",
+pub(crate) fn transaction_span(backend: Backend, access: Access) -> tracing::Span {
+    // Names and values are static: a span per call should cost no allocation of its own.
+    let (name, system) = match (backend, access) {
+        (Backend::Sqlite, Access::Write) => ("sqlite write", "sqlite"),
+        (Backend::Sqlite, Access::Read) => ("sqlite read", "sqlite"),
+        (Backend::Postgres, Access::Write) => ("postgresql write", "postgresql"),
+        (Backend::Postgres, Access::Read) => ("postgresql read", "postgresql"),
     };
     tracing::debug_span!(
         "transaction",
-        otel.name = format!("{system} {access}"),
+        otel.name = name,
         db.system.name = system,
-        haico.db.access = access,
         haico.db.outcome = tracing::field::Empty,
         otel.status_code = tracing::field::Empty,
     )
+}
+
+/// What a transaction may do, as its span names it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Access {
+    Read,
+    Write,
 }
 
 /// Declares one aggregate's repository: its queries, reached from the shared transaction as

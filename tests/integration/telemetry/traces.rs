@@ -160,7 +160,7 @@ backend_tests! {
                 .collect();
             assert!(!writes.is_empty(), "no transaction under {tool}: {spans:#?}");
             assert!(
-                writes.iter().any(|w| w.attr_str("haico.db.access") == "write"
+                writes.iter().any(|w| w.name.ends_with(" write")
                     && w.attr_str("haico.db.outcome") == "commit"),
                 "{writes:#?}"
             );
