@@ -107,22 +107,9 @@ async fn chart_svg(
     Authorized(state, _): Authorized<Read>,
     Path(path): Path<ArtifactPath>,
 ) -> Result<Response, ApiError> {
-    let artifact_id = path.artifact_id;
-    let artifact = state
-        .workspaces()
-        .artifacts(&path.thread_id)
-        .get(artifact_id)
-        .await?;
-    let svg = svg::render_artifact(&artifact.summary.artifact_type, &artifact.payload).map_err(
-        |err| match err {
-            RenderError::NotAChart(kind) => ApiError::NotFound(format!(
-                "artifact {artifact_id} is a `{kind}`, not a chart: there is no chart.svg for it"
-            )),
-            RenderError::InvalidPayload(reason) => {
-                ApiError::Unprocessable(format!("artifact {artifact_id} cannot be drawn: {reason}"))
-            }
-        },
-    )?;
+    let (artifact_id, artifact) = chart_artifact(&state, &path).await?;
+    let svg = svg::render_artifact(&artifact.summary.artifact_type, &artifact.payload)
+        .map_err(|err| not_drawable(artifact_id, "chart.svg", err))?;
     Ok((
         [
             (header::CONTENT_TYPE, "image/svg+xml"),
@@ -157,21 +144,11 @@ async fn chart_png(
     Authorized(state, _): Authorized<Read>,
     Path(path): Path<ArtifactPath>,
 ) -> Result<Response, ApiError> {
-    let artifact_id = path.artifact_id;
-    let artifact = state
-        .workspaces()
-        .artifacts(&path.thread_id)
-        .get(artifact_id)
-        .await?;
+    let (artifact_id, artifact) = chart_artifact(&state, &path).await?;
     let png = png::render_artifact(&artifact.summary.artifact_type, &artifact.payload)
         .await
         .map_err(|err| match err {
-            PngError::Render(RenderError::NotAChart(kind)) => ApiError::NotFound(format!(
-                "artifact {artifact_id} is a `{kind}`, not a chart: there is no chart.png for it"
-            )),
-            PngError::Render(RenderError::InvalidPayload(reason)) => {
-                ApiError::Unprocessable(format!("artifact {artifact_id} cannot be drawn: {reason}"))
-            }
+            PngError::Render(err) => not_drawable(artifact_id, "chart.png", err),
             other => {
                 tracing::error!(artifact_id, error = %other, "a chart could not be drawn as PNG");
                 ApiError::Internal(format!("artifact {artifact_id} could not be drawn as PNG"))
@@ -185,4 +162,30 @@ async fn chart_png(
         png,
     )
         .into_response())
+}
+
+/// The artifact a chart route draws, with its id.
+async fn chart_artifact(
+    state: &AppState,
+    path: &ArtifactPath,
+) -> Result<(i64, haico_store::Artifact), ApiError> {
+    let artifact = state
+        .workspaces()
+        .artifacts(&path.thread_id)
+        .get(path.artifact_id)
+        .await?;
+    Ok((path.artifact_id, artifact))
+}
+
+/// The answer to an artifact that cannot be drawn as `file`: not a chart at all (404, as for a
+/// file that does not exist), or a chart whose payload cannot be drawn (422).
+fn not_drawable(artifact_id: i64, file: &str, err: RenderError) -> ApiError {
+    match err {
+        RenderError::NotAChart(kind) => ApiError::NotFound(format!(
+            "artifact {artifact_id} is a `{kind}`, not a chart: there is no {file} for it"
+        )),
+        RenderError::InvalidPayload(reason) => {
+            ApiError::Unprocessable(format!("artifact {artifact_id} cannot be drawn: {reason}"))
+        }
+    }
 }

@@ -245,50 +245,18 @@ async fn resources_are_readable_and_announce_changes_from_anyone() {
     let svg_uri = format!("haico://thread/{thread}/artifacts/{id}/chart.svg");
     let listed = client.list_all_resources().await.unwrap();
     assert!(listed.iter().any(|r| r.uri == svg_uri), "{listed:?}");
-    let read = client
-        .read_resource(ReadResourceRequestParams::new(&svg_uri))
-        .await
-        .unwrap();
-    match &read.contents[..] {
-        [
-            rmcp::model::ResourceContents::BlobResourceContents {
-                blob, mime_type, ..
-            },
-        ] => {
-            assert_eq!(mime_type.as_deref(), Some("image/svg+xml"));
-            use base64::Engine as _;
-            let svg = base64::engine::general_purpose::STANDARD
-                .decode(blob)
-                .unwrap();
-            assert!(String::from_utf8(svg).unwrap().contains("<svg"));
-        }
-        other => panic!("expected an SVG blob, got {other:?}"),
-    }
+    let (mime, svg) = read_blob(&client, &svg_uri).await;
+    assert_eq!(mime.as_deref(), Some("image/svg+xml"));
+    assert!(String::from_utf8(svg).unwrap().contains("<svg"));
     let png_uri = format!("haico://thread/{thread}/artifacts/{id}/chart.png");
     let listed = listed
         .iter()
         .find(|r| r.uri == png_uri)
         .expect("chart.png is listed");
     assert_eq!(listed.mime_type.as_deref(), Some("image/png"));
-    let read = client
-        .read_resource(ReadResourceRequestParams::new(&png_uri))
-        .await
-        .unwrap();
-    match &read.contents[..] {
-        [
-            rmcp::model::ResourceContents::BlobResourceContents {
-                blob, mime_type, ..
-            },
-        ] => {
-            assert_eq!(mime_type.as_deref(), Some("image/png"));
-            use base64::Engine as _;
-            let png = base64::engine::general_purpose::STANDARD
-                .decode(blob)
-                .unwrap();
-            assert_eq!(png, image, "the resource is the image the call returned");
-        }
-        other => panic!("expected a PNG blob, got {other:?}"),
-    }
+    let (mime, png) = read_blob(&client, &png_uri).await;
+    assert_eq!(mime.as_deref(), Some("image/png"));
+    assert_eq!(png, image, "the resource is the image the call returned");
     let artifact = read_json(&client, &format!("haico://thread/{thread}/artifacts/{id}")).await;
     assert_eq!(artifact["artifact_type"], "pie_chart");
     assert_eq!(artifact["payload"]["title"], "Days");
@@ -613,4 +581,26 @@ async fn stdio_acts_as_the_owner_or_the_named_person() {
         "{err}"
     );
     db.cleanup().await;
+}
+
+/// Reads a resource that must be one blob: its MIME type and its decoded bytes.
+async fn read_blob(client: &Client, uri: &str) -> (Option<String>, Vec<u8>) {
+    let read = client
+        .read_resource(ReadResourceRequestParams::new(uri))
+        .await
+        .unwrap();
+    match &read.contents[..] {
+        [
+            rmcp::model::ResourceContents::BlobResourceContents {
+                blob, mime_type, ..
+            },
+        ] => {
+            use base64::Engine as _;
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(blob)
+                .unwrap();
+            (mime_type.clone(), bytes)
+        }
+        other => panic!("expected one blob at {uri}, got {other:?}"),
+    }
 }
