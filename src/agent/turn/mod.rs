@@ -10,6 +10,7 @@
 mod config;
 mod external;
 mod policy;
+mod spans;
 mod think;
 
 pub use config::{AgentConfig, DEFAULT_TURN_LEASE};
