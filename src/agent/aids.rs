@@ -32,16 +32,20 @@ pub struct Aids {
     /// The model replies to the person with a tool call (`reply_to_user`), and every request
     /// requires a call ([`super::reply`]).
     pub reply_tool: bool,
+    /// The turn begins with the model listing the changes asked for, and the loop names them
+    /// one at a time ([`super::checklist`]); only with `reply_tool`.
+    pub checklist: bool,
 }
 
 /// The aids by the names the setting uses, in the order they are listed.
-const NAMES: [&str; 6] = [
+const NAMES: [&str; 7] = [
     "compact-tools",
     "examples",
     "ask-to-act",
     "turn-notes",
     "history-calls",
     "reply-tool",
+    "checklist",
 ];
 
 impl Aids {
@@ -53,6 +57,7 @@ impl Aids {
         turn_notes: true,
         history_calls: true,
         reply_tool: true,
+        checklist: true,
     };
 
     fn flag(&mut self, name: &str) -> Option<&mut bool> {
@@ -63,6 +68,7 @@ impl Aids {
             "turn-notes" => &mut self.turn_notes,
             "history-calls" => &mut self.history_calls,
             "reply-tool" => &mut self.reply_tool,
+            "checklist" => &mut self.checklist,
             _ => return None,
         })
     }
@@ -183,7 +189,7 @@ mod tests {
         assert!(!most.examples && most.compact_tools);
         assert_eq!(
             most.to_string(),
-            "compact-tools,ask-to-act,turn-notes,history-calls,reply-tool"
+            "compact-tools,ask-to-act,turn-notes,history-calls,reply-tool,checklist"
         );
         let err = "all,-exmaples".parse::<Aids>().unwrap_err();
         assert!(

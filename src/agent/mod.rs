@@ -7,6 +7,7 @@
 //! ([`second_ask`]), and the help for small models a setting turns on ([`aids`]).
 
 pub mod aids;
+pub mod checklist;
 pub mod history;
 pub mod leases;
 mod metered;

@@ -116,9 +116,10 @@ const NO_REWRITE_CLAUSE: &str = "; there is no tool that rewrites the whole docu
 
 /// The instructions with the aids that add to them, built once per combination so each
 /// configuration's head is the same bytes in every request: indexed by
-/// `[compact tools][examples][reply tool]`.
-static WITH_AIDS: std::sync::LazyLock<[[[String; 2]; 2]; 2]> = std::sync::LazyLock::new(|| {
-    let with = |compact: bool, examples: bool, reply: bool| {
+/// `[compact tools][examples][reply tool][checklist]` (the checklist only with the reply tool).
+type Heads = [[[[String; 2]; 2]; 2]; 2];
+static WITH_AIDS: std::sync::LazyLock<Heads> = std::sync::LazyLock::new(|| {
+    let with = |compact: bool, examples: bool, reply: bool, checklist: bool| {
         let mut text = INSTRUCTIONS.to_string();
         if compact {
             text = text.replacen(REWRITE_CLAUSE, NO_REWRITE_CLAUSE, 1);
@@ -129,10 +130,18 @@ static WITH_AIDS: std::sync::LazyLock<[[[String; 2]; 2]; 2]> = std::sync::LazyLo
         if examples {
             text.push_str(EXAMPLES);
         }
+        // Last, so it also frames the examples, which show the calls after the list.
+        if reply && checklist {
+            text.push_str(crate::agent::checklist::INSTRUCTIONS);
+        }
         text
     };
     [false, true].map(|compact| {
-        [false, true].map(|examples| [false, true].map(|reply| with(compact, examples, reply)))
+        [false, true].map(|examples| {
+            [false, true].map(|reply| {
+                [false, true].map(|checklist| with(compact, examples, reply, checklist))
+            })
+        })
     })
 });
 
@@ -148,7 +157,7 @@ pub fn instructions_for(aids: crate::agent::aids::Aids) -> &'static str {
         return INSTRUCTIONS;
     }
     &WITH_AIDS[usize::from(aids.compact_tools)][usize::from(aids.examples)]
-        [usize::from(aids.reply_tool)]
+        [usize::from(aids.reply_tool)][usize::from(aids.reply_tool && aids.checklist)]
 }
 
 /// How the snapshot message begins: it tells the model what the message is, since it comes

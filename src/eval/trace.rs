@@ -103,16 +103,21 @@ pub enum StepOutcome {
     /// The model's reply to the person (`HAICO_LLM_AIDS=reply-tool`): not a workspace call.
     #[serde(rename = "reply")]
     Reply,
+    /// The model's list of the changes asked for (`HAICO_LLM_AIDS=checklist`), which the loop
+    /// keeps: not a workspace call.
+    #[serde(rename = "list")]
+    List,
 }
 
 impl StepOutcome {
-    /// `ok`, `failed`, `not run` or `reply`.
+    /// `ok`, `failed`, `not run`, `reply` or `list`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Ok => "ok",
             Self::Failed => "failed",
             Self::NotRun => "not run",
             Self::Reply => "reply",
+            Self::List => "list",
         }
     }
 }
@@ -150,6 +155,12 @@ pub fn join(
                         .map(|asked| {
                             if asked.name == crate::agent::reply::NAME {
                                 return reply_call(&asked.name, &asked.arguments, answer);
+                            }
+                            if asked.name == crate::agent::checklist::NAME {
+                                return ToolCallTrace {
+                                    outcome: StepOutcome::List,
+                                    ..tool_call(&asked.name, &asked.arguments, None)
+                                };
                             }
                             let ran = if runs {
                                 steps.next_if(|step| step.tool == asked.name)

@@ -10,6 +10,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use crate::agent::{
+    checklist::{self, Checklist},
     history::{load_history, load_history_with_calls},
     model::{ChatMessage, ModelEvent, ModelRequest, ToolCallRequest, ToolChoice, ToolDefinition},
     progress::{FAILED_ROUNDS_LIMIT, TurnCalls},
@@ -97,6 +98,10 @@ impl Agent {
         }
         // A turn offered no tool at all (a study's plain-chat condition) answers in text.
         aids.reply_tool &= !definitions.is_empty();
+        aids.checklist &= aids.reply_tool;
+        if aids.checklist {
+            definitions.push(checklist::definition());
+        }
         if aids.reply_tool {
             definitions.push(reply::definition());
         }
@@ -104,6 +109,7 @@ impl Agent {
             .iter()
             .map(|tool| tool.name())
             .chain(external.names().filter(|name| allowed(name)))
+            .chain(aids.checklist.then_some(checklist::NAME))
             .chain(aids.reply_tool.then_some(reply::NAME))
             .collect();
         let workspaces = runtime.workspaces();
@@ -138,6 +144,8 @@ impl Agent {
         // model follows the last thing it reads and copies its own earlier calls, so a note
         // buried before the snapshot loses to the call it just repeated (`turn-notes`).
         let mut last_note: Option<String> = None;
+        // The changes asked for, named one at a time (`checklist`).
+        let mut checklist = aids.checklist.then(Checklist::default);
         loop {
             if cancel.is_cancelled() {
                 return Outcome::Cancelled;
@@ -156,6 +164,11 @@ impl Agent {
                 snapshot.clear();
             }
             if let Some(note) = last_note.take() {
+                snapshot.push_str("\n\n");
+                snapshot.push_str(&note);
+            }
+            // The change to make now is the very last thing the model reads.
+            if let Some(note) = checklist.as_ref().and_then(Checklist::note) {
                 snapshot.push_str("\n\n");
                 snapshot.push_str(&note);
             }
@@ -200,7 +213,7 @@ impl Agent {
             let workspace_calls = calls
                 .iter()
                 .chain(written.iter().flatten())
-                .filter(|call| !reply::is_reply(call))
+                .filter(|call| !reply::is_reply(call) && !checklist::is_list(call))
                 .count();
             if asked == SecondAsk::Answer && workspace_calls > 0 {
                 return Outcome::Repeating(made.account());
@@ -247,6 +260,26 @@ impl Agent {
             // The reply, if the answer holds one: the workspace calls before it run first.
             let mut replied: Option<ToolCallRequest> = None;
             for call in calls {
+                if checklist::is_list(&call) {
+                    // The list is the loop's, not the workspace's: answered here, never run.
+                    let listed = match checklist.as_mut() {
+                        Some(list) => list.take(&call),
+                        None => Err(format!("{} is not offered", checklist::NAME)),
+                    };
+                    let envelope = match listed {
+                        Ok(summary) => {
+                            all_failed = false;
+                            Envelope::ok(summary)
+                        }
+                        Err(why) => Envelope::failure(why),
+                    };
+                    messages.push(ChatMessage::tool(
+                        call.id,
+                        call.name,
+                        envelope.to_json_string(),
+                    ));
+                    continue;
+                }
                 if reply::is_reply(&call) {
                     if replied.is_none() {
                         replied = Some(call);
@@ -276,6 +309,10 @@ impl Agent {
                 } else {
                     (Self::refuse_call(runtime, &tools, &call, at).await, false)
                 };
+                if let Some(list) = checklist.as_mut() {
+                    let read_only = tools.get(&call.name).is_some_and(|tool| tool.read_only());
+                    list.after_call(checklist::effect(&record.envelope, read_only, repeat));
+                }
                 repeated_write |= repeat;
                 repeated_other |= !repeat && record.failure == Some(FailureKind::Repeated);
                 all_failed &= !record.envelope.success;
@@ -303,7 +340,10 @@ impl Agent {
                         asked_to_act = true;
                         Err(reply::ACT_NOTE.to_string())
                     }
-                    Ok(text) => Ok(text),
+                    Ok(text) => match checklist.as_mut().and_then(Checklist::refuse_reply) {
+                        Some(why) => Err(why),
+                        None => Ok(text),
+                    },
                 };
                 match unsent {
                     Ok(text) => {
@@ -330,7 +370,9 @@ impl Agent {
             if calls_made >= max_tool_calls {
                 return Outcome::CallLimit(said);
             }
-            if repeated_write {
+            // With the list, the note names the next change (a repeated write closed the one it
+            // repeated), so a repeat needs no note of its own.
+            if repeated_write && !checklist.as_ref().is_some_and(Checklist::active) {
                 // The model lost track: ask it to answer the person now, in text.
                 asking = SecondAsk::Answer;
                 let note = if aids.reply_tool {

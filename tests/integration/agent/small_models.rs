@@ -484,4 +484,111 @@ backend_tests! {
         assert!(message.contains("`message` is missing"), "{message}");
         setup.cleanup().await;
     }
+
+    async fn the_checklist_names_each_change_in_turn_then_asks_for_the_reply(engine) {
+        let reply = |message: &str| call("reply_to_user", json!({"message": message}));
+        let setup = with_aids(
+            engine,
+            "turn-notes,reply-tool,checklist".parse().unwrap(),
+            vec![
+                Script::tool_calls(vec![call(
+                    "list_changes",
+                    json!({"changes": ["Set the goal", "Plan the steps"]}),
+                )]),
+                Script::tool_calls(vec![objective_call()]),
+                // Too early: the second change is still open, so the reply goes back once.
+                Script::tool_calls(vec![reply("Done.")]),
+                Script::tool_calls(vec![plan_call("Laying out the steps.")]),
+                Script::tool_calls(vec![reply("Goal set and a two-step plan made.")]),
+            ],
+        )
+        .await;
+        setup.server.create_thread("t").await;
+        let frames = whole_turn(setup.chat("t", "Set the goal and plan it").await).await;
+        assert_eq!(
+            named(&frames, "message")[0].data["content"],
+            json!("Goal set and a two-step plan made.")
+        );
+        // The list is the loop's: only the two workspace calls are steps.
+        let steps = named(&frames, "step");
+        assert_eq!(steps.len(), 2);
+        assert_step(steps[0], "set_objective", 1, true);
+        assert_step(steps[1], "add_todos", 1, true);
+        let bodies = bodies(&setup);
+        assert_eq!(bodies.len(), 5);
+        let names = tool_names(&bodies[0]);
+        assert_eq!(
+            &names[names.len() - 2..],
+            ["list_changes", "reply_to_user"],
+            "{names:?}"
+        );
+        for body in &bodies {
+            assert_eq!(tool_names(body), names, "the same tools in every request");
+            assert_eq!(body["messages"][0], bodies[0]["messages"][0], "the same head");
+        }
+        assert!(
+            bodies[0]["messages"][0]["content"]
+                .as_str()
+                .unwrap()
+                .contains("Every turn begins with list_changes")
+        );
+        // The note the model reads last names what to do now.
+        let ends_with_note = |body: &Value, words: &[&str]| {
+            let last = last_text(body);
+            let (_, note) = last.rsplit_once("[Note from haico").unwrap();
+            for word in words {
+                assert!(note.contains(word), "{word:?} not in the note: {last}");
+            }
+        };
+        ends_with_note(&bodies[0], &["first call list_changes"]);
+        ends_with_note(&bodies[1], &["change 1 of 2: \"Set the goal\""]);
+        ends_with_note(
+            &bodies[2],
+            &["change 2 of 2: \"Plan the steps\"", "Change 1 is handled"],
+        );
+        let sent_back: Value = serde_json::from_str(
+            bodies[3]["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .rev()
+                .find(|m| m["role"] == "tool")
+                .unwrap()["content"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(sent_back["success"], false);
+        assert!(
+            sent_back["error"]
+                .as_str()
+                .unwrap()
+                .starts_with("not sent yet: change 2 of 2 (\"Plan the steps\")"),
+            "{sent_back}"
+        );
+        ends_with_note(&bodies[4], &["every change on the list is handled"]);
+        let ws = setup.server.get("/api/threads/t/workspace").await.expect(200);
+        assert_eq!(ws["todos"].as_array().unwrap().len(), 2);
+        setup.cleanup().await;
+    }
+
+    async fn a_model_that_acts_before_listing_goes_on_without_the_list(engine) {
+        let reply = |message: &str| call("reply_to_user", json!({"message": message}));
+        let setup = with_aids(
+            engine,
+            "reply-tool,checklist".parse().unwrap(),
+            vec![
+                Script::tool_calls(vec![objective_call()]),
+                Script::tool_calls(vec![reply("Goal set.")]),
+            ],
+        )
+        .await;
+        setup.server.create_thread("t").await;
+        let frames = whole_turn(setup.chat("t", "Set the goal").await).await;
+        assert_eq!(named(&frames, "message")[0].data["content"], json!("Goal set."));
+        let bodies = bodies(&setup);
+        assert_eq!(bodies.len(), 2);
+        assert!(!last_text(&bodies[1]).contains("list_changes"), "{}", last_text(&bodies[1]));
+        setup.cleanup().await;
+    }
 }
