@@ -103,13 +103,19 @@ pub enum Effect {
     Nothing,
     /// It repeated a write this turn had already made: the model takes that change as done.
     RepeatedDone,
+    /// It repeated a call that failed or changed nothing: the same call cannot do more, so
+    /// the change is given up at once.
+    RepeatedNothing,
 }
 
-/// What a workspace call that answered `envelope` did: `repeat` when it repeated a write this
-/// turn had made (refused, not run), `read_only` for a tool that only reads.
-pub fn effect(envelope: &Envelope, read_only: bool, repeat: bool) -> Effect {
-    if repeat {
+/// What a workspace call that answered `envelope` did: `repeat` when it repeated a call of
+/// this turn (refused, not run), `of_done_write` when what it repeated was a write that changed
+/// the workspace, `read_only` for a tool that only reads.
+pub fn effect(envelope: &Envelope, read_only: bool, repeat: bool, of_done_write: bool) -> Effect {
+    if of_done_write {
         Effect::RepeatedDone
+    } else if repeat {
+        Effect::RepeatedNothing
     } else if !envelope.success {
         Effect::Nothing
     } else if read_only {
@@ -165,9 +171,12 @@ impl Checklist {
             );
         }
         if let Some(changes) = &self.changes {
+            let made = changes.len();
+            // Listing again instead of acting is a try at the open change: a model that keeps
+            // listing moves through the list to the reply rather than round in place.
+            self.after_call(Effect::Nothing);
             return Err(format!(
-                "the list is already made ({} changes); {}",
-                changes.len(),
+                "the list is already made ({made} changes): do not list again; {}",
                 self.next_words()
             ));
         }
@@ -199,6 +208,7 @@ impl Checklist {
         match effect {
             Effect::Changed | Effect::RepeatedDone => change.state = State::Done,
             Effect::Read => {}
+            Effect::RepeatedNothing => change.state = State::GaveUp,
             Effect::Nothing => {
                 change.tries += 1;
                 if change.tries >= TRIES_PER_CHANGE {
@@ -230,18 +240,23 @@ impl Checklist {
         ))
     }
 
-    /// The note read last in the next request: list first, then the change to make now, then
-    /// the reply.
-    pub fn note(&self) -> Option<String> {
+    /// The note read last in the next request: list first (quoting the person's `request`,
+    /// which a small model otherwise mixes up with the workspace it just read), then the
+    /// change to make now, then the reply.
+    pub fn note(&self, request: &str) -> Option<String> {
         if self.off {
             return None;
         }
         Some(format!(
             "[Note from haico, not from the person: {}]",
             match &self.changes {
-                None => "first call list_changes with each change the person's message asks \
-                         for, one short item each (an empty list if it only asks a question)."
-                    .to_string(),
+                None => format!(
+                    "first call list_changes. The person's message: \"{}\". List each change \
+                     it asks for, as an instruction in the person's words (for example \
+                     \"Move the party to Sunday\"), one per item, in their order; not what the \
+                     workspace already shows. An empty list if it only asks a question.",
+                    quote(request)
+                ),
                 Some(_) => self.next_words(),
             }
         ))
@@ -299,6 +314,20 @@ impl Checklist {
     }
 }
 
+/// Longest quotation of the person's message in the note.
+const REQUEST_CHARS: usize = 600;
+
+/// `text` on one line, cut to [`REQUEST_CHARS`].
+fn quote(text: &str) -> String {
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= REQUEST_CHARS {
+        return one_line;
+    }
+    let mut cut: String = one_line.chars().take(REQUEST_CHARS).collect();
+    cut.push('…');
+    cut
+}
+
 /// "1", "1 and 2", "1 to 3".
 fn numbers(count: usize) -> String {
     match count {
@@ -350,7 +379,12 @@ mod tests {
     #[test]
     fn changes_are_named_one_at_a_time_then_the_reply() {
         let mut list = Checklist::default();
-        assert!(list.note().unwrap().contains("first call list_changes"));
+        let first = list.note("Tick  chapter 1,\nand drop the video").unwrap();
+        assert!(first.contains("first call list_changes"), "{first}");
+        assert!(
+            first.contains("message: \"Tick chapter 1, and drop the video\""),
+            "{first}"
+        );
         let answer = list
             .take(&listing(
                 json!({"changes": ["Tick chapter 1", "Drop the video course", "Rename the exams"]}),
@@ -361,9 +395,9 @@ mod tests {
             "{answer}"
         );
         list.after_call(Effect::Read);
-        assert!(list.note().unwrap().contains("change 1 of 3"));
+        assert!(list.note("Plan it").unwrap().contains("change 1 of 3"));
         list.after_call(Effect::Changed);
-        let note = list.note().unwrap();
+        let note = list.note("Plan it").unwrap();
         assert!(
             note.contains("change 2 of 3: \"Drop the video course\""),
             "{note}"
@@ -371,15 +405,15 @@ mod tests {
         assert!(note.contains("Change 1 is handled"), "{note}");
         // Two calls that changed nothing: the loop goes on, and the reply says so.
         list.after_call(Effect::Nothing);
-        assert!(list.note().unwrap().contains("change 2 of 3"));
+        assert!(list.note("Plan it").unwrap().contains("change 2 of 3"));
         list.after_call(Effect::Nothing);
-        let note = list.note().unwrap();
+        let note = list.note("Plan it").unwrap();
         assert!(
             note.contains("change 3 of 3") && note.contains("Changes 1 and 2 are"),
             "{note}"
         );
         list.after_call(Effect::RepeatedDone);
-        let note = list.note().unwrap();
+        let note = list.note("Plan it").unwrap();
         assert!(note.contains("Call reply_to_user now"), "{note}");
         assert!(
             note.contains("not done: \"Drop the video course\""),
@@ -389,6 +423,53 @@ mod tests {
             list.take(&listing(json!({"changes": []})))
                 .unwrap_err()
                 .contains("already")
+        );
+        let mut again = Checklist::default();
+        again
+            .take(&listing(
+                json!({"changes": ["Move the party", "Invite Ana"]}),
+            ))
+            .unwrap();
+        again.take(&listing(json!({"changes": ["x"]}))).unwrap_err();
+        let twice = again.take(&listing(json!({"changes": ["x"]}))).unwrap_err();
+        assert!(
+            twice.contains("change 2 of 2"),
+            "listing twice gave the change up: {twice}"
+        );
+    }
+
+    #[test]
+    fn a_repeat_of_a_call_that_did_nothing_gives_the_change_up_at_once() {
+        let mut list = Checklist::default();
+        list.take(&listing(
+            json!({"changes": ["Move the party", "Invite Ana"]}),
+        ))
+        .unwrap();
+        list.after_call(Effect::Nothing);
+        list.after_call(Effect::RepeatedNothing);
+        let note = list.note("x").unwrap();
+        assert!(note.contains("change 2 of 2"), "{note}");
+        let nothing = Envelope::ok(format!("{NOTHING_CHANGED}it already reads so"));
+        assert_eq!(effect(&nothing, false, false, false), Effect::Nothing);
+        assert_eq!(
+            effect(&Envelope::ok("set"), false, false, false),
+            Effect::Changed
+        );
+        assert_eq!(
+            effect(&Envelope::ok("3 steps"), true, false, false),
+            Effect::Read
+        );
+        assert_eq!(
+            effect(&Envelope::failure("no"), false, true, false),
+            Effect::RepeatedNothing
+        );
+        assert_eq!(
+            effect(&Envelope::failure("no"), false, true, true),
+            Effect::RepeatedDone
+        );
+        assert_eq!(
+            effect(&Envelope::failure("no"), false, false, false),
+            Effect::Nothing
         );
     }
 
@@ -421,7 +502,7 @@ mod tests {
         let mut list = Checklist::default();
         list.after_call(Effect::Changed);
         assert!(!list.active());
-        assert_eq!(list.note(), None);
+        assert_eq!(list.note("Plan it"), None);
         assert_eq!(list.refuse_reply(), None);
         assert!(list.take(&listing(json!({"changes": ["x"]}))).is_err());
     }

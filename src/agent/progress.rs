@@ -272,6 +272,12 @@ impl TurnCalls {
         self.last_error = Some(repeat.for_person.clone());
     }
 
+    /// Remembers a failure the loop answered itself (no workspace call), so a turn that ends
+    /// on it says what it was.
+    pub fn note_failure(&mut self, text: &str) {
+        self.last_error = Some(text.to_string());
+    }
+
     /// The last failure's text.
     pub fn last_error(&self) -> Option<&str> {
         self.last_error.as_deref()

@@ -168,7 +168,7 @@ impl Agent {
                 snapshot.push_str(&note);
             }
             // The change to make now is the very last thing the model reads.
-            if let Some(note) = checklist.as_ref().and_then(Checklist::note) {
+            if let Some(note) = checklist.as_ref().and_then(|list| list.note(&request_text)) {
                 snapshot.push_str("\n\n");
                 snapshot.push_str(&note);
             }
@@ -271,7 +271,10 @@ impl Agent {
                             all_failed = false;
                             Envelope::ok(summary)
                         }
-                        Err(why) => Envelope::failure(why),
+                        Err(why) => {
+                            made.note_failure(&why);
+                            Envelope::failure(why)
+                        }
                     };
                     messages.push(ChatMessage::tool(
                         call.id,
@@ -311,7 +314,13 @@ impl Agent {
                 };
                 if let Some(list) = checklist.as_mut() {
                     let read_only = tools.get(&call.name).is_some_and(|tool| tool.read_only());
-                    list.after_call(checklist::effect(&record.envelope, read_only, repeat));
+                    let repeated = record.failure == Some(FailureKind::Repeated);
+                    list.after_call(checklist::effect(
+                        &record.envelope,
+                        read_only,
+                        repeated,
+                        repeat,
+                    ));
                 }
                 repeated_write |= repeat;
                 repeated_other |= !repeat && record.failure == Some(FailureKind::Repeated);
