@@ -297,9 +297,9 @@ impl Checklist {
                     .filter(|c| c.state == State::GaveUp)
                     .map(|c| c.text.as_str())
                     .collect();
-                let mut words = format!(
+                let mut words = String::from(
                     "every change on the list is handled. Call reply_to_user now: say in one or \
-                     two sentences what you changed"
+                     two sentences what you changed",
                 );
                 if !gave_up.is_empty() {
                     words.push_str(&format!(
