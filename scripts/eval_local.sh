@@ -50,7 +50,8 @@ export HAICO_LLM_TIMEOUT_SECS=${HAICO_LLM_TIMEOUT_SECS:-600}
 # a document section and bounds a call at about a minute of writing.
 export HAICO_LLM_MAX_TOKENS=${HAICO_LLM_MAX_TOKENS:-1024}
 # Repeatable runs (llama.cpp samples at 0.8 unless told otherwise) and every small-model aid
-# (README: HAICO_LLM_AIDS); set HAICO_LLM_AIDS=none to measure the agent without them.
+# (README: HAICO_LLM_AIDS; `all` leaves out `checklist`, which measured worse); set
+# HAICO_LLM_AIDS=none to measure the agent without them, or all,checklist to add it.
 export HAICO_LLM_TEMPERATURE=${HAICO_LLM_TEMPERATURE:-0}
 export HAICO_LLM_SEED=${HAICO_LLM_SEED:-42}
 export HAICO_LLM_AIDS=${HAICO_LLM_AIDS:-all}

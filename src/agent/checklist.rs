@@ -240,23 +240,19 @@ impl Checklist {
         ))
     }
 
-    /// The note read last in the next request: list first (quoting the person's `request`,
-    /// which a small model otherwise mixes up with the workspace it just read), then the
-    /// change to make now, then the reply.
-    pub fn note(&self, request: &str) -> Option<String> {
+    /// The note read last in the next request: list first, then the change to make now, then
+    /// the reply. (Quoting the person's message here, with an example item, made the 1.5B
+    /// model copy the example into its list: docs/EVAL.md, C2.)
+    pub fn note(&self) -> Option<String> {
         if self.off {
             return None;
         }
         Some(format!(
             "[Note from haico, not from the person: {}]",
             match &self.changes {
-                None => format!(
-                    "first call list_changes. The person's message: \"{}\". List each change \
-                     it asks for, as an instruction in the person's words (for example \
-                     \"Move the party to Sunday\"), one per item, in their order; not what the \
-                     workspace already shows. An empty list if it only asks a question.",
-                    quote(request)
-                ),
+                None => "first call list_changes with each change the person's message asks \
+                         for, one short item each (an empty list if it only asks a question)."
+                    .to_string(),
                 Some(_) => self.next_words(),
             }
         ))
@@ -314,20 +310,6 @@ impl Checklist {
     }
 }
 
-/// Longest quotation of the person's message in the note.
-const REQUEST_CHARS: usize = 600;
-
-/// `text` on one line, cut to [`REQUEST_CHARS`].
-fn quote(text: &str) -> String {
-    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one_line.chars().count() <= REQUEST_CHARS {
-        return one_line;
-    }
-    let mut cut: String = one_line.chars().take(REQUEST_CHARS).collect();
-    cut.push('…');
-    cut
-}
-
 /// "1", "1 and 2", "1 to 3".
 fn numbers(count: usize) -> String {
     match count {
@@ -379,12 +361,7 @@ mod tests {
     #[test]
     fn changes_are_named_one_at_a_time_then_the_reply() {
         let mut list = Checklist::default();
-        let first = list.note("Tick  chapter 1,\nand drop the video").unwrap();
-        assert!(first.contains("first call list_changes"), "{first}");
-        assert!(
-            first.contains("message: \"Tick chapter 1, and drop the video\""),
-            "{first}"
-        );
+        assert!(list.note().unwrap().contains("first call list_changes"));
         let answer = list
             .take(&listing(
                 json!({"changes": ["Tick chapter 1", "Drop the video course", "Rename the exams"]}),
@@ -395,9 +372,9 @@ mod tests {
             "{answer}"
         );
         list.after_call(Effect::Read);
-        assert!(list.note("Plan it").unwrap().contains("change 1 of 3"));
+        assert!(list.note().unwrap().contains("change 1 of 3"));
         list.after_call(Effect::Changed);
-        let note = list.note("Plan it").unwrap();
+        let note = list.note().unwrap();
         assert!(
             note.contains("change 2 of 3: \"Drop the video course\""),
             "{note}"
@@ -405,15 +382,15 @@ mod tests {
         assert!(note.contains("Change 1 is handled"), "{note}");
         // Two calls that changed nothing: the loop goes on, and the reply says so.
         list.after_call(Effect::Nothing);
-        assert!(list.note("Plan it").unwrap().contains("change 2 of 3"));
+        assert!(list.note().unwrap().contains("change 2 of 3"));
         list.after_call(Effect::Nothing);
-        let note = list.note("Plan it").unwrap();
+        let note = list.note().unwrap();
         assert!(
             note.contains("change 3 of 3") && note.contains("Changes 1 and 2 are"),
             "{note}"
         );
         list.after_call(Effect::RepeatedDone);
-        let note = list.note("Plan it").unwrap();
+        let note = list.note().unwrap();
         assert!(note.contains("Call reply_to_user now"), "{note}");
         assert!(
             note.contains("not done: \"Drop the video course\""),
@@ -447,7 +424,7 @@ mod tests {
         .unwrap();
         list.after_call(Effect::Nothing);
         list.after_call(Effect::RepeatedNothing);
-        let note = list.note("x").unwrap();
+        let note = list.note().unwrap();
         assert!(note.contains("change 2 of 2"), "{note}");
         let nothing = Envelope::ok(format!("{NOTHING_CHANGED}it already reads so"));
         assert_eq!(effect(&nothing, false, false, false), Effect::Nothing);
@@ -502,7 +479,7 @@ mod tests {
         let mut list = Checklist::default();
         list.after_call(Effect::Changed);
         assert!(!list.active());
-        assert_eq!(list.note("Plan it"), None);
+        assert_eq!(list.note(), None);
         assert_eq!(list.refuse_reply(), None);
         assert!(list.take(&listing(json!({"changes": ["x"]}))).is_err());
     }

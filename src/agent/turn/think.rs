@@ -168,7 +168,7 @@ impl Agent {
                 snapshot.push_str(&note);
             }
             // The change to make now is the very last thing the model reads.
-            if let Some(note) = checklist.as_ref().and_then(|list| list.note(&request_text)) {
+            if let Some(note) = checklist.as_ref().and_then(Checklist::note) {
                 snapshot.push_str("\n\n");
                 snapshot.push_str(&note);
             }
