@@ -163,6 +163,13 @@ impl Checklist {
         !self.off
     }
 
+    /// Whether the next request asks for the list. That request carries no workspace
+    /// snapshot: read after the workspace, the 1.5B model listed what the workspace showed
+    /// instead of what the person asked for (docs/EVAL.md, C1).
+    pub fn awaiting_list(&self) -> bool {
+        !self.off && self.changes.is_none()
+    }
+
     /// Takes the model's list; the answer the model is told.
     pub fn take(&mut self, call: &ToolCallRequest) -> Result<String, String> {
         if self.off {
@@ -251,7 +258,8 @@ impl Checklist {
             "[Note from haico, not from the person: {}]",
             match &self.changes {
                 None => "first call list_changes with each change the person's message asks \
-                         for, one short item each (an empty list if it only asks a question)."
+                         for, one short item each (an empty list if it only asks a question). \
+                         The workspace is shown once the list is made."
                     .to_string(),
                 Some(_) => self.next_words(),
             }
@@ -362,6 +370,7 @@ mod tests {
     fn changes_are_named_one_at_a_time_then_the_reply() {
         let mut list = Checklist::default();
         assert!(list.note().unwrap().contains("first call list_changes"));
+        assert!(list.awaiting_list());
         let answer = list
             .take(&listing(
                 json!({"changes": ["Tick chapter 1", "Drop the video course", "Rename the exams"]}),
@@ -371,6 +380,7 @@ mod tests {
             answer.contains("change 1 of 3: \"Tick chapter 1\""),
             "{answer}"
         );
+        assert!(!list.awaiting_list());
         list.after_call(Effect::Read);
         assert!(list.note().unwrap().contains("change 1 of 3"));
         list.after_call(Effect::Changed);

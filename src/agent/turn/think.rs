@@ -163,13 +163,19 @@ impl Agent {
             if policy.as_ref().is_some_and(|p| !p.snapshot) {
                 snapshot.clear();
             }
-            if let Some(note) = last_note.take() {
-                snapshot.push_str("\n\n");
-                snapshot.push_str(&note);
+            // The list is asked for from the person's message alone (`checklist`).
+            if checklist.as_ref().is_some_and(Checklist::awaiting_list) {
+                snapshot.clear();
             }
-            // The change to make now is the very last thing the model reads.
-            if let Some(note) = checklist.as_ref().and_then(Checklist::note) {
-                snapshot.push_str("\n\n");
+            let notes = last_note
+                .take()
+                .into_iter()
+                // The change to make now is the very last thing the model reads.
+                .chain(checklist.as_ref().and_then(Checklist::note));
+            for note in notes {
+                if !snapshot.is_empty() {
+                    snapshot.push_str("\n\n");
+                }
                 snapshot.push_str(&note);
             }
             // Everything but the snapshot is what the previous request held, plus what this

@@ -541,6 +541,13 @@ backend_tests! {
             }
         };
         ends_with_note(&bodies[0], &["first call list_changes"]);
+        // The list is asked for from the message alone; the workspace comes back after it.
+        assert!(
+            last_text(&bodies[0]).starts_with("[Note from haico"),
+            "{}",
+            last_text(&bodies[0])
+        );
+        assert!(last_text(&bodies[1]).contains("[Workspace now"));
         ends_with_note(&bodies[1], &["change 1 of 2: \"Set the goal\""]);
         ends_with_note(
             &bodies[2],
