@@ -15,7 +15,7 @@
 use serde_json::{Value, json};
 
 use super::model::{ToolCallRequest, ToolDefinition};
-use crate::tools::{Envelope, NOTHING_CHANGED};
+use crate::tools::Envelope;
 
 /// The listing tool's name.
 pub const NAME: &str = "list_changes";
@@ -120,11 +120,7 @@ pub fn effect(envelope: &Envelope, read_only: bool, repeat: bool, of_done_write:
         Effect::Nothing
     } else if read_only {
         Effect::Read
-    } else if envelope
-        .summary
-        .as_deref()
-        .is_some_and(|summary| summary.starts_with(NOTHING_CHANGED))
-    {
+    } else if envelope.changed_nothing() {
         Effect::Nothing
     } else {
         Effect::Changed
@@ -331,6 +327,7 @@ fn numbers(count: usize) -> String {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::tools::NOTHING_CHANGED;
 
     fn listing(arguments: Value) -> ToolCallRequest {
         ToolCallRequest {

@@ -246,11 +246,7 @@ impl TurnCalls {
             writes_before: self.writes,
             read_only,
             succeeded: envelope.success,
-            changed_nothing: envelope.success
-                && envelope
-                    .summary
-                    .as_deref()
-                    .is_some_and(|s| s.starts_with(crate::tools::NOTHING_CHANGED)),
+            changed_nothing: envelope.changed_nothing(),
             result: result.chars().take(RESULT_CHARS).collect(),
         });
     }

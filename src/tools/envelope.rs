@@ -46,6 +46,16 @@ impl Envelope {
         }
     }
 
+    /// Whether the call succeeded without changing anything ("nothing changed: …"): an
+    /// answer the model must not take for a change made.
+    pub fn changed_nothing(&self) -> bool {
+        self.success
+            && self
+                .summary
+                .as_deref()
+                .is_some_and(|summary| summary.starts_with(super::NOTHING_CHANGED))
+    }
+
     /// The envelope as the JSON string handed to the model.
     pub fn to_json_string(&self) -> String {
         // Serializing a struct of strings, numbers and JSON values cannot fail.

@@ -598,4 +598,50 @@ backend_tests! {
         assert!(!last_text(&bodies[1]).contains("list_changes"), "{}", last_text(&bodies[1]));
         setup.cleanup().await;
     }
+
+    async fn a_malformed_list_is_refused_with_why_and_changes_nothing(engine) {
+        let setup = with_aids(
+            engine,
+            "reply-tool,checklist".parse().unwrap(),
+            vec![
+                Script::tool_calls(vec![call("list_changes", json!({"changes": "Set the goal"}))]),
+                Script::tool_calls(vec![call("list_changes", json!({"changes": [7]}))]),
+                Script::tool_calls(vec![call("reply_to_user", json!({"message": "Sorry."}))]),
+            ],
+        )
+        .await;
+        setup.server.create_thread("t").await;
+        let before = setup.server.get("/api/threads/t/workspace").await.expect(200);
+        let frames = whole_turn(setup.chat("t", "Set the goal").await).await;
+        assert!(named(&frames, "step").is_empty(), "the list is never a workspace step");
+        let bodies = bodies(&setup);
+        assert_eq!(bodies.len(), 3);
+        let answer_to = |body: &Value| -> Value {
+            let tool = body["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .rev()
+                .find(|m| m["role"] == "tool")
+                .unwrap();
+            serde_json::from_str(tool["content"].as_str().unwrap()).unwrap()
+        };
+        let first = answer_to(&bodies[1]);
+        assert_eq!(first["success"], false);
+        assert!(
+            first["error"].as_str().unwrap().contains("`changes` must be a list"),
+            "{first}"
+        );
+        let second = answer_to(&bodies[2]);
+        assert!(
+            second["error"].as_str().unwrap().contains("each change must be a text"),
+            "{second}"
+        );
+        // Still unlisted, so the note still asks for the list.
+        assert!(last_text(&bodies[2]).contains("first call list_changes"));
+        assert_eq!(named(&frames, "message")[0].data["content"], json!("Sorry."));
+        let after = setup.server.get("/api/threads/t/workspace").await.expect(200);
+        assert_eq!(before, after, "nothing in the workspace changed");
+        setup.cleanup().await;
+    }
 }
